@@ -1,0 +1,59 @@
+"""Command line entry point: `eagle3-tui [TARGET]` opens the TUI; subcommands work headless.
+
+Every subcommand lives in its own module under eagle3_tui/commands/ and is imported only
+when chosen, so `eagle3-tui --help` stays fast and never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> (module under eagle3_tui.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "summary": ("summary", "per-slot statistics of hidden-state files"),
+    "demo": ("demo", "write a demo dataset and open the TUI on it"),
+    "ls": ("ls", "list a local or remote folder in natural order"),
+    "compare": ("compare", "compare a training sample with an inference capture"),
+    "bookmarks": ("bookmarks", "list, add, remove and export bookmarked samples"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors exit 2 with one line, as argparse does
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from eagle3_tui import __version__
+
+    parser = _Parser(
+        prog="eagle3-tui",
+        description="Inspect EAGLE-3 hidden-state captures and find where training and "
+        "inference disagree. Without a subcommand, opens the TUI on TARGET.",
+    )
+    parser.add_argument("--version", action="version", version=f"eagle3-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (_module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=_module)
+        _command_module(_module).add_arguments(p)
+    return parser
+
+
+def _command_module(name: str):
+    return importlib.import_module(f"eagle3_tui.commands.{name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
+        args = build_parser().parse_args(argv)
+        return int(_command_module(args._module).run(args) or 0)
+    return _command_module("tui").main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,86 @@
+"""The normal form every on-disk schema is turned into, and the errors loading can raise.
+
+Imports only the standard library at module level; tensors are typed loosely so that
+this module stays importable without torch (the UI reads the error classes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class SampleError(Exception):
+    """A file could not be read as a hidden-state sample. The message is one line for the user."""
+
+
+class NotASample(SampleError):
+    """A readable file that holds something other than hidden states (e.g. a vocab mapping)."""
+
+    def __init__(self, message: str, contents: dict[str, str]):
+        super().__init__(message)
+        #: key -> "shape dtype" description, for showing what the file does contain
+        self.contents = contents
+
+
+@dataclass
+class Slot:
+    """One auxiliary (or final) hidden state [T, H] with what we know of where it came from."""
+
+    tensor: Any  # torch.Tensor [T, H]
+    label: str  # short name shown to the user: "aux0", "final"
+    boundary: int | None = None  # boundary index b (0 = embeddings, i+1 = output of layer i)
+    boundary_note: str | None = None  # e.g. "L" when b is the last boundary but L is unknown
+
+
+@dataclass
+class Sample:
+    path: str
+    schema: str
+    slots: list[Slot]
+    final: Slot | None = None
+    final_norm: str | None = None  # "pre" | "post" | None
+    ids: Any = None  # torch.Tensor [T] int64 or None
+    loss_mask: Any = None  # torch.Tensor [T] or None
+    source_keys: dict[str, str] = field(default_factory=dict)  # part -> where it came from
+    assumptions: list[str] = field(default_factory=list)  # what we guessed, said to the user
+
+    @property
+    def tokens(self) -> int:
+        if self.slots:
+            return int(self.slots[0].tensor.shape[0])
+        if self.final is not None:
+            return int(self.final.tensor.shape[0])
+        return 0
+
+    @property
+    def hidden(self) -> int:
+        ref = self.slots[0] if self.slots else self.final
+        return int(ref.tensor.shape[1]) if ref is not None else 0
+
+    @property
+    def dtype(self) -> str:
+        ref = self.slots[0] if self.slots else self.final
+        return str(ref.tensor.dtype).removeprefix("torch.") if ref is not None else "?"
+
+    @property
+    def trailing_padding(self) -> int:
+        """Trailing rows with input_ids == 0 and loss_mask == 0 (SpecForge right padding).
+
+        Only counted when both ids and loss mask are present: id 0 alone can be a real token.
+        """
+        if self.ids is None or self.loss_mask is None:
+            return 0
+        pad = 0
+        ids = self.ids.tolist()
+        mask = self.loss_mask.tolist()
+        for i in range(len(ids) - 1, -1, -1):
+            if ids[i] == 0 and mask[i] == 0:
+                pad += 1
+            else:
+                break
+        return pad
+
+    @property
+    def valid_len(self) -> int:
+        return self.tokens - self.trailing_padding

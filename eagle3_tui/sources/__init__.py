@@ -1,0 +1,1 @@
+"""Where the bytes live: local folders and SSH hosts, behind one Source interface."""
