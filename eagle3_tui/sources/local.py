@@ -1,0 +1,114 @@
+"""The local machine as a Source: folders via os.scandir, numbers computed in a worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat as stat_mod
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from eagle3_tui.sources.base import Entry, Source, SourceError
+
+
+def entry_from_stat(name: str, st: os.stat_result | None, *, dead_link: bool = False) -> Entry:
+    if dead_link or st is None:
+        return Entry(name, "link")
+    if stat_mod.S_ISDIR(st.st_mode):
+        return Entry(name, "dir", None, st.st_mtime)
+    if stat_mod.S_ISREG(st.st_mode):
+        return Entry(name, "file", st.st_size, st.st_mtime)
+    return Entry(name, "other", None, st.st_mtime)
+
+
+def scan_entry(d: os.DirEntry) -> Entry:
+    try:
+        return entry_from_stat(d.name, d.stat(follow_symlinks=True))
+    except OSError:
+        return entry_from_stat(d.name, None, dead_link=True)
+
+
+def os_error_message(path: str, err: OSError) -> str:
+    reason = err.strerror or type(err).__name__
+    if isinstance(err, FileNotFoundError):
+        reason = "no such file or folder"
+    elif isinstance(err, PermissionError):
+        reason = "permission denied"
+    elif isinstance(err, NotADirectoryError):
+        reason = "not a folder"
+    return f"{path}: {reason}"
+
+
+def iter_pages(path: str, page_size: int) -> Iterator[list[Entry]]:
+    try:
+        it = os.scandir(path)
+    except OSError as err:
+        raise SourceError(os_error_message(path, err)) from None
+    with it:
+        page: list[Entry] = []
+        for d in it:
+            page.append(scan_entry(d))
+            if len(page) >= page_size:
+                yield page
+                page = []
+        if page:
+            yield page
+
+
+class LocalSource(Source):
+    label = "local"
+    host = None
+
+    async def list_pages(self, path: str, page_size: int = 1000) -> AsyncIterator[list[Entry]]:
+        pages = iter_pages(path, page_size)
+        done = object()
+        while True:
+            page = await asyncio.to_thread(next, pages, done)
+            if page is done:
+                return
+            yield page
+
+    async def stat(self, path: str) -> Entry:
+        def _stat() -> Entry:
+            name = os.path.basename(path.rstrip("/")) or path
+            try:
+                return entry_from_stat(name, os.stat(path))
+            except FileNotFoundError:
+                if os.path.islink(path):
+                    return entry_from_stat(name, None, dead_link=True)
+                raise SourceError(os_error_message(path, FileNotFoundError())) from None
+            except OSError as err:
+                raise SourceError(os_error_message(path, err)) from None
+
+        return await asyncio.to_thread(_stat)
+
+    async def summarize(
+        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None
+    ) -> dict[str, Any]:
+        cancel = threading.Event()
+
+        def _run() -> dict[str, Any]:
+            from eagle3_tui.samples.stats import summarize_file
+
+            return summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
+
+        try:
+            result = await asyncio.to_thread(_run)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        result["computed"] = "local"
+        return result
+
+    async def compare(
+        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
+    ) -> dict[str, Any]:
+        def _run() -> dict[str, Any]:
+            from eagle3_tui.samples.compare import compare_files
+
+            return compare_files(a, b, slots=slots, hidden=hidden)
+
+        result = await asyncio.to_thread(_run)
+        result["computed"] = "local"
+        return result
