@@ -86,6 +86,7 @@ class MainScreen(Screen):
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
+        self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):
@@ -111,7 +112,6 @@ class MainScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#sample-pane").border_title = "sample"
-        self.call_after_refresh(self.browser.focus)
         self.set_status(f"opening {self.app.target}…")
         self._update_location()
         self.connect()
@@ -148,6 +148,8 @@ class MainScreen(Screen):
         self.open_folder(message.path, select=message.select)
 
     def on_source_failed(self, message: SourceFailed) -> None:
+        self.listing_done = True
+        self._update_location()
         self.browser.set_message(message.message, "browser--error")
         self.set_status(message.message, error=True)
 
@@ -269,13 +271,25 @@ class MainScreen(Screen):
 
     # ----- sample panel
 
-    def schedule_load(self, path: str, delay: float = DEBOUNCE_SECONDS) -> None:
+    def schedule_load(self, path: str, delay: float | None = None) -> None:
         """Load `path` once the cursor has rested on it; the shown result stays until then."""
+        if delay is None:
+            delay = self.debounce_seconds
         self.wanted = path
-        self.sample.mark_loading(posixpath.basename(path))
+        self._mark_loading(posixpath.basename(path))
         if self._debounce is not None:
             self._debounce.stop()
-        self._debounce = self.set_timer(delay, self._load_wanted, name="sample-debounce")
+            self._debounce = None
+        if delay <= 0:
+            self._load_wanted()
+        else:
+            self._debounce = self.set_timer(delay, self._load_wanted, name="sample-debounce")
+
+    def _mark_loading(self, name: str | None) -> None:
+        self.sample.mark_loading(name)
+        pane = self.query_one("#sample-pane")
+        pane.border_subtitle = f"⟳ loading {name}…" if name else ""
+        pane.set_class(name is not None, "-loading")
 
     def _cancel_pending_load(self) -> None:
         if self._debounce is not None:
@@ -284,7 +298,7 @@ class MainScreen(Screen):
         if self.wanted != self.shown:
             self.workers.cancel_group(self, "summary")
             self.wanted = self.shown
-            self.sample.mark_loading(None)
+            self._mark_loading(None)
 
     def _load_wanted(self) -> None:
         self._debounce = None
@@ -307,10 +321,8 @@ class MainScreen(Screen):
             return  # the user has moved on; a newer load is on its way
         self.shown = message.path
         self.sample.show(message.summary)
+        self._mark_loading(None)
         self.query_one("#sample-pane").border_title = posixpath.basename(message.path)
-        if message.summary.get("error") and not message.summary.get("not_sample"):
-            self.set_status(f"{posixpath.basename(message.path)}: {message.summary['error']}",
-                            error=True)
 
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
@@ -341,7 +353,7 @@ class MainScreen(Screen):
         total = len(browser.listing)
         count = f"{total:,} entries" + ("" if self.listing_done else "…")
         if browser.filter:
-            count = f"{len(browser.visible):,} of {count} match /{browser.filter}"
+            count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
         where = f" {self.where or '…'} "
         path = self.path or self.app.target
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)

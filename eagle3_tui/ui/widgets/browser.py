@@ -7,6 +7,7 @@ moves, it stays on the first row so the first screen reads from the top.
 
 from __future__ import annotations
 
+import textwrap
 from bisect import bisect_left
 from collections.abc import Callable
 
@@ -89,12 +90,12 @@ class BrowserList(ScrollView, can_focus=True):
     # ----- state changes (called by the screen's handlers)
 
     @property
-    def visible(self) -> list[Entry]:
+    def rows(self) -> list[Entry]:
         return self.listing.entries if self._filtered is None else self._filtered
 
     @property
     def current(self) -> Entry | None:
-        visible = self.visible
+        visible = self.rows
         return visible[self.cursor] if 0 <= self.cursor < len(visible) else None
 
     def reset(self, select: str | None = None, message: str = "Loading…") -> None:
@@ -117,7 +118,7 @@ class BrowserList(ScrollView, can_focus=True):
             if matches:
                 self._filtered = sorted([*self._filtered, *matches], key=NaturalListing.key)
         if self._select is not None and any(e.name == self._select for e in page):
-            target = next(e for e in self.visible if e.name == self._select)
+            target = next(e for e in self.rows if e.name == self._select)
             self._select = None
             self._moved = True
             self._place_cursor(target)
@@ -148,7 +149,7 @@ class BrowserList(ScrollView, can_focus=True):
             self._place_cursor(before)
         else:
             self.cursor = 0
-        self.cursor = max(0, min(self.cursor, len(self.visible) - 1))
+        self.cursor = max(0, min(self.cursor, len(self.rows) - 1))
         self._update_size()
         self._scroll_cursor_into_view()
         self.refresh()
@@ -156,7 +157,7 @@ class BrowserList(ScrollView, can_focus=True):
             self.post_message(self.CursorChanged(self, self.current))
 
     def move_to(self, index: int) -> None:
-        visible = self.visible
+        visible = self.rows
         if not visible:
             return
         index = max(0, min(index, len(visible) - 1))
@@ -171,7 +172,7 @@ class BrowserList(ScrollView, can_focus=True):
         self.post_message(self.CursorChanged(self, self.current))
 
     def move_to_name(self, name: str) -> bool:
-        for i, e in enumerate(self.visible):
+        for i, e in enumerate(self.rows):
             if e.name == name:
                 self.move_to(i)
                 return True
@@ -179,7 +180,7 @@ class BrowserList(ScrollView, can_focus=True):
 
     def next_sample(self, step: int) -> bool:
         """Move to the next (+1) or previous (-1) sample file; False when there is none."""
-        visible = self.visible
+        visible = self.rows
         i = self.cursor + step
         while 0 <= i < len(visible):
             e = visible[i]
@@ -201,7 +202,7 @@ class BrowserList(ScrollView, can_focus=True):
         self.move_to(0)
 
     def action_last(self) -> None:
-        self.move_to(len(self.visible) - 1)
+        self.move_to(len(self.rows) - 1)
 
     def action_page_down(self) -> None:
         self.move_to(self.cursor + max(1, self.size.height - 1))
@@ -231,16 +232,16 @@ class BrowserList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         base = self.rich_style
-        visible = self.visible
+        visible = self.rows
         if index >= len(visible):
-            if index == 0 and self.message is not None:
+            if not visible and self.message is not None:
                 text, component = self.message
-                style = base + self._style(component)
-                return Strip([Segment(" " + text[: max(0, width - 1)], style)]).adjust_cell_length(
-                    width, base
-                )
+                lines = textwrap.wrap(text, max(8, width - 2)) or [""]
+                if index < len(lines):
+                    style = base + self._style(component)
+                    return Strip([Segment(" " + lines[index], style)]).adjust_cell_length(width, base)
             return Strip.blank(width, base)
         return self.render_entry(visible[index], width, base, selected=index == self.cursor)
 
@@ -288,7 +289,7 @@ class BrowserList(ScrollView, can_focus=True):
         return self.filter.casefold() in entry.name.casefold()
 
     def _place_cursor(self, entry: Entry) -> None:
-        visible = self.visible
+        visible = self.rows
         i = bisect_left(visible, NaturalListing.key(entry), key=NaturalListing.key)
         if i < len(visible) and visible[i].name == entry.name:
             self.cursor = i
@@ -297,7 +298,7 @@ class BrowserList(ScrollView, can_focus=True):
         self._scroll_cursor_into_view()
 
     def _update_size(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.visible))
+        self.virtual_size = Size(self.size.width, len(self.rows))
 
     def on_resize(self) -> None:
         self._update_size()

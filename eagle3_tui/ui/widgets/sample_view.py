@@ -66,9 +66,15 @@ class SampleView(Widget):
         self.refresh(layout=True)
 
     def mark_loading(self, name: str | None) -> None:
+        """Dim the result on screen while `name` loads (the pane's title says which file).
+
+        Called on every cursor move, so it only repaints when the panel's look changes.
+        """
+        was = self.loading_name
         self.loading_name = name
         self.set_class(name is not None and self.summary is not None, "-stale")
-        self.refresh(layout=True)
+        if self.summary is None and name != was:
+            self.refresh(layout=True)
 
     def move_token(self, delta: int) -> None:
         tokens = (self.summary or {}).get("tokens") or 0
@@ -87,11 +93,11 @@ class SampleView(Widget):
     def render(self) -> Text:
         width = max(20, self.size.width or 80)
         out = Text(no_wrap=True, overflow="crop")
-        if self.loading_name is not None:
-            out.append(f"⟳ loading {self.loading_name}…\n", self._s("sample--loading"))
         summary = self.summary
         if summary is None:
-            if self.loading_name is None:
+            if self.loading_name is not None:
+                out.append(f"⟳ loading {self.loading_name}…", self._s("sample--loading"))
+            else:
                 out.append(self.placeholder, self._s("sample--dim"))
             return out
         if summary.get("error"):
@@ -130,20 +136,18 @@ class SampleView(Widget):
     def _render_header(self, out: Text, s: dict[str, Any], width: int) -> None:
         if not self.compact:
             out.append(_left_trim(s.get("path", ""), width) + "\n", self._s("sample--title"))
-        parts = [
-            (s.get("schema") or "?", "sample--label"),
-            (f"T {s.get('tokens')}", None),
-            (f"valid {s.get('valid_tokens')}", None),
-            (f"H {s.get('hidden')}", None),
-            (f"k {len(s.get('slots') or [])}", None),
-            (str(s.get("dtype") or "?"), None),
-            (f"computed {s.get('computed', '?')}", "sample--dim"),
+        lines = [
+            [(s.get("schema") or "?", "sample--label"), (str(s.get("dtype") or "?"), None),
+             (f"computed {s.get('computed', '?')}", "sample--dim")],
+            [(f"T {s.get('tokens')}", None), (f"valid {s.get('valid_tokens')}", None),
+             (f"H {s.get('hidden')}", None), (f"k {len(s.get('slots') or [])}", None)],
         ]
-        for i, (text, style) in enumerate(parts):
-            if i:
-                out.append(" · ", self._s("sample--dim"))
-            out.append(text, self._s(style) if style else "")
-        out.append("\n")
+        for parts in lines:
+            for i, (text, style) in enumerate(parts):
+                if i:
+                    out.append(" · ", self._s("sample--dim"))
+                out.append(text, self._s(style) if style else "")
+            out.append("\n")
         notes = []
         if s.get("final") is not None and s.get("final_norm"):
             notes.append(("final state is " + ("after" if s["final_norm"] == "post" else "before")
