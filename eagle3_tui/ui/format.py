@@ -13,6 +13,7 @@ from collections.abc import Sequence
 SAMPLE_SUFFIXES = (".pt", ".pth", ".ckpt", ".ckpt.gz", ".pt.gz", ".safetensors", ".bin")
 
 SPARK = "▁▂▃▄▅▆▇█"
+OUTLIER_FACTOR = 4.0
 
 
 def is_sample_name(name: str) -> bool:
@@ -109,3 +110,20 @@ def bin_of(token: int, ranges: list[tuple[int, int]]) -> int:
         if start <= token < end:
             return i
     return len(ranges) - 1
+
+
+def spark_scale(values: Sequence[float | None]) -> tuple[float | None, float | None]:
+    """(low, high) for drawing binned norms.
+
+    A few huge rows (attention sinks, the first token) would flatten everything else to the
+    bottom level, so when the maximum is more than 4x the median the top is the largest
+    value under that; the columns above it are drawn full height and marked by the caller.
+    """
+    finite = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not finite:
+        return None, None
+    low, high = finite[0], finite[-1]
+    median = finite[len(finite) // 2]
+    if median > 0 and high > OUTLIER_FACTOR * median:
+        high = max(v for v in finite if v <= OUTLIER_FACTOR * median)
+    return low, high

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+FIXED_MTIME = 1_767_225_600  # 2026-01-01 00:00 UTC
+
 
 def write_specforge(path: Path, *, tokens: int = 48, hidden: int = 32, slots: int = 3,
                     pad: int = 0, seed: int = 0, nan_row: int | None = None) -> Path:
@@ -56,4 +58,7 @@ def make_tree(root: Path) -> Path:
                vocab / "vocab_mapping.pt")
     (root / "README.txt").write_text("demo\n")
     os.symlink(root / "missing.ckpt", root / "dangling.ckpt")
+    for path in root.rglob("*"):  # fixed times: the status line shows them in snapshots
+        if not path.is_symlink():
+            os.utime(path, (FIXED_MTIME, FIXED_MTIME))
     return root

@@ -148,3 +148,16 @@ async def test_missing_folder_message_and_app_keeps_answering(tmp_path):
         assert "no such file or folder" in " ".join(panel.split())
         await pilot.press("question_mark")
         assert app.screen.__class__.__name__ == "HelpScreen"
+
+
+async def test_names_that_look_like_markup_are_shown_literally(tmp_path):
+    weird = tmp_path / "[weird]"
+    weird.mkdir()
+    (weird / "[red]x[.txt").write_text("x")
+    app = make_app(weird)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_at(pilot)
+        text = screen_text(app)
+        assert "─ [weird] ─" in text  # the panel title
+        assert "[red]x[.txt" in text  # the row
+        assert "[red]x[.txt · 1 bytes" in text.splitlines()[-2]  # the status line

@@ -34,6 +34,7 @@ class HostKeyScreen(ModalScreen[bool]):
                 f"{host} is not in your known_hosts file. Check the fingerprint with the "
                 "server's owner before you trust it.",
                 id="hostkey-text",
+                markup=False,  # "[host]:port" is not markup
             )
             yield Static(f"algorithm    {p.algorithm}", id="hostkey-algorithm", markup=False)
             yield Static(f"fingerprint  {p.fingerprint_sha256}", id="hostkey-fingerprint", markup=False)

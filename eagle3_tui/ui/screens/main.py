@@ -7,6 +7,7 @@ current, which file the sample panel wants. Workers only talk to the Source and 
 from __future__ import annotations
 
 import posixpath
+from datetime import datetime
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, Static
+from textual.markup import escape
 from textual.worker import get_current_worker
 
-from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.sources.base import Entry, Source, SourceError
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.messages import (
     ConnectionStatus,
@@ -48,6 +50,20 @@ FILTER_KEYS = [
     ("enter", "Back to the list, keep the filter"),
     ("esc", "Clear the filter"),
 ]
+
+
+def describe_entry(entry: Entry) -> str:
+    """The status line for the entry under the cursor."""
+    parts = [entry.name + ("/" if entry.kind == "dir" else "")]
+    if entry.kind == "file" and entry.size is not None:
+        parts.append(f"{entry.size:,} bytes")
+    elif entry.kind == "link":
+        parts.append("dead link")
+    elif entry.kind == "other":
+        parts.append("not a regular file")
+    if entry.mtime is not None:
+        parts.append("modified " + datetime.fromtimestamp(entry.mtime).strftime("%Y-%m-%d %H:%M"))
+    return " · ".join(parts)
 
 
 class MainScreen(Screen):
@@ -223,6 +239,8 @@ class MainScreen(Screen):
 
     def on_browser_list_cursor_changed(self, message: BrowserList.CursorChanged) -> None:
         entry = message.entry
+        if entry is not None:
+            self.set_status(describe_entry(entry))
         if entry is not None and entry.kind == "file" and is_sample_name(entry.name):
             self.schedule_load(posixpath.join(self.path, entry.name))
         else:
@@ -288,7 +306,7 @@ class MainScreen(Screen):
     def _mark_loading(self, name: str | None) -> None:
         self.sample.mark_loading(name)
         pane = self.query_one("#sample-pane")
-        pane.border_subtitle = f"⟳ loading {name}…" if name else ""
+        pane.border_subtitle = escape(f"⟳ loading {name}…") if name else ""
         pane.set_class(name is not None, "-loading")
 
     def _cancel_pending_load(self) -> None:
@@ -322,7 +340,7 @@ class MainScreen(Screen):
         self.shown = message.path
         self.sample.show(message.summary)
         self._mark_loading(None)
-        self.query_one("#sample-pane").border_title = posixpath.basename(message.path)
+        self.query_one("#sample-pane").border_title = escape(posixpath.basename(message.path))
 
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
@@ -351,7 +369,7 @@ class MainScreen(Screen):
     def _update_location(self) -> None:
         browser = self.browser
         total = len(browser.listing)
-        count = f"{total:,} entries" + ("" if self.listing_done else "…")
+        count = f"{total:,} {'entry' if total == 1 else 'entries'}" + ("" if self.listing_done else "…")
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
         where = f" {self.where or '…'} "
@@ -359,10 +377,11 @@ class MainScreen(Screen):
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
         if len(path) > room:
             path = "…" + path[-(room - 1):]
-        self.query_one("#where", Label).update(where)
+        self.query_one("#where", Label).update(Text(where))
         self.query_one("#path", Label).update(Text(f" {path}"))
         self.query_one("#count", Label).update(Text(f"{count} "))
-        self.query_one("#browser-pane").border_title = posixpath.basename(self.path.rstrip("/")) or "/"
+        self.query_one("#browser-pane").border_title = escape(
+            posixpath.basename(self.path.rstrip("/")) or "/")
 
     def on_resize(self) -> None:
         self._update_location()

@@ -13,7 +13,15 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from eagle3_tui.ui.format import bin_kind, bin_max, bin_of, bin_values, num, spark_levels
+from eagle3_tui.ui.format import (
+    bin_kind,
+    bin_max,
+    bin_of,
+    bin_values,
+    num,
+    spark_levels,
+    spark_scale,
+)
 
 COMPACT_BELOW = 30  # rows available; below this the panel leaves out what the title bars repeat
 NARROW = 64  # below this many columns, min/max move from the table to the strip lines
@@ -34,6 +42,7 @@ class SampleView(Widget):
         "sample--pad",
         "sample--cursor",
         "sample--loading",
+        "sample--outlier",
     }
 
     DEFAULT_CSS = """
@@ -212,7 +221,7 @@ class SampleView(Widget):
         if not rows or not tokens:
             return
         label_w = max(5, *(len(label) for label, _ in rows))
-        range_w = 13
+        range_w = 14
         strip_w = max(4, width - label_w - 1 - range_w)
         ranges = bin_values(range(tokens), strip_w)
         valid = s.get("valid_tokens")
@@ -228,16 +237,22 @@ class SampleView(Widget):
             out.append("no loss", self._s("sample--masked"))
             out.append(" · ", self._s("sample--dim"))
             out.append("padding", self._s("sample--pad"))
-            out.append(")\n", self._s("sample--dim"))
+            out.append(" · ", self._s("sample--dim"))
+            out.append("█", self._s("sample--outlier"))
+            out.append(" > 4x median)\n", self._s("sample--dim"))
         kind_style = {k: self._s(f"sample--{k}") for k in ("train", "masked", "pad")}
         cursor = self._s("sample--cursor")
+        outlier = self._s("sample--outlier")
         for label, slot in rows:
             out.append(label.ljust(label_w) + " ", self._s("sample--label"))
             norms = slot.get("norms") or []
             binned = bin_max(norms, ranges) if len(norms) == tokens else [None] * len(ranges)
-            chars = spark_levels(binned, slot.get("norm_min"), slot.get("norm_max"))
+            low, high = spark_scale(binned)
+            chars = spark_levels(binned, low, high)
             for i, ch in enumerate(chars):
                 style = kind_style[kinds[i]]
+                if high is not None and binned[i] is not None and binned[i] > high:
+                    style = style + outlier
                 if i == cursor_bin:
                     style = style + cursor
                 out.append(ch, style)
@@ -249,7 +264,7 @@ class SampleView(Widget):
             ch = {"train": "━", "masked": "─", "pad": "░"}[kind] if mask is not None or kind == "pad" else "·"
             style = kind_style[kind] + (cursor if i == cursor_bin else Style())
             out.append(ch, style)
-        out.append("  ")
+        out.append(" ")
         for ch, kind, word in (("━", "train", "on "), ("─", "masked", "off "), ("░", "pad", "pad")):
             out.append(ch, kind_style[kind])
             out.append(word, self._s("sample--dim"))
@@ -279,7 +294,7 @@ class SampleView(Widget):
             out.append(label.ljust(label_w), self._s("sample--label"))
             first = slot.get("first") or []
             values = first[t] if t < len(first) else []
-            room = (width - label_w - 2) // 8
+            room = (width - label_w) // 8
             for v in values[:room]:
                 text = num(v, 7).rjust(8)
                 out.append(text, self._s("sample--bad") if v is None else "")
