@@ -40,11 +40,15 @@ class ConnectionStatus(Message):
 
 
 class ListingPage(Message):
-    """Entries that arrived since the last page (coalesced by the worker, arrival order)."""
+    """Everything listed so far, already in natural order (the worker merged the new pages).
 
-    def __init__(self, generation: int, entries: list[Entry]) -> None:
+    `keys[i]` is the sort key of `entries[i]`; both lists are new objects the UI may keep.
+    """
+
+    def __init__(self, generation: int, keys: list[tuple], entries: list[Entry]) -> None:
         super().__init__()
         self.generation = generation
+        self.keys = keys
         self.entries = entries
 
 

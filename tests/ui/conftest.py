@@ -44,6 +44,7 @@ async def wait_until(pilot, condition, timeout: float = 15.0, what: str = "condi
         if monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; screen:\n{screen_text(pilot.app)}")
         await pilot.pause(0.02)
+    await pilot._wait_for_screen()  # let the refresh the change asked for reach the screen
 
 
 async def hold_key(pilot, key: str, times: int) -> None:

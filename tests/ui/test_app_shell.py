@@ -110,7 +110,7 @@ def test_starting_the_app_does_not_import_torch(tree):
         "    async with app.run_test(size=(80, 24)) as pilot:\n"
         "        while not app.main_screen.listing_done:\n"
         "            await pilot.pause(0.02)\n"
-        "        assert len(app.main_screen.browser.listing) == 6\n"
+        "        assert len(app.main_screen.browser.entries) == 6\n"
         "        await pilot.press('j', 'j', 'slash', 'r', 'escape', 'question_mark')\n"
         "asyncio.run(main())\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"

@@ -123,7 +123,7 @@ async def test_big_folder_is_virtual_and_reaches_the_end(big_folder):
     async with app.run_test(size=(80, 24)) as pilot:
         await open_at(pilot)
         browser = app.main_screen.browser
-        assert len(browser.listing) == 3000
+        assert len(browser.entries) == 3000
         assert len(browser.children) == 0  # rows are drawn, not built as widgets
         assert current(app) == "data_0.ckpt"
         await pilot.press("G")
@@ -133,7 +133,7 @@ async def test_big_folder_is_virtual_and_reaches_the_end(big_folder):
         assert browser.cursor < 2999 - 10
         await pilot.press("r")
         await open_at(pilot)
-        assert len(browser.listing) == 3000
+        assert len(browser.entries) == 3000
         assert current(app) == app.main_screen.browser.current.name
 
 

@@ -28,13 +28,14 @@ async def test_fifty_quick_moves_load_only_the_last_file(many_samples):
         assert shown_path(app) == first
         assert sample.loading_name == "data_50.ckpt"
         assert sample.has_class("-stale")
-        assert "loading data_50.ckpt" in screen_text(app)  # in the panel's bottom border
+        assert "⟳ loading…" in screen_text(app)  # in the panel's bottom border
+        assert "data_50.ckpt · 4," in screen_text(app)  # the status line: the file under the cursor
         last = str(many_samples / "data_50.ckpt")
         await wait_until(pilot, lambda: shown_path(app) == last, what="last sample")
         await app.workers.wait_for_complete()
         assert source.summarized == [first, last]
         assert not sample.has_class("-stale")
-        assert "loading" not in screen_text(app)
+        assert "loading…" not in screen_text(app)
 
 
 async def test_padded_sample_header_rows_strips_and_token_cursor(tree):

@@ -6,6 +6,7 @@ current, which file the sample panel wants. Workers only talk to the Source and 
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from datetime import datetime
 from time import monotonic
@@ -18,12 +19,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Footer, Input
 from textual.markup import escape
 from textual.worker import get_current_worker
 
 from eagle3_tui.sources.base import Entry, Source, SourceError
 from eagle3_tui.ui.format import is_sample_name
+from eagle3_tui.ui.listing import merge_batch, merge_due
 from eagle3_tui.ui.messages import (
     ConnectionStatus,
     ListingDone,
@@ -34,14 +36,13 @@ from eagle3_tui.ui.messages import (
 )
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.sample_view import SampleView
+from eagle3_tui.ui.widgets.status import Line
 
 if TYPE_CHECKING:
     from eagle3_tui.ui.app import Eagle3App
 
 #: cursor rests this long on a sample before it is loaded (moving on cancels the load)
 DEBOUNCE_SECONDS = 0.15
-#: the listing worker hands entries to the screen at most this often (plus the first page at once)
-COALESCE_SECONDS = 0.1
 PAGE_SIZE = 500
 K_RANGE = (1, 16)
 
@@ -106,16 +107,16 @@ class MainScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):
-            yield Label(id="where")
-            yield Label(id="path")
-            yield Label(id="count")
+            yield Line(id="where")
+            yield Line(id="path")
+            yield Line(id="count")
         with Horizontal(id="panes"):
             with Vertical(id="browser-pane"):
                 yield BrowserList(id="browser")
                 yield Input(placeholder="filter names…", id="filter")
             with VerticalScroll(id="sample-pane", can_focus=False):
                 yield SampleView(id="sample")
-        yield Static(id="status")
+        yield Line(id="status")
         yield Footer(compact=True)
 
     @property
@@ -196,29 +197,44 @@ class MainScreen(Screen):
 
     @work(exclusive=True, group="listing")
     async def stream_listing(self, path: str, generation: int) -> None:
+        """Read pages, merge them into natural order off the event loop, post the result.
+
+        The first page goes out at once (the first screen); later ones are merged when they
+        add a quarter to what is shown, or every half second, so the merging costs
+        O(n log n) in total and a key press never waits behind it.
+        """
         assert self.source is not None
         worker = get_current_worker()
+        keys: list[tuple] = []
+        entries: list = []
         pending: list = []
-        last = 0.0
+        last = monotonic()
+
+        async def publish() -> None:
+            nonlocal keys, entries, pending, last
+            keys, entries = await asyncio.to_thread(merge_batch, keys, entries, pending)
+            pending, last = [], monotonic()
+            if not worker.is_cancelled:
+                self.post_message(ListingPage(generation, keys, entries))
+
         try:
             async for page in self.source.list_pages(path, PAGE_SIZE):
                 if worker.is_cancelled:
                     return
                 pending.extend(page)
-                now = monotonic()
-                if now - last >= COALESCE_SECONDS:  # the first page goes out at once
-                    self.post_message(ListingPage(generation, pending))
-                    pending, last = [], now
+                if merge_due(len(pending), len(entries), PAGE_SIZE) or monotonic() - last > 0.5:
+                    await publish()
             if pending:
-                self.post_message(ListingPage(generation, pending))
+                await publish()
         except SourceError as err:
             self.post_message(ListingDone(generation, error=str(err)))
             return
-        self.post_message(ListingDone(generation))
+        if not worker.is_cancelled:
+            self.post_message(ListingDone(generation))
 
     def on_listing_page(self, message: ListingPage) -> None:
         if message.generation == self.generation:
-            self.browser.add_entries(message.entries)
+            self.browser.set_entries(message.keys, message.entries)
             self._update_location()
 
     def on_listing_done(self, message: ListingDone) -> None:
@@ -229,7 +245,7 @@ class MainScreen(Screen):
         if message.error:
             self.browser.set_message(message.error, "browser--error")
             self.set_status(message.error, error=True)
-        elif not self.browser.listing.entries:
+        elif not self.browser.entries:
             self.browser.set_message("(empty folder)")
         else:
             self.browser.set_message(None)
@@ -304,10 +320,17 @@ class MainScreen(Screen):
             self._debounce = self.set_timer(delay, self._load_wanted, name="sample-debounce")
 
     def _mark_loading(self, name: str | None) -> None:
+        """Dim the shown result and say a newer one is on its way.
+
+        Runs on every cursor move over samples: the pane's subtitle only changes when loading
+        starts or ends (repainting the whole pane per key cost more than the move itself);
+        the status line names the file under the cursor.
+        """
         self.sample.mark_loading(name)
         pane = self.query_one("#sample-pane")
-        pane.border_subtitle = escape(f"⟳ loading {name}…") if name else ""
-        pane.set_class(name is not None, "-loading")
+        subtitle = "⟳ loading…" if name else ""
+        if pane.border_subtitle != subtitle:
+            pane.border_subtitle = subtitle
 
     def _cancel_pending_load(self) -> None:
         if self._debounce is not None:
@@ -362,13 +385,13 @@ class MainScreen(Screen):
     # ----- lines
 
     def set_status(self, text: str, *, error: bool = False) -> None:
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", Line)
         status.update(Text(text))
         status.set_class(error, "-error")
 
     def _update_location(self) -> None:
         browser = self.browser
-        total = len(browser.listing)
+        total = len(browser.entries)
         count = f"{total:,} {'entry' if total == 1 else 'entries'}" + ("" if self.listing_done else "…")
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
@@ -377,9 +400,9 @@ class MainScreen(Screen):
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
         if len(path) > room:
             path = "…" + path[-(room - 1):]
-        self.query_one("#where", Label).update(Text(where))
-        self.query_one("#path", Label).update(Text(f" {path}"))
-        self.query_one("#count", Label).update(Text(f"{count} "))
+        self.query_one("#where", Line).update(Text(where))
+        self.query_one("#path", Line).update(Text(f" {path}"))
+        self.query_one("#count", Line).update(Text(f"{count} "))
         self.query_one("#browser-pane").border_title = escape(
             posixpath.basename(self.path.rstrip("/")) or "/")
 

@@ -19,8 +19,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from eagle3_tui.sources.base import Entry, NaturalListing
+from eagle3_tui.sources.base import Entry
 from eagle3_tui.ui.format import human_size, is_sample_name
+from eagle3_tui.ui.listing import merge_batch, sort_key
 
 SIZE_WIDTH = 6
 MARKER_WIDTH = 2
@@ -76,7 +77,8 @@ class BrowserList(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.listing = NaturalListing()
+        self.keys: list[tuple] = []  # sort keys of `entries`
+        self.entries: list[Entry] = []  # the folder in natural order (replaced, never mutated)
         self.filter = ""
         self._filtered: list[Entry] | None = None
         self.cursor = 0
@@ -91,7 +93,7 @@ class BrowserList(ScrollView, can_focus=True):
 
     @property
     def rows(self) -> list[Entry]:
-        return self.listing.entries if self._filtered is None else self._filtered
+        return self.entries if self._filtered is None else self._filtered
 
     @property
     def current(self) -> Entry | None:
@@ -100,7 +102,7 @@ class BrowserList(ScrollView, can_focus=True):
 
     def reset(self, select: str | None = None, message: str = "Loading…") -> None:
         """Forget the listing (a new folder, or a reload)."""
-        self.listing = NaturalListing()
+        self.keys, self.entries = [], []
         self._filtered = [] if self.filter else None
         self.cursor = 0
         self._moved = False
@@ -110,24 +112,28 @@ class BrowserList(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
-    def add_entries(self, page: list[Entry]) -> None:
+    def set_entries(self, keys: list[tuple], entries: list[Entry]) -> None:
+        """Show a new, larger listing (sorted by the worker), keeping the cursor's entry."""
         before = self.current
-        self.listing.add(page)
+        self.keys, self.entries = keys, entries
         if self._filtered is not None:
-            matches = [e for e in page if self._matches(e)]
-            if matches:
-                self._filtered = sorted([*self._filtered, *matches], key=NaturalListing.key)
-        if self._select is not None and any(e.name == self._select for e in page):
-            target = next(e for e in self.rows if e.name == self._select)
-            self._select = None
-            self._moved = True
-            self._place_cursor(target)
+            self._filtered = [e for e in entries if self._matches(e)]
+        if self._select is not None:
+            target = self._find(self._select)
+            if target is not None:
+                self._select = None
+                self._moved = True
+                self._place_cursor(target)
         elif self._moved and before is not None:
             self._place_cursor(before)
         self._update_size()
         self.refresh()
         if self.current is not before:
             self.post_message(self.CursorChanged(self, self.current))
+
+    def add_entries(self, page: list[Entry]) -> None:
+        """Merge a page in arrival order (small listings and tests; the screen uses set_entries)."""
+        self.set_entries(*merge_batch(self.keys, self.entries, page))
 
     def set_message(self, text: str | None, component: str = "browser--message") -> None:
         """A line shown when the folder has no rows (loading, empty, or an error)."""
@@ -143,7 +149,7 @@ class BrowserList(ScrollView, can_focus=True):
         else:
             # a longer filter can only narrow the previous matches: no need to rescan everything
             pool = self._filtered if self._filtered is not None and old and old in text else None
-            self._filtered = [e for e in (pool if pool is not None else self.listing.entries)
+            self._filtered = [e for e in (pool if pool is not None else self.entries)
                               if self._matches(e)]
         if before is not None and self._moved:
             self._place_cursor(before)
@@ -288,13 +294,25 @@ class BrowserList(ScrollView, can_focus=True):
     def _matches(self, entry: Entry) -> bool:
         return self.filter.casefold() in entry.name.casefold()
 
+    def _find(self, name: str) -> Entry | None:
+        for kind in ("file", "dir"):  # the key needs the kind; files are the usual target
+            probe = Entry(name, kind)
+            i = bisect_left(self.keys, sort_key(probe))
+            if i < len(self.entries) and self.entries[i].name == name:
+                return self.entries[i]
+        return None
+
     def _place_cursor(self, entry: Entry) -> None:
-        visible = self.rows
-        i = bisect_left(visible, NaturalListing.key(entry), key=NaturalListing.key)
-        if i < len(visible) and visible[i].name == entry.name:
+        rows = self.rows
+        key = sort_key(entry)
+        if rows is self.entries:
+            i = bisect_left(self.keys, key)
+        else:
+            i = bisect_left(rows, key, key=sort_key)
+        if i < len(rows) and rows[i].name == entry.name:
             self.cursor = i
         else:
-            self.cursor = max(0, min(i, len(visible) - 1))
+            self.cursor = max(0, min(i, len(rows) - 1))
         self._scroll_cursor_into_view()
 
     def _update_size(self) -> None:
