@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 #: cursor rests this long on a sample before it is loaded (moving on cancels the load)
 DEBOUNCE_SECONDS = 0.15
 PAGE_SIZE = 500
+#: the listing merge thread sleeps this long between chunks, giving the event loop the GIL
+MERGE_PAUSE_SECONDS = 0.002
 K_RANGE = (1, 16)
 
 FILTER_KEYS = [
@@ -212,7 +214,8 @@ class MainScreen(Screen):
 
         async def publish() -> None:
             nonlocal keys, entries, pending, last
-            keys, entries = await asyncio.to_thread(merge_batch, keys, entries, pending)
+            keys, entries = await asyncio.to_thread(
+                merge_batch, keys, entries, pending, pause=MERGE_PAUSE_SECONDS)
             pending, last = [], monotonic()
             if not worker.is_cancelled:
                 self.post_message(ListingPage(generation, keys, entries))

@@ -83,7 +83,7 @@ class SampleView(Widget):
         self.loading_name = name
         self.set_class(name is not None and self.summary is not None, "-stale")
         if self.summary is None and name != was:
-            self.refresh(layout=True)
+            self.refresh()  # one line either way (placeholder or "loading"): no layout pass
 
     def move_token(self, delta: int) -> None:
         tokens = (self.summary or {}).get("tokens") or 0
