@@ -105,6 +105,7 @@ class MainScreen(Screen):
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
+        self._sample = SampleView(id="sample")  # mounted right after the first frame
         self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
@@ -116,8 +117,7 @@ class MainScreen(Screen):
             with Vertical(id="browser-pane"):
                 yield BrowserList(id="browser")
                 yield Input(placeholder="filter names…", id="filter")
-            with VerticalScroll(id="sample-pane", can_focus=False):
-                yield SampleView(id="sample")
+            yield VerticalScroll(id="sample-pane", can_focus=False)
         yield Line(id="status")
         yield Footer(compact=True)
 
@@ -127,12 +127,19 @@ class MainScreen(Screen):
 
     @property
     def sample(self) -> SampleView:
-        return self.query_one(SampleView)
+        return self._sample
 
     def on_mount(self) -> None:
-        self.query_one("#sample-pane").border_title = "sample"
+        pane = self.query_one("#sample-pane")
+        pane.border_title = "sample"
         self.set_status(f"opening {self.app.target}…")
         self._update_location()
+        # the first frame comes first: the sample view (dozens of styled parts) and the
+        # connection start right after it
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        self.query_one("#sample-pane").mount(self._sample)
         self.connect()
 
     # ----- connecting
