@@ -50,6 +50,10 @@ DROPPED = (
 )
 
 
+FILE_PROBLEMS = {errno_mod.ENOENT: "no such file", errno_mod.EACCES: "permission denied"}
+KIND_PROBLEMS = {"dir": "is a folder, not a file", "link": "dead symbolic link", "other": "not a regular file"}
+
+
 class SshSource(Source):
     #: seconds to wait before each reconnection attempt
     backoff: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -233,7 +237,9 @@ class SshSource(Source):
             async for page in sftp_fallback.list_pages(sftp, path, page_size):
                 yield page
 
-    async def stat(self, path: str) -> Entry:
+    async def _stat(self, path: str) -> Entry:
+        """Entry for `path`; file problems raise OSError, connection problems SourceError."""
+
         async def attempt() -> Entry:
             if self._agent is not None:
                 try:
@@ -242,8 +248,11 @@ class SshSource(Source):
                     raise _as_oserror(err) from None
             return await sftp_fallback.stat(await self._sftp_client(), path)
 
+        return await self._retrying(f"reading {path}", attempt)
+
+    async def stat(self, path: str) -> Entry:
         try:
-            return await self._retrying(f"reading {path}", attempt)
+            return await self._stat(path)
         except OSError as err:
             raise PathError(os_error_message(self._show(path), err)) from None
 
@@ -300,22 +309,33 @@ class SshSource(Source):
         return await self._retrying(what, attempt)
 
     async def _fetch_for_local(self, paths: list[str]) -> list[Path] | dict[str, Any]:
-        """Local cached copies of `paths`, or the {"path", "error"} object for the first that fails."""
+        """Local cached copies of `paths`, or the {"path", "error"} object for the first that fails.
+
+        The words match what loading a local file says for the same problem.
+        """
         copies = []
         for path in paths:
             try:
-                copies.append(await self.cached_copy(path))
-            except PathError as err:
-                return {"path": path, "error": str(err), "computed": "local"}
+                entry = await self._stat(path)
+            except OSError as err:
+                problem = FILE_PROBLEMS.get(err.errno, f"cannot read file: {err.strerror}")
+            else:
+                problem = KIND_PROBLEMS.get(entry.kind)
+            if problem is None:
+                try:
+                    copies.append(await self.cached_copy(path, entry))
+                    continue
+                except PathError as err:
+                    problem = str(err)
+            return {"path": path, "error": problem, "computed": "local"}
         return copies
 
     # -- files -----------------------------------------------------------------------------
 
-    async def cached_copy(self, path: str, progress: Progress | None = None) -> Path:
-        """A local copy of remote `path` in the cache (fetched unless size and mtime match)."""
-        entry = await self.stat(path)
-        if entry.kind != "file":
-            raise PathError(f"{self._show(path)}: not a regular file")
+    async def cached_copy(self, path: str, entry: Entry | None = None, progress: Progress | None = None) -> Path:
+        """A local copy of remote file `path` in the cache (fetched unless size and mtime match)."""
+        if entry is None:
+            entry = await self.stat(path)
         dest = sftp_fallback.cache_path(self.where, path, entry.size, entry.mtime)
         if dest.is_file() and dest.stat().st_size == entry.size:
             return dest
