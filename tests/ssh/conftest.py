@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 import torch
 
 from eagle3_tui.sources.target import open_source, parse_target
@@ -160,19 +161,24 @@ class Server:
         self.keys = keys
         self.impl = impl
 
-    async def drop_connections(self) -> None:
+    def drop_connections(self) -> None:
         self.impl.drop_connections()
 
 
-@pytest.fixture(params=["openssh", "asyncssh"])
-async def server(request, keys):
-    if request.param == "openssh":
-        sshd = request.getfixturevalue("sshd")
-        yield Server("openssh", sshd.port, keys, sshd)
-        return
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def inprocess_server(keys):
     impl = await InProcessServer(keys).start()
-    yield Server("asyncssh", impl.port, keys, impl)
+    yield impl
     await impl.stop()
+
+
+@pytest.fixture(params=["openssh", "asyncssh"])
+def server(request, keys):
+    if request.param == "openssh":
+        impl = request.getfixturevalue("sshd")
+    else:
+        impl = request.getfixturevalue("inprocess_server")
+    return Server(request.param, impl.port, keys, impl)
 
 
 @pytest.fixture
@@ -187,27 +193,46 @@ def _no_ssh_agent(monkeypatch):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
 
 
-@pytest.fixture
+async def _open(config: str, known: str, path: str, opened: list, **options):
+    statuses: list[str] = []
+    options.setdefault("remote_python", sys.executable)
+    source = open_source(
+        parse_target(f"box:{path}"), ssh_config=config, known_hosts=known, on_status=statuses.append, **options
+    )
+    source.statuses = statuses
+    opened.append(source)
+    await source.connect()
+    return source
+
+
+@pytest_asyncio.fixture(loop_scope="session")
 async def open_box(client_files):
-    """open_box(path, **options) -> a connected SshSource for box:path; closed after the test."""
-    config, known = client_files
-    opened = []
-
-    async def _open(path: str = "/", **options):
-        statuses: list[str] = []
-        options.setdefault("remote_python", sys.executable)
-        source = open_source(
-            parse_target(f"box:{path}"),
-            ssh_config=config,
-            known_hosts=known,
-            on_status=statuses.append,
-            **options,
-        )
-        source.statuses = statuses
-        opened.append(source)
-        await source.connect()
-        return source
-
-    yield _open
+    """open_box(path, **options) -> a fresh connected SshSource for box:path, closed after the test."""
+    opened: list = []
+    yield lambda path="/", **options: _open(*client_files, path, opened, **options)
     for source in opened:
         await source.close()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def _box_pool(tmp_path_factory):
+    pool: dict = {}
+    yield pool
+    for source in pool.values():
+        await source.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def shared_box(server, _box_pool, tmp_path_factory):
+    """shared_box(remote_python=...) -> a connected source reused across tests (one torch import
+    per agent for the whole session). Only for tests that do not care about its history."""
+
+    async def get(remote_python: str = sys.executable):
+        key = (server.kind, remote_python)
+        if key not in _box_pool:
+            folder = tmp_path_factory.mktemp(f"client-{server.kind}")
+            config, known = write_client_files(folder, "box", server.port, server.keys)
+            _box_pool[key] = await _open(config, known, "/", [], remote_python=remote_python)
+        return _box_pool[key]
+
+    return get

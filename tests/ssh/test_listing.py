@@ -9,9 +9,11 @@ from eagle3_tui.sources.base import NaturalListing, SourceError
 from eagle3_tui.sources.local import LocalSource
 from tests.ssh.conftest import HOSTILE_NAMES, pwned_markers
 
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-async def test_twenty_thousand_files_arrive_in_pages_and_natural_order(server, open_box, big_folder):
-    box = await open_box(str(big_folder))
+
+async def test_twenty_thousand_files_arrive_in_pages_and_natural_order(server, shared_box, big_folder):
+    box = await shared_box()
     listing = NaturalListing()
     pages = 0
     async for page in box.list_pages(str(big_folder), page_size=1000):
@@ -24,8 +26,8 @@ async def test_twenty_thousand_files_arrive_in_pages_and_natural_order(server, o
     assert all(e.kind == "file" and e.size == 0 for e in listing.entries[3:])
 
 
-async def test_listing_matches_the_local_one(server, open_box, dataset):
-    box = await open_box(str(dataset))
+async def test_listing_matches_the_local_one(server, shared_box, dataset):
+    box = await shared_box()
     remote = await box.list_all(str(dataset))
     local = await LocalSource().list_all(str(dataset))
     assert remote == local
@@ -49,9 +51,8 @@ async def test_without_remote_python_the_listing_comes_over_sftp_and_is_the_same
 
 
 @pytest.mark.parametrize("python", ["agent", "sftp"])
-async def test_hostile_names_are_listed_exactly_and_nothing_runs(server, open_box, hostile, python):
-    remote_python = sys.executable if python == "agent" else "/nonexistent/python3"
-    box = await open_box(str(hostile), remote_python=remote_python)
+async def test_hostile_names_are_listed_exactly_and_nothing_runs(server, shared_box, hostile, python):
+    box = await shared_box(sys.executable if python == "agent" else "/nonexistent/python3")
     names = sorted(e.name for e in await box.list_all(str(hostile)))
     assert names == sorted(HOSTILE_NAMES)
     assert sorted(os.listdir(os.fsencode(hostile))) == sorted(os.fsencode(n) for n in HOSTILE_NAMES)
@@ -61,8 +62,8 @@ async def test_hostile_names_are_listed_exactly_and_nothing_runs(server, open_bo
     assert pwned_markers(hostile) == []
 
 
-async def test_a_missing_folder_is_one_clear_line(server, open_box, dataset):
-    box = await open_box(str(dataset))
+async def test_a_missing_folder_is_one_clear_line(server, shared_box, dataset):
+    box = await shared_box()
     with pytest.raises(SourceError) as err:
         await box.list_all(f"{dataset}/no_such_dir")
     assert str(err.value) == f"box:{dataset}/no_such_dir: no such file or folder"
