@@ -55,8 +55,8 @@ KIND_PROBLEMS = {"dir": "is a folder, not a file", "link": "dead symbolic link",
 
 
 class SshSource(Source):
-    #: seconds to wait before each reconnection attempt
-    backoff: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+    #: seconds to wait before each reconnection attempt (the first one is immediate)
+    backoff: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 
     def __init__(
         self,
@@ -156,14 +156,13 @@ class SshSource(Source):
             self._conn, self._agent, self._sftp = None, None, None
 
     async def _ensure(self) -> None:
-        if self._conn is None or self._conn.is_closed() or (self._agent is not None and self._agent.lost):
+        """Connect if never connected; raise AgentLost if the connection or agent died since."""
+        if self._conn is None:
             async with self._lock:
-                if self._conn is not None and self._agent is not None and self._agent.lost:
-                    self._forget()  # the agent's channel died: start over on a fresh connection
-                if self._conn is not None and self._conn.is_closed():
-                    self._forget()
                 if self._conn is None:
                     await self._open()
+        elif self._conn.is_closed() or (self._agent is not None and self._agent.lost):
+            raise AgentLost("connection lost")
 
     async def _sftp_client(self) -> asyncssh.SFTPClient:
         if self._sftp is None:

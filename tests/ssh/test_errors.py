@@ -1,0 +1,67 @@
+"""Connection problems end in one clear line each (the UI shows the same words)."""
+
+import asyncio
+import socket
+import sys
+
+import asyncssh
+import pytest
+
+from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.target import open_source, parse_target
+from tests.ssh.servers import free_port, write_client_files
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+async def connect_error(config: str, known: str, target: str = "box:/") -> str:
+    source = open_source(parse_target(target), ssh_config=config, known_hosts=known, remote_python=sys.executable)
+    with pytest.raises(SourceError) as err:
+        await source.connect()
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
+
+async def test_unknown_host(keys, tmp_path):
+    config, known = write_client_files(tmp_path, "box", 22, keys)
+    config_text = open(config).read().replace("HostName 127.0.0.1", "HostName no-such-host.invalid")
+    open(config, "w").write(config_text)
+    message = await connect_error(config, known)
+    assert message.startswith("no-such-host.invalid: unknown host")
+
+
+async def test_connection_refused(keys, tmp_path):
+    port = free_port()  # nothing listens there
+    config, known = write_client_files(tmp_path, "box", port, keys)
+    assert await connect_error(config, known) == (
+        f"127.0.0.1:{port}: connection refused (no SSH server listening)"
+    )
+
+
+async def test_timeout_when_the_far_side_never_speaks(keys, tmp_path):
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    port = silent.getsockname()[1]
+    try:
+        config, known = write_client_files(tmp_path, "box", port, keys, extra="  ConnectTimeout 1\n")
+        assert await connect_error(config, known) == f"127.0.0.1:{port}: timed out connecting"
+    finally:
+        silent.close()
+
+
+async def test_authentication_failure(server, tmp_path):
+    config, known = write_client_files(tmp_path, "box", server.port, server.keys)
+    stranger = tmp_path / "stranger_key"
+    asyncssh.generate_private_key("ssh-ed25519").write_private_key(stranger)
+    text = open(config).read().replace(str(server.keys.client_key_path), str(stranger))
+    open(config, "w").write(text)
+    message = await connect_error(config, known)
+    assert "authentication failed" in message and "@127.0.0.1" in message
+
+
+async def test_remote_python_missing_is_said_once_and_listing_still_works(server, open_box, dataset):
+    box = await open_box(str(dataset), remote_python="/opt/nowhere/python3")
+    assert any("remote Python '/opt/nowhere/python3' not found" in s for s in box.statuses)
+    assert [e.name for e in await box.list_all(str(dataset))][:2] == ["rows_0-2000", "rows_2000-4000"]
