@@ -91,6 +91,8 @@ class AgentClient:
         self._ids = itertools.count(1)
         self._queues: dict[int, asyncio.Queue] = {}
         self.lost = False
+        #: bytes of replies read so far (what crossed the network for this agent's answers)
+        self.received = 0
         self._reader = asyncio.create_task(self._read_replies())
 
     @classmethod
@@ -132,6 +134,7 @@ class AgentClient:
                 line = await stdout.readline()
                 if not line:
                     break
+                self.received += len(line)
                 try:
                     reply = json.loads(line)
                 except ValueError:

@@ -20,13 +20,16 @@ _DIGITS = re.compile(r"(\d+)")
 def natural_key(name: str) -> tuple:
     """data_2 < data_10, rows_2000-4000 < rows_10000-12000; ties broken by the raw name.
 
-    The split alternates text and digits, so position i always holds the same type: a flat
-    tuple compares str with str and int with int, several times faster than nested tuples.
+    One flat tuple (text, number, text, ..., -1, name): the split alternates text and digits,
+    so a position always holds the same type, and the -1 after the last text part sorts a
+    shorter name first and keeps the raw-name tie-break from meeting a number. Flat tuples
+    compare several times faster than nested ones, which matters for 20,000-entry folders.
     """
-    parts: list = _DIGITS.split(name)
-    parts[0::2] = map(str.casefold, parts[0::2])
+    parts: list = _DIGITS.split(name.casefold())
     parts[1::2] = map(int, parts[1::2])
-    return (tuple(parts), name)
+    parts.append(-1)
+    parts.append(name)
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -43,14 +46,15 @@ class Entry:
 class NaturalListing:
     """Keeps entries that arrive in pages sorted in natural order, directories first.
 
-    Pages are merged when `entries` is read, so a caller that reads once after the last page
-    (list_all) pays one sort, and a UI that reads after every page pays one merge per read.
+    Each page is keyed and sorted when it arrives (overlapping with the next page's transfer);
+    the sorted runs are merged when `entries` is read, so list_all pays one merge at the end
+    and a UI that reads after every page pays one merge per read.
     """
 
     def __init__(self) -> None:
         self._keys: list[tuple] = []
         self._entries: list[Entry] = []
-        self._pending: list[list[Entry]] = []
+        self._runs: list[list[tuple]] = []
 
     @staticmethod
     def key(entry: Entry) -> tuple:
@@ -58,35 +62,35 @@ class NaturalListing:
 
     def add(self, page: list[Entry]) -> None:
         if page:
-            self._pending.append(page)
+            self._runs.append(sorted(zip(map(self.key, page), page), key=_first))
 
     @property
     def entries(self) -> list[Entry]:
-        if self._pending:
+        if self._runs:
             self._merge()
         return self._entries
 
     def _merge(self) -> None:
-        new = [entry for page in self._pending for entry in page]
-        self._pending = []
-        pairs = sorted(zip(map(self.key, new), new), key=_first)
-        if not self._keys or pairs[0][0] > self._keys[-1]:
-            self._keys.extend(map(_first, pairs))
-            self._entries.extend(map(_second, pairs))
-        elif len(pairs) <= 64:
-            for k, entry in pairs:
+        runs, self._runs = self._runs, []
+        if len(runs) == 1 and (not self._keys or runs[0][0][0] > self._keys[-1]):
+            self._keys.extend(map(_first, runs[0]))
+            self._entries.extend(map(_second, runs[0]))
+            return
+        if len(runs) == 1 and len(runs[0]) <= 64:
+            for k, entry in runs[0]:
                 i = bisect.bisect_right(self._keys, k)
                 self._keys.insert(i, k)
                 self._entries.insert(i, entry)
-        else:
-            both = list(zip(self._keys, self._entries))
-            both.extend(pairs)
-            both.sort(key=_first)  # two sorted runs: timsort merges them in one pass
-            self._keys = list(map(_first, both))
-            self._entries = list(map(_second, both))
+            return
+        both = list(zip(self._keys, self._entries))
+        for run in runs:
+            both.extend(run)
+        both.sort(key=_first)  # sorted runs: timsort merges them instead of sorting from scratch
+        self._keys = list(map(_first, both))
+        self._entries = list(map(_second, both))
 
     def __len__(self) -> int:
-        return len(self._entries) + sum(map(len, self._pending))
+        return len(self._entries) + sum(map(len, self._runs))
 
 
 _first = operator.itemgetter(0)
