@@ -1,6 +1,7 @@
 """Host keys: an unknown key needs the user's yes, a changed key is always refused, and a
 configuration that turns checking off is refused."""
 
+import getpass
 import sys
 
 import asyncssh
@@ -112,5 +113,25 @@ async def test_config_alias_user_port_and_identity_come_from_ssh_config(server, 
     await source.connect()
     try:
         assert source.where.endswith(f"@127.0.0.1:{server.port}")
+    finally:
+        await source.close()
+
+
+async def test_proxyjump_from_ssh_config(sshd, keys, tmp_path, dataset):
+    # gpu-box is reached through "jump" (the same sshd): both hops use this config and its keys,
+    # and each hop's host key is checked against its known_hosts.
+    config, known = write_client_files(tmp_path, "jump", sshd.port, keys, extra=f"  UserKnownHostsFile {tmp_path}/known_hosts\n")
+    with open(config, "a") as f:
+        f.write(
+            f"Host gpu-box\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {getpass.getuser()}\n"
+            f"  IdentityFile {keys.client_key_path}\n  IdentitiesOnly yes\n  ProxyJump jump\n"
+        )
+    source = open_source(parse_target(f"gpu-box:{dataset}"), ssh_config=config, known_hosts=known,
+                         remote_python=sys.executable)
+    sessions_before = len(sshd.session_pids())
+    await source.connect()
+    try:
+        assert [e.name for e in await source.list_all(str(dataset))][0] == "rows_0-2000"
+        assert len(sshd.session_pids()) - sessions_before == 2  # one login for the jump, one for gpu-box
     finally:
         await source.close()
