@@ -1,5 +1,6 @@
 """Summaries over SSH equal the local ones, computed on the box by the agent or here after a fetch."""
 
+import asyncio
 import math
 
 import pytest
@@ -91,3 +92,20 @@ async def test_norms_are_real_numbers_not_placeholders(server, shared_box, datas
     slot_means = [s["norm_mean"] for s in result["slots"]]
     # slots were written with scale 1, 2, 3: their norms grow in that order
     assert slot_means == sorted(slot_means) and all(math.isfinite(m) and m > 0 for m in slot_means)
+
+
+async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, dataset, tmp_path):
+    from tests.ssh.conftest import write_sample
+
+    big = tmp_path / "big.ckpt"
+    write_sample(big, seed=9, t=1024, h=1024)  # 16 MB: long enough to be cancelled mid-way
+    box = await shared_box()
+    task = asyncio.create_task(box.summarize(str(big)))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # answers keep coming on the same agent, and a later summary of the file is whole
+    assert (await box.stat(str(big))).kind == "file"
+    result = await box.summarize(str(big))
+    assert result["tokens"] == 1024 and result["computed"] == "remote"
