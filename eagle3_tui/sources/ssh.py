@@ -50,6 +50,9 @@ DROPPED = (
 )
 
 
+#: the shipped samples code needs this on the box (str.removeprefix, PEP 563 annotations)
+MIN_REMOTE_PYTHON = (3, 9)
+
 FILE_PROBLEMS = {errno_mod.ENOENT: "no such file", errno_mod.EACCES: "permission denied"}
 KIND_PROBLEMS = {"dir": "is a folder, not a file", "link": "dead symbolic link", "other": "not a regular file"}
 
@@ -129,8 +132,14 @@ class SshSource(Source):
             self._forget()
             raise
         torch = self._agent.hello.get("torch")
-        python = self._agent.hello.get("python")
-        if not torch:
+        python = self._agent.hello.get("python", "0")
+        if _version(python) < MIN_REMOTE_PYTHON:
+            self._remote_compute = False
+            needed = ".".join(map(str, MIN_REMOTE_PYTHON))
+            self._status(
+                f"remote Python {python} on {self.target.host} is older than {needed}: computing locally", once=True
+            )
+        elif not torch:
             self._remote_compute = False
             self._status(f"no torch on {self.target.host}: computing locally", once=True)
         elif self._remote_compute:
@@ -357,6 +366,13 @@ class SshSource(Source):
             ) from None
         except OSError as err:
             raise SourceError(f"cannot write {dest}: {err.strerror or err}") from None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(".")[:2])
+    except ValueError:
+        return (0,)
 
 
 def _as_oserror(err: AgentError) -> OSError:

@@ -1,6 +1,7 @@
 """Connection problems end in one clear line each (the UI shows the same words)."""
 
 import asyncio
+import os
 import socket
 import sys
 
@@ -65,3 +66,20 @@ async def test_remote_python_missing_is_said_once_and_listing_still_works(server
     box = await open_box(str(dataset), remote_python="/opt/nowhere/python3")
     assert any("remote Python '/opt/nowhere/python3' not found" in s for s in box.statuses)
     assert [e.name for e in await box.list_all(str(dataset))][:2] == ["rows_0-2000", "rows_2000-4000"]
+
+
+@pytest.mark.parametrize(
+    "python, said",
+    [
+        ("/root/.pyenv/versions/3.8.18/bin/python3.8", "remote Python 3.8.18 on box is older than 3.9: computing locally"),
+        ("/root/.pyenv/versions/2.7.18/bin/python2.7", "could not start the agent"),
+    ],
+)
+async def test_an_old_remote_python_lists_or_falls_back_and_computes_here(server, open_box, dataset, python, said):
+    if not os.access(python, os.X_OK):
+        pytest.skip(f"{python} is not installed on this machine")
+    box = await open_box(str(dataset), remote_python=python)
+    assert sum(said in s for s in box.statuses) == 1, box.statuses
+    assert box.computed == "local"
+    result = await box.summarize(f"{dataset}/rows_0-2000/data_0.ckpt")
+    assert result["computed"] == "local" and "error" not in result
