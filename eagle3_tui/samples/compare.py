@@ -234,10 +234,18 @@ class _Comparison:
                      position=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=True, **ctx)
         else:
             where = "in the prompt (loss_mask 0)" if a.loss_mask is not None else "(A has no loss mask)"
+            shift = _realign(a.ids, b.ids, a_row, t)
+            if shift is None:
+                why = "and never line up again: B is another prompt that shares the first tokens"
+            elif shift == 0:
+                why = "then agree again: a token was replaced (chat-template drift?)"
+            else:
+                what = f"{abs(shift)} token(s) inserted" if shift < 0 else f"{shift} token(s) missing"
+                why = f"and line up again after it ({what} in B): chat-template drift?"
             self.add("token_divergence", "error",
-                     f"token ids agree for {t} positions, then differ at position {t} {where}: A {a_id}, B {b_id}; "
-                     "chat-template drift? only the first {t} positions were compared".replace("{t}", str(t)),
-                     position=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=False, **ctx)
+                     f"token ids agree for {t} positions, then differ at position {t} {where}: A {a_id}, B {b_id}, "
+                     f"{why}; only the first {t} positions were compared",
+                     position=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=False, realign_offset=shift, **ctx)
 
     # -- width ------------------------------------------------------------------------------------
     def check_width(self) -> None:
@@ -616,6 +624,20 @@ def _norm_fit(post, pre) -> tuple[float, str]:
     if rms_res <= ln_res:
         return math.sqrt(rms_res / total), "RMSNorm"
     return math.sqrt(ln_res / total), "LayerNorm"
+
+
+def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | None:
+    """After ids diverge at (a_row, b_row): the shift d in [-MAX_LAG, MAX_LAG] for which
+    B[b_row + 1 + i] == A[a_row + 1 + i + d] holds for the next `window` tokens (or all that are
+    left), preferring small |d|; None when no shift makes them agree again."""
+    for d in sorted(range(-MAX_LAG, MAX_LAG + 1), key=lambda x: (abs(x), x)):
+        bs, as_ = b_row + 1, a_row + 1 + d
+        n = min(window, len(b_ids) - bs, len(a_ids) - as_)
+        if n < 4 or as_ < 0:
+            continue
+        if bool((a_ids[as_:as_ + n] == b_ids[bs:bs + n]).all()):
+            return d
+    return None
 
 
 def _unit(x):
