@@ -167,7 +167,9 @@ class Agent:
     def op_compare(self, rid, req, cancel):
         from eagle3_tui.samples.compare import compare_files
 
-        result = compare_files(req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"))
+        result = compare_files(
+            req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
+        )
         self.send({"id": rid, "result": result})
 
 

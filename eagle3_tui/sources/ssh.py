@@ -276,11 +276,11 @@ class SshSource(Source):
         remote = await self._remote("summarize", f"summarising {path}", args)
         if remote is not None:
             return remote
-        local = await self._fetch_for_local([path])
-        if isinstance(local, dict):
-            return local
-        result = await LocalSource().summarize(str(local[0]), k=k, slots=slots, hidden=hidden)
-        return _restore_paths(result, {str(local[0]): path})
+        local = await self._local_copy(path)
+        if isinstance(local, str):
+            return {"path": path, "error": local, "computed": "local"}
+        result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
+        return _restore_paths(result, {str(local): path})
 
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
@@ -289,11 +289,18 @@ class SshSource(Source):
         remote = await self._remote("compare", f"comparing {a} and {b}", args)
         if remote is not None:
             return remote
-        local = await self._fetch_for_local([a, b])
-        if isinstance(local, dict):
-            return local
-        result = await LocalSource().compare(str(local[0]), str(local[1]), slots=slots, hidden=hidden)
-        return _restore_paths(result, {str(local[0]): a, str(local[1]): b})
+        local_a, local_b = await self._local_copy(a), await self._local_copy(b)
+        if isinstance(local_a, str) or isinstance(local_b, str):
+            # the shape compare_files gives when a side cannot be loaded
+            sides = {
+                key: {"path": path, "error": got} if isinstance(got, str) else {"path": path}
+                for key, path, got in (("a", a, local_a), ("b", b, local_b))
+            }
+            failed = [k for k in ("a", "b") if "error" in sides[k]]
+            error = "; ".join(f"{k.upper()} {sides[k]['path']}: {sides[k]['error']}" for k in failed)
+            return {**sides, "error": error, "computed": "local"}
+        result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
+        return _restore_paths(result, {str(local_a): a, str(local_b): b})
 
     async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's answer, or None when this box cannot compute (then we compute here)."""
@@ -316,27 +323,20 @@ class SshSource(Source):
 
         return await self._retrying(what, attempt)
 
-    async def _fetch_for_local(self, paths: list[str]) -> list[Path] | dict[str, Any]:
-        """Local cached copies of `paths`, or the {"path", "error"} object for the first that fails.
-
-        The words match what loading a local file says for the same problem.
-        """
-        copies = []
-        for path in paths:
-            try:
-                entry = await self._stat(path)
-            except OSError as err:
-                problem = FILE_PROBLEMS.get(err.errno, f"cannot read file: {err.strerror}")
-            else:
-                problem = KIND_PROBLEMS.get(entry.kind)
-            if problem is None:
-                try:
-                    copies.append(await self.cached_copy(path, entry))
-                    continue
-                except PathError as err:
-                    problem = str(err)
-            return {"path": path, "error": problem, "computed": "local"}
-        return copies
+    async def _local_copy(self, path: str) -> Path | str:
+        """A local cached copy of remote `path`, or why there is none in the words loading a
+        local file would use for the same problem ("no such file", "permission denied", ...)."""
+        try:
+            entry = await self._stat(path)
+        except OSError as err:
+            return FILE_PROBLEMS.get(err.errno, f"cannot read file: {err.strerror}")
+        problem = KIND_PROBLEMS.get(entry.kind)
+        if problem is not None:
+            return problem
+        try:
+            return await self.cached_copy(path, entry)
+        except PathError as err:
+            return str(err)
 
     # -- files -----------------------------------------------------------------------------
 

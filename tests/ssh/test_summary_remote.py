@@ -101,7 +101,8 @@ async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, d
     write_sample(big, seed=9, t=1024, h=1024)  # 16 MB: long enough to be cancelled mid-way
     box = await shared_box()
     task = asyncio.create_task(box.summarize(str(big)))
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.02)  # the request is on its way; the agent is loading or computing
+    assert not task.done()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -109,3 +110,20 @@ async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, d
     assert (await box.stat(str(big))).kind == "file"
     result = await box.summarize(str(big))
     assert result["tokens"] == 1024 and result["computed"] == "remote"
+
+
+async def test_compare_on_the_box_and_after_a_fetch_equals_the_local_comparison(
+    server, shared_box, dataset, python_without_torch
+):
+    a = f"{dataset}/rows_0-2000/data_0.ckpt"
+    b = f"{dataset}/rows_0-2000/data_2.ckpt"
+    local = await LocalSource().compare(a, b)
+    assert "error" not in local and local["findings"]
+    for box, where in ((await shared_box(), "remote"), (await shared_box(python_without_torch), "local")):
+        result = await box.compare(a, b)
+        assert result["computed"] == where
+        assert same_numbers(result, local)
+    local_missing = await LocalSource().compare(a, f"{dataset}/missing.pt")
+    for box in (await shared_box(), await shared_box(python_without_torch)):
+        missing = await box.compare(a, f"{dataset}/missing.pt")
+        assert same_numbers(missing, local_missing)  # {"a", "b", "error"} naming side B
