@@ -2,7 +2,10 @@
 configuration that turns checking off is refused."""
 
 import getpass
+import os
+import subprocess
 import sys
+import time
 
 import asyncssh
 import pytest
@@ -10,7 +13,7 @@ import pytest
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.hostkeys import HostKeyError, HostKeyPrompt
 from eagle3_tui.sources.target import open_source, parse_target
-from tests.ssh.servers import write_client_files
+from tests.ssh.servers import known_hosts_line, write_client_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -133,5 +136,39 @@ async def test_proxyjump_from_ssh_config(sshd, keys, tmp_path, dataset):
     try:
         assert [e.name for e in await source.list_all(str(dataset))][0] == "rows_0-2000"
         assert len(sshd.session_pids()) - sessions_before == 2  # one login for the jump, one for gpu-box
+    finally:
+        await source.close()
+
+
+@pytest.fixture
+def ssh_agent(tmp_path, keys, monkeypatch):
+    """A real ssh-agent holding the client key, as a user's desktop session would run it."""
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    for _ in range(200):
+        if sock.exists():
+            break
+        time.sleep(0.01)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+    subprocess.run(["ssh-add", "-q", str(keys.client_key_path)], check=True, env={**os.environ})
+    yield sock
+    proc.terminate()
+    proc.wait()
+
+
+async def test_keys_come_from_ssh_agent_and_agent_forwarding_stays_off(sshd, keys, ssh_agent, tmp_path):
+    # No IdentityFile: the login can only succeed through the agent. ForwardAgent yes is ignored.
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        f"Host box\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {getpass.getuser()}\n  ForwardAgent yes\n"
+    )
+    known = tmp_path / "known_hosts"
+    known.write_text(known_hosts_line(sshd.port, keys.host_key) + "\n")
+    source = open_source(parse_target("box:/"), ssh_config=str(config), known_hosts=str(known),
+                         remote_python=sys.executable)
+    await source.connect()
+    try:
+        remote_env = await source._conn.run("printenv SSH_AUTH_SOCK || true")
+        assert remote_env.stdout.strip() == ""  # sshd sets it only when the agent is forwarded
     finally:
         await source.close()
