@@ -1,9 +1,12 @@
 """Connection problems end in one clear line each (the UI shows the same words)."""
 
-import asyncio
 import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import asyncssh
 import pytest
@@ -83,3 +86,40 @@ async def test_an_old_remote_python_lists_or_falls_back_and_computes_here(server
     assert box.computed == "local"
     result = await box.summarize(f"{dataset}/rows_0-2000/data_0.ckpt")
     assert result["computed"] == "local" and "error" not in result
+
+
+def _python_for_nobody() -> str | None:
+    """A remote-python setting that runs the agent as user nobody (root reads everything)."""
+    for python in (sys.executable, "/usr/bin/python3"):
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", "pass"]
+        try:
+            if subprocess.run(command, capture_output=True).returncode == 0:
+                return " ".join(command[:-2])
+        except FileNotFoundError:
+            return None
+    return None
+
+
+@pytest.fixture
+def guarded(tmp_path_factory):
+    """A folder anyone may enter, holding a folder and a file only root may read."""
+    root = Path(tempfile.mkdtemp(prefix="eagle3-guarded-", dir="/tmp"))
+    os.chmod(root, 0o755)
+    (root / "secret").mkdir(mode=0o700)
+    (root / "secret" / "data_0.pt").write_bytes(b"x")
+    yield root
+    shutil.rmtree(root)
+
+
+async def test_permission_denied_on_a_folder_is_one_line(server, open_box, guarded):
+    as_nobody = _python_for_nobody()
+    if as_nobody is None:
+        pytest.skip("no Python that user nobody can run")
+    box = await open_box(str(guarded), remote_python=as_nobody)
+    assert [e.name for e in await box.list_all(str(guarded))] == ["secret"]
+    with pytest.raises(SourceError) as err:
+        await box.list_all(f"{guarded}/secret")
+    assert str(err.value) == f"box:{guarded}/secret: permission denied"
+    with pytest.raises(SourceError) as err:
+        await box.stat(f"{guarded}/secret/data_0.pt")
+    assert str(err.value) == f"box:{guarded}/secret/data_0.pt: permission denied"

@@ -10,7 +10,6 @@ import time
 import asyncssh
 import pytest
 
-from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.hostkeys import HostKeyError, HostKeyPrompt
 from eagle3_tui.sources.target import open_source, parse_target
 from tests.ssh.servers import known_hosts_line, write_client_files
