@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -64,14 +65,14 @@ def write_sample(path: Path, seed: int, t: int = T, h: int = H, k: int = K, pad:
 
 
 def fingerprint(folder: Path) -> dict[bytes, tuple]:
-    """Every path under folder -> (kind, size, mtime_ns, sha256 of content for files)."""
+    """Every path under folder -> (mode, size, mtime_ns, sha256 of content for non-empty files)."""
     out = {}
     for root, dirs, files in os.walk(os.fsencode(folder)):
         for name in dirs + files:
             p = os.path.join(root, name)
             st = os.lstat(p)
             digest = None
-            if os.path.isfile(p) and not os.path.islink(p) and st.st_size:
+            if stat.S_ISREG(st.st_mode) and st.st_size:
                 with open(p, "rb") as f:
                     digest = hashlib.sha256(f.read()).hexdigest()
             out[p] = (st.st_mode, st.st_size, st.st_mtime_ns, digest)
@@ -120,7 +121,7 @@ def big_folder(tmp_path_factory, untouched) -> Path:
     order = list(range(20_000))
     random.Random(7).shuffle(order)
     for i in order:
-        (root / f"data_{i}.ckpt").touch()
+        os.close(os.open(root / f"data_{i}.ckpt", os.O_CREAT | os.O_WRONLY, 0o644))
     for d in ("rows_10000-12000", "rows_0-2000", "rows_2000-4000"):
         (root / d).mkdir()
     untouched(root)
