@@ -136,9 +136,19 @@ class Sshd:
     def session_pids(self) -> list[int]:
         """The per-connection sshd processes this server forked (children of our sshd)."""
         assert self.proc is not None
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)],
-                             capture_output=True, text=True).stdout
-        return [int(p) for p in out.split()]
+        children = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    # pid (comm) state ppid ...: comm may hold spaces, so split after its ")"
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == self.proc.pid:
+                children.append(int(entry))
+        return children
 
     def drop_connections(self) -> None:
         """Kill every open session, as a crash or reboot of the far side would; the listener stays."""
