@@ -7,6 +7,7 @@ package's own samples/*.py source travel over stdin, and so do all file names.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import shlex
@@ -70,7 +71,9 @@ def shipped_modules() -> dict[str, list]:
     return modules
 
 
+@functools.cache
 def agent_program() -> bytes:
+    """The bytes sent first on the agent's stdin: a length line, then the program."""
     source = resources.files("eagle3_tui.sources").joinpath("agent.py").read_text("utf-8")
     program = f"{source}\n\nmain({shipped_modules()!r})\n".encode()
     return f"{len(program)}\n".encode() + program

@@ -115,7 +115,11 @@ class SshSource(Source):
     async def connect(self) -> None:
         async with self._lock:
             if self._conn is None:
-                await self._open()
+                try:
+                    await self._open()
+                except DROPPED as err:
+                    reason = getattr(err, "reason", None) or str(err) or type(err).__name__
+                    raise ConnectionGone(f"{self.where}: connection lost while starting the agent ({reason})") from None
 
     async def _open(self) -> None:
         self._status(f"connecting to {self.target.host}…")

@@ -2,6 +2,7 @@
 
 import asyncio
 import math
+import sys
 
 import pytest
 
@@ -127,3 +128,29 @@ async def test_compare_on_the_box_and_after_a_fetch_equals_the_local_comparison(
     for box in (await shared_box(), await shared_box(python_without_torch)):
         missing = await box.compare(a, f"{dataset}/missing.pt")
         assert same_numbers(missing, local_missing)  # {"a", "b", "error"} naming side B
+
+
+BLOCKER = '''
+import sys
+
+class Block:
+    """This box has torch and the standard library only: no numpy, no eagle3_tui installed."""
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "eagle3_tui"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Block())
+'''
+
+
+async def test_the_agent_needs_only_torch_and_the_standard_library(server, open_box, dataset, tmp_path):
+    # sitecustomize runs before the agent; the agent's own finder goes in front of it, so only
+    # the shipped source can satisfy `import eagle3_tui...`, and numpy is never there.
+    (tmp_path / "sitecustomize.py").write_text(BLOCKER)
+    python = f"env PYTHONPATH={tmp_path} {sys.executable}"
+    box = await open_box(str(dataset), remote_python=python)
+    path = f"{dataset}/rows_0-2000/data_0.ckpt"
+    result = await box.summarize(path)
+    assert result["computed"] == "remote", box.statuses
+    assert same_numbers(result, await LocalSource().summarize(path))
