@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 # subcommand -> (module under eagle3_tui.commands, one-line help)
@@ -37,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"eagle3-tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (_module, help_text) in COMMANDS.items():
+        if importlib.util.find_spec(f"eagle3_tui.commands.{_module}") is None:
+            continue  # a subcommand whose module is not part of this build
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=_module)
         _command_module(_module).add_arguments(p)
