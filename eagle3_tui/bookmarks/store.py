@@ -147,11 +147,8 @@ class BookmarkStore:
 
     # ---- opening -------------------------------------------------------------------------
 
-    def _refuse(self, why: str) -> BookmarkStoreRefused:
-        return BookmarkStoreRefused(
-            f"{self.path}: {why}; the file was left untouched "
-            f"(move it aside to start a new bookmark store)"
-        )
+    def _refuse(self, why: str, hint: str = "move it aside to start a new bookmark store") -> BookmarkStoreRefused:
+        return BookmarkStoreRefused(f"{self.path}: {why}; the file was left untouched ({hint})")
 
     def _inspect(self) -> None:
         """Check an existing file without any chance of writing to it."""
@@ -188,7 +185,8 @@ class BookmarkStore:
         if version > SCHEMA_VERSION:
             raise self._refuse(
                 f"bookmark store has schema version {version}, newer than this eagle3-tui "
-                f"understands ({SCHEMA_VERSION}); upgrade eagle3-tui to use it"
+                f"understands ({SCHEMA_VERSION})",
+                hint="upgrade eagle3-tui to use it",
             )
         if version == 0:
             tables = conn.execute(

@@ -109,10 +109,8 @@ def _list(store, args: argparse.Namespace) -> int:
     if not bookmarks:
         print(f"no bookmarks ({store.path})", file=sys.stderr)
     for b in bookmarks:
-        first = [b.target, *("#" + t for t in b.tags)]
-        if b.headline_text:
-            first.append(" " + b.headline_text)
-        print("  ".join(first))
+        tags = " ".join("#" + t for t in b.tags)
+        print("  ".join(filter(None, [b.target, tags, b.headline_text])))
         if b.note:
             print("    " + " ".join(b.note.splitlines()))
     return 0
