@@ -141,9 +141,11 @@ class BookmarkStore:
         self.path = Path(path)
         self._lock = threading.RLock()
         self._keys: frozenset[str] | None = None
-        self._data_version: int | None = None
+        self._keys_version: int | None = None  # PRAGMA data_version when _keys was read
+        self._seen_version: int | None = None  # ... when changed_elsewhere() last looked
         self._inspect()
         self._conn = self._open_rw()
+        self.changed_elsewhere()  # start watching from now
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -322,24 +324,22 @@ class BookmarkStore:
         """All bookmarked keys, for the browser's marker. Cheap when nothing changed."""
         with self._read() as conn:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
-            if self._keys is None or version != self._data_version:
+            if self._keys is None or version != self._keys_version:
                 self._keys = frozenset(r[0] for r in conn.execute("SELECT target FROM bookmarks"))
-                self._data_version = version
+                self._keys_version = version
             return self._keys
 
     def is_bookmarked(self, target: str) -> bool:
         return _parts(target).key in self.keys()
 
     def changed_elsewhere(self) -> bool:
-        """True once after another process committed a change (PRAGMA data_version moved)."""
+        """Whether another process committed a change since the last call (or since opening).
+
+        The UI polls this cheaply (PRAGMA data_version) to refresh its markers and lists.
+        """
         with self._read() as conn:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if self._data_version is None:
-            self._data_version = version
-            return False
-        changed, self._data_version = version != self._data_version, version
-        if changed:
-            self._keys = None
+        changed, self._seen_version = version != self._seen_version, version
         return changed
 
     def export(self, fmt: str, bookmarks: list[Bookmark] | None = None) -> str:
