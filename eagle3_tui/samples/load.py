@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import zlib
 from typing import Any
 
@@ -97,13 +98,12 @@ def _torch_load(src, *, mmap: bool) -> Any:
 
 def _unpickling_message(err: Exception) -> str:
     text = str(err)
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("Unsupported global") or "GLOBAL" in line:
-            return (
-                "refused: the file holds Python objects that safe loading does not allow "
-                f"({line[:160]}); it was not unpickled"
-            )
+    found = re.search(r"GLOBAL ([\w.]+)", text)
+    if found:
+        return (
+            f"refused: the file asks to run Python code ({found.group(1)}), which safe loading "
+            "(weights_only) does not allow; nothing was executed"
+        )
     if "magic number" in text.lower() or "legacy" in text.lower():
         return "not a torch.save file (a plain pickle, not torch's format)"
     first = text.strip().splitlines()[0] if text.strip() else "unpickling failed"

@@ -249,10 +249,10 @@ def _split_width(width: int, slots: int | None, hidden: int | None) -> tuple[int
         return (
             DEFAULT_K,
             width // DEFAULT_K,
-            f"assumed k = {DEFAULT_K} slots of H = {width // DEFAULT_K} (width {width}); "
+            f"k = {DEFAULT_K} slots of H = {width // DEFAULT_K} (width {width}); "
             "use --slots/--hidden to say otherwise",
         )
-    return 1, width, f"assumed k = 1 slot of H = {width} (width {width} is not a multiple of 3)"
+    return 1, width, f"k = 1 slot of H = {width} (width {width} is not a multiple of 3)"
 
 
 def _squeeze(t):

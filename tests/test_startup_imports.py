@@ -1,0 +1,46 @@
+"""Start-up stays cheap: importing the package and `--help` never import torch (about 1.4 s)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print('@@MODULES@@'); print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(out.stdout.split("@@MODULES@@")[-1].split())
+
+
+def test_import_package_does_not_import_torch():
+    mods = _modules_after("import eagle3_tui, eagle3_tui.cli, eagle3_tui.samples.sample")
+    assert "eagle3_tui.cli" in mods
+    assert "torch" not in mods
+
+
+def test_help_does_not_import_torch():
+    code = (
+        "import sys\n"
+        "from eagle3_tui.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "for name in ('summary', 'ls', 'compare', 'bookmarks', 'demo'):\n"
+        "    try:\n        main([name, '--help'])\n    except SystemExit:\n        pass\n"
+    )
+    mods = _modules_after(code)
+    assert "eagle3_tui.commands.summary" in mods
+    assert "torch" not in mods
+    assert "textual" not in mods
+
+
+def test_core_never_imports_textual_or_asyncssh():
+    """samples/ is shipped to the GPU box: torch and the standard library only."""
+    code = (
+        "import eagle3_tui.samples.load, eagle3_tui.samples.stats, eagle3_tui.samples.schema\n"
+        "import eagle3_tui.sources.base, eagle3_tui.sources.local\n"
+    )
+    mods = _modules_after(code)
+    assert not {"textual", "asyncssh", "numpy"} & mods
