@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -367,13 +367,22 @@ class BookmarkStore:
         note: str | None = None,
         tags: Iterable[str] = (),
         headline: dict[str, Any] | None = None,
+        headlines: Mapping[str, dict[str, Any]] | None = None,
     ) -> list[Bookmark]:
-        """add() for a batch, in one transaction: all of them are saved or none."""
+        """add() for a batch, in one transaction: all of them are saved or none.
+
+        headlines gives a target (as written in targets) its own headline instead of headline.
+        """
+        targets = list(targets)
         parts = [_parts(t) for t in targets]
         tags = clean_tags(tags)
-        headline_json = _headline_json(headline)
+        default = _headline_json(headline)
+        per_target = {t: _headline_json(h) for t, h in (headlines or {}).items()}
         with self._write() as conn:
-            return [self._upsert(conn, p, note=note, add_tags=tags, headline_json=headline_json) for p in parts]
+            return [
+                self._upsert(conn, p, note=note, add_tags=tags, headline_json=per_target.get(t, default))
+                for t, p in zip(targets, parts)
+            ]
 
     def toggle(self, target: str, headline: dict[str, Any] | None = None) -> bool:
         """Bookmark target if it is not, else remove it. Returns whether it is bookmarked now."""

@@ -32,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--note", help="set the note (replaces an existing note)")
     p.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="add a tag (repeatable; existing tags are kept)")  # fmt: skip
+    p.add_argument("--summarize", action="store_true",
+                   help="load each sample (on its host) and keep its headline: schema, T, norm means")  # fmt: skip
+    from eagle3_tui.commands.summary import add_connection_arguments
+
+    add_connection_arguments(p)
 
     p = actions.add_parser("remove", help="remove bookmarks")
     p.add_argument("targets", nargs="+", metavar="TARGET", help='a target; "-" reads targets from stdin')
@@ -75,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             if action == "list":
                 return _list(store, args)
             if action == "add":
-                return _add(store, targets, args.note, tags)
+                return _add(store, targets, args, tags)
             if action == "remove":
                 return _remove(store, targets)
             return _export(store, args)
@@ -116,12 +121,28 @@ def _list(store, args: argparse.Namespace) -> int:
     return 0
 
 
-def _add(store, targets: list[str], note: str | None, tags: tuple[str, ...]) -> int:
+def _add(store, targets: list[str], args: argparse.Namespace, tags: tuple[str, ...]) -> int:
     known = store.keys()
-    saved = store.add_many(targets, note=note, tags=tags)
+    headlines, failed = _headlines(targets, args) if args.summarize else ({}, 0)
+    saved = store.add_many(targets, note=args.note, tags=tags, headlines=headlines)
     new = sum(1 for b in saved if b.target not in known)
     print(f"{new} new, {len(saved) - new} updated bookmark(s) in {store.path}", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
+
+
+def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, dict], int]:
+    """Headlines of the targets' samples, computed where the data is (like `summary`)."""
+    from eagle3_tui.bookmarks import headline_from_summary
+    from eagle3_tui.commands._targets import summarize_targets
+
+    summary_args = argparse.Namespace(**{**vars(args), "k": 0, "slots": None, "hidden": None})
+    headlines, failed = {}, 0
+    for target, summary in zip(targets, summarize_targets(targets, summary_args)):
+        if summary.get("error"):
+            failed += 1
+            print(f"{PROG}: {target}: {summary['error']} (bookmarked with that error)", file=sys.stderr)
+        headlines[target] = headline_from_summary(summary)
+    return headlines, failed
 
 
 def _remove(store, targets: list[str]) -> int:

@@ -134,3 +134,43 @@ def test_data_dir_flag_overrides_the_environment(cli, tmp_path, data_dir):
     r = cli("--data-dir", str(data_dir), "list", "--json", data=False)  # flag before the action
     assert json.loads(r.stdout)["target"] == "/d/a.pt"
     assert cli(data=True).stdout.startswith("/d/a.pt")  # no action: list
+
+
+def test_add_with_summarize_keeps_the_samples_headline(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    T, H = 24, 32
+    good = tmp_path / "rows_0-2000" / "data_0.ckpt"
+    good.parent.mkdir()
+    aux = torch.randn(1, T, 3 * H) * torch.tensor([1.0, 4.0, 16.0]).repeat_interleave(H)
+    torch.save({"input_ids": torch.arange(T), "aux_hidden_state": aux, "hidden_state": torch.randn(1, T, H)}, good)
+    missing = tmp_path / "rows_0-2000" / "data_1.ckpt"
+
+    r = cli("add", "--summarize", str(good), str(missing), "--tag", "s")
+    assert r.returncode == 1  # one sample could not be summarised ...
+    assert str(missing) in r.stderr and len(r.stderr.splitlines()) == 2
+    rows = {row["target"]: row for row in map(json.loads, cli("list", "--json").stdout.splitlines())}
+    assert set(rows) == {str(good), str(missing)}  # ... but both are bookmarked
+
+    h = rows[str(good)]["headline"]
+    assert (h["tokens"], h["hidden"], len(h["slots"])) == (T, H, 3)
+    means = [s["norm_mean"] for s in h["slots"]]
+    assert means[0] < means[1] < means[2]  # the slots' scales 1, 4, 16 show in the norm means
+    assert rows[str(missing)]["headline"]["error"]
+    assert f"T={T}" in cli("list").stdout
+
+
+def test_bookmarks_cli_never_imports_torch_or_textual(data_dir):
+    import subprocess
+    import sys
+
+    from .conftest import subprocess_env
+
+    code = (
+        "import sys\nfrom eagle3_tui.cli import main\n"
+        f"main(['bookmarks', 'add', '/d/a.pt', '--data-dir', {str(data_dir)!r}])\n"
+        f"main(['bookmarks', 'export', '--format', 'csv', '--data-dir', {str(data_dir)!r}])\n"
+        "print(sorted(m for m in ('torch', 'textual', 'asyncssh') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "[]"
