@@ -411,6 +411,17 @@ class BookmarkStore:
         with self._write() as conn:
             return self._upsert(conn, p, set_tags=tags, headline_json=headline_json)
 
+    def fill_headline(self, target: str, headline: dict[str, Any]) -> bool:
+        """Give a bookmark made before its sample was loaded its headline; True if it had none."""
+        key, headline_json = _parts(target).key, _headline_json(headline)
+        with self._write() as conn:
+            return bool(
+                conn.execute(
+                    "UPDATE bookmarks SET headline = ? WHERE target = ? AND headline IS NULL",
+                    (headline_json, key),
+                ).rowcount
+            )
+
     def remove(self, target: str) -> bool:
         """Remove one bookmark. Returns False when it was not bookmarked."""
         return not self.remove_many([target])

@@ -156,3 +156,12 @@ def test_a_headline_that_is_not_json_is_refused(store):
     with pytest.raises(BookmarkError, match="headline"):
         store.add("/d/a.pt", headline={"x": float("nan")})
     assert store.get("/d/a.pt") is None
+
+
+def test_fill_headline_only_fills_a_missing_one(store):
+    store.toggle("/d/a.pt")  # bookmarked before its sample had loaded
+    assert store.fill_headline("/d/a.pt", HEADLINE) is True
+    assert store.get("/d/a.pt").headline == HEADLINE
+    assert store.fill_headline("/d/a.pt", {"schema": "other"}) is False  # the first one stays
+    assert store.get("/d/a.pt").headline == HEADLINE
+    assert store.fill_headline("/d/never.pt", HEADLINE) is False and store.get("/d/never.pt") is None
