@@ -1,0 +1,59 @@
+"""`eagle3-tui demo [DIR] [--write-only] [--seed N]`: write the demo dataset, then open the TUI on it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+DEFAULT_DIR = "eagle3-demo"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", nargs="?", default=DEFAULT_DIR, metavar="DIR",
+                        help=f"where to write the dataset (default: ./{DEFAULT_DIR}); must be new, empty or an earlier demo")
+    parser.add_argument("--write-only", action="store_true", help="write the dataset and exit, do not open the TUI")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (the same seed writes the same bytes)")
+
+
+def _tui_available() -> bool:
+    try:
+        return importlib.util.find_spec("eagle3_tui.commands.tui") is not None
+    except ImportError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    from eagle3_tui.samples.demo import write_demo
+
+    directory = args.dir
+    try:
+        manifest = write_demo(directory, seed=args.seed)
+    except (FileExistsError, OSError) as err:
+        print(f"eagle3-tui demo: {err}", file=sys.stderr)
+        return 1
+    if not args.write_only and _tui_available():
+        from eagle3_tui.commands import tui
+
+        return int(tui.main([directory]) or 0)
+    _print_written(manifest)
+    return 0
+
+
+def _print_written(manifest: dict) -> None:
+    d = manifest["dir"]
+    train, infer = manifest["train"], manifest["infer"]
+    ok = [c for c in infer if not c["expect"]]
+    faults = [c for c in infer if c["expect"]]
+    print(f"Wrote the demo dataset to {os.path.abspath(d)} ({manifest['bytes'] / 1e6:.1f} MB, seed {manifest['seed']}):")
+    print(f"  train/     {len(train)} SpecForge samples (.ckpt, one .ckpt.gz), right-padded, some indices missing")
+    print(f"  train_pt/  the same samples under .pt names")
+    print(f"  infer/     {len(ok)} correctly wired captures and {len(faults)} with a known fault")
+    print("  README.txt says which capture belongs to which sample and what is wrong with it")
+    print()
+    print("Try:")
+    print(f"  eagle3-tui summary {os.path.join(d, train[0])}")
+    for c in (ok[0], *faults[:2]):
+        print(f"  eagle3-tui compare {os.path.join(d, c['train'])} {os.path.join(d, c['file'])}")
+    print(f"  eagle3-tui {d}")

@@ -1,0 +1,390 @@
+"""Write a small, realistic demo dataset: SpecForge training shards and inference captures.
+
+All hidden states come from the seeded TinyDecoder (samples/model.py). Training samples are
+float32 runs (right-padded in batches of four, as SpecForge does); inference captures are bf16
+runs of some of the same prompts, some correctly wired and one per known fault (FORMATS.md, end),
+in several inference formats. README.txt in the output says which file is which, in a table
+that tests parse: every claim in it is checked against `compare_files`.
+
+torch and stdlib only (samples/ runs on the remote box too).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gzip
+import io
+import json
+import os
+import random
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from eagle3_tui.samples.model import ModelConfig, build_model
+
+README_MARK = "eagle3-tui demo dataset"
+SHARD = "rows_0-2000"
+N_TRAIN = 26  # global indices 0..25, minus MISSING
+MISSING = (7, 19)  # skipped by the producer (SpecForge drops samples with NaN)
+GZIPPED = 3  # this index is stored as data_3.ckpt.gz
+BATCH = 4  # SpecForge pads each batch on the right to its longest row
+
+# token ids of a toy chat template
+PAD, BOS, EOS = 0, 1, 2
+SYSTEM = [3, 10, 11, 12, 4]  # <|system|> ... <|end|>
+USER = [5]
+ASSISTANT = [6, 13, 7]  # <|assistant|> header; the response follows
+FIRST_WORD = 20  # ordinary tokens are drawn from [FIRST_WORD, vocab)
+
+
+@dataclass
+class Prompt:
+    ids: list[int]
+    response_start: int  # first position with loss_mask 1
+
+    @property
+    def loss_mask(self) -> list[int]:
+        return [0] * self.response_start + [1] * (len(self.ids) - self.response_start)
+
+    @property
+    def prompt_ids(self) -> list[int]:
+        return self.ids[: self.response_start]
+
+
+@dataclass
+class Capture:
+    file: str  # relative to DIR
+    train: str  # the training file it was captured from (relative to DIR)
+    format: str
+    expect: str | None  # the finding code compare must report (None: correctly wired)
+    note: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _make_prompt(rng: random.Random, vocab: int) -> Prompt:
+    user = [rng.randrange(FIRST_WORD, vocab) for _ in range(rng.randint(14, 110))]
+    head = [BOS, *SYSTEM, *USER, *user, *ASSISTANT]
+    resp = [rng.randrange(FIRST_WORD, vocab) for _ in range(rng.randint(18, 80))]
+    return Prompt(head + resp + [EOS], len(head))
+
+
+def _save(obj: Any, path: str, *, gz: bool = False) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if gz:
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        # mtime=0: the same seed gives the same bytes
+        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            f.write(buf.getvalue())
+    else:
+        torch.save(obj, path)
+
+
+_ST_DTYPES = {torch.bfloat16: "BF16", torch.float16: "F16", torch.float32: "F32", torch.int64: "I64"}
+
+
+def write_safetensors(tensors: dict[str, torch.Tensor], path: str, metadata: dict[str, str] | None = None) -> None:
+    """The safetensors format by hand: u64 little-endian header size, JSON header, raw bytes.
+
+    samples/ may not import the safetensors package (the remote box may lack it).
+    """
+    header: dict[str, Any] = {}
+    blobs: list[bytes] = []
+    offset = 0
+    for name, t in tensors.items():
+        t = t.detach().contiguous()
+        data = ctypes.string_at(t.data_ptr(), t.numel() * t.element_size())
+        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    if metadata:
+        header["__metadata__"] = metadata
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # keep the data 8-byte aligned
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+
+
+class _Demo:
+    def __init__(self, directory: str, seed: int):
+        self.dir = directory
+        self.seed = seed
+        self.cfg = ModelConfig(seed=seed)
+        self.model = build_model(self.cfg)
+        self.rng = random.Random(seed)
+        self.aux = list(self.cfg.aux_boundaries)
+        self.prompts: dict[int, Prompt] = {}
+        self.train_files: dict[int, str] = {}
+        self.padded: dict[int, list[int]] = {}  # ids as stored, with the batch's right padding
+        self.captures: list[Capture] = []
+
+    # --- helpers -------------------------------------------------------------------------
+    def run(self, ids: list[int], dtype=torch.bfloat16):
+        """(boundary states [L+1] each [T, H], post-norm final [T, H]) for one sequence."""
+        return self.model.boundaries(torch.tensor(ids, dtype=torch.int64), dtype)
+
+    def aux_cat(self, states, boundaries) -> torch.Tensor:
+        return torch.cat([states[b] for b in boundaries], dim=-1)
+
+    def infer(self, name: str, obj: Any, idx: int, fmt: str, expect: str | None, note: str, **extra) -> None:
+        path = os.path.join(self.dir, "infer", name)
+        if name.endswith(".safetensors"):
+            write_safetensors(obj, path, {"format": "pt"})
+        else:
+            _save(obj, path)
+        self.captures.append(Capture(f"infer/{name}", self.train_files[idx], fmt, expect, note, extra))
+
+    # --- training side ---------------------------------------------------------------------
+    def write_train(self) -> None:
+        vocab = self.cfg.vocab
+        indices = [i for i in range(N_TRAIN) if i not in MISSING]
+        for i in range(N_TRAIN):  # draw for missing ones too: indices keep their prompts
+            self.prompts[i] = _make_prompt(self.rng, vocab)
+        for start in range(0, len(indices), BATCH):
+            batch = indices[start : start + BATCH]
+            width = max(len(self.prompts[i].ids) for i in batch)
+            ids = torch.zeros(len(batch), width, dtype=torch.int64)  # pad id 0 on the right
+            mask = torch.zeros(len(batch), width, dtype=torch.int64)
+            for row, i in enumerate(batch):
+                p = self.prompts[i]
+                ids[row, : len(p.ids)] = torch.tensor(p.ids)
+                mask[row, : len(p.ids)] = torch.tensor(p.loss_mask)
+            # the whole padded batch goes through the model: pad rows get real, non-zero states
+            states, final = self.model.boundaries(ids, torch.float32)
+            aux = self.aux_cat(states, self.aux)
+            for row, i in enumerate(batch):
+                record = {
+                    "input_ids": ids[row].clone(),
+                    "loss_mask": mask[row].clone(),
+                    "hidden_state": final[row : row + 1].clone(),
+                    "aux_hidden_state": aux[row : row + 1].clone(),
+                }
+                ext = ".ckpt.gz" if i == GZIPPED else ".ckpt"
+                rel = f"train/{SHARD}/data_{i}{ext}"
+                _save(record, os.path.join(self.dir, rel), gz=(i == GZIPPED))
+                _save(record, os.path.join(self.dir, f"train_pt/{SHARD}/data_{i}.pt"))
+                self.train_files[i] = rel
+                self.padded[i] = ids[row].tolist()
+
+    def write_vocab_mapping(self) -> None:
+        g = torch.Generator().manual_seed(self.seed + 1)
+        draft_vocab = 256
+        keep = torch.sort(torch.randperm(self.cfg.vocab, generator=g)[:draft_vocab]).values
+        t2d = torch.zeros(self.cfg.vocab, dtype=torch.bool)
+        t2d[keep] = True
+        d2t = keep - torch.arange(draft_vocab)  # SpecForge stores offsets: target = draft + d2t
+        _save({"d2t": d2t, "t2d": t2d}, os.path.join(self.dir, "vocab_mapping", "vocab_mapping.pt"))
+
+    # --- inference side --------------------------------------------------------------------
+    def write_infer(self) -> None:
+        H = self.cfg.hidden
+        L = self.cfg.layers
+        aux = self.aux
+        ids_t = lambda ids: torch.tensor(ids, dtype=torch.int64)  # noqa: E731
+
+        # correctly wired -----------------------------------------------------------------
+        p = self.prompts[0]
+        st, fin = self.run(p.ids)
+        self.infer("ok_bf16_s0.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": self.aux_cat(st, aux)[None],
+                                     "hidden_state": fin[None]}, 0, "dict: input_ids, aux_hidden_state [1,T,kH], hidden_state [1,T,H]",
+                   None, "correctly wired; bf16 engine vs float32 training")
+
+        p = self.prompts[1]
+        generated = self.decode(p.prompt_ids, 4)
+        seq = p.prompt_ids + generated
+        st, _ = self.run(seq)
+        self.infer("ok_prefix_s1.pt", {"input_ids": ids_t(seq), "aux_hidden_state": self.aux_cat(st, aux)}, 1,
+                   "dict: input_ids, aux_hidden_state [T,kH]", None,
+                   f"correctly wired prefix: the prompt ({len(p.prompt_ids)} tokens) plus 4 greedily decoded tokens",
+                   prompt_len=len(p.prompt_ids))
+
+        p = self.prompts[2]
+        st, _ = self.run(p.ids)
+        self.infer("ok_noids_s2.pt", self.aux_cat(st, aux), 2, "bare tensor [T,kH], no token ids", None,
+                   "correctly wired, without token ids: aligned by the hidden states")
+
+        p = self.prompts[4]
+        st, _ = self.run(p.prompt_ids)
+        self.infer("ok_list_s4.pt", [st[b].clone() for b in aux], 4, "list of k tensors [T,H], no token ids", None,
+                   "correctly wired prompt-only capture, as a list of tensors")
+
+        p = self.prompts[5]
+        st, _ = self.run(p.ids)
+        hs = torch.stack([st[b] for b in aux] + [st[L]], dim=1)  # [T, k+1, H], last = final before the norm
+        self.infer("hs_5.safetensors", {"token_ids": ids_t(p.ids), "hidden_states": hs}, 5,
+                   "speculators safetensors: token_ids, hidden_states [T,k+1,H]", None,
+                   "correctly wired speculators capture; its final state is before the norm by design (info only)")
+
+        # one per known fault -------------------------------------------------------------------
+        p = self.prompts[8]
+        st, _ = self.run(p.ids)
+        off = [b + 1 for b in aux]
+        self.infer("fault_layers_all_s8.pt", self.aux_cat(st, off)[None], 8, "bare tensor [1,T,kH]", "slot_mismatch",
+                   f"every slot one layer late: boundaries {off} instead of {aux} (ids read under the other convention)")
+
+        p = self.prompts[9]
+        st, _ = self.run(p.ids)
+        some = [aux[0], aux[1], aux[2] + 1]
+        self.infer("fault_layers_some_s9.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": self.aux_cat(st, some)[None]},
+                   9, "dict: input_ids, aux_hidden_state [1,T,kH]", "slot_mismatch",
+                   f"only the last slot one layer late: boundaries {some} instead of {aux}")
+
+        p = self.prompts[10]
+        st, _ = self.run(p.ids)
+        order = [aux[2], aux[0], aux[1]]
+        self.infer("fault_permuted_s10.pt", [st[b].clone() for b in order], 10, "list of k tensors [T,H]", "slot_permutation",
+                   f"slots in list order {order} instead of ascending {aux}")
+
+        p = self.prompts[11]
+        st, _ = self.run(p.ids)
+        self.infer("fault_aux_disabled_s11.pt", st[L].clone(), 11, "bare tensor [T,H]", "width_mismatch",
+                   f"auxiliary capture disabled: only the last hidden state, width {H} instead of {3 * H}")
+
+        p = self.prompts[12]
+        st, _ = self.run(p.ids)
+        self.infer("fault_final_prenorm_s12.ckpt", {"input_ids": ids_t(p.ids), "loss_mask": ids_t(p.loss_mask),
+                                                   "hidden_state": st[L][None], "aux_hidden_state": self.aux_cat(st, aux)[None]},
+                   12, "SpecForge schema", "norm_mismatch",
+                   "hidden_state taken before the final norm (SpecForge stores it after)")
+
+        p = self.prompts[13]
+        st, _ = self.run(p.ids)
+        self.infer("fault_scale_s13.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": (self.aux_cat(st, aux) * 4.0)[None]},
+                   13, "dict: input_ids, aux_hidden_state [1,T,kH]", "scale_mismatch",
+                   "every slot multiplied by 4 (same direction, different magnitude)", factor=4.0)
+
+        p, other = self.prompts[14], self.prompts[15]
+        st, _ = self.run(other.ids)
+        n = min(len(p.ids), len(other.ids))
+        self.infer("fault_other_request_s14.pt", {"input_ids": ids_t(p.ids[:n]), "aux_hidden_state": self.aux_cat(st, aux)[:n]},
+                   14, "dict: input_ids, aux_hidden_state [T,kH]", "unrelated_sample",
+                   "token ids of sample 14, hidden states of another request in the batch (sample 15)")
+
+        p = self.prompts[16]
+        drift_at = 1 + len(SYSTEM) - 1  # the template adds a newline token before <|end|>
+        seq = p.ids[:drift_at] + [8] + p.ids[drift_at:]
+        st, _ = self.run(seq)
+        self.infer("fault_template_drift_s16.pt", {"input_ids": ids_t(seq), "aux_hidden_state": self.aux_cat(st, aux)[None]},
+                   16, "dict: input_ids, aux_hidden_state [1,T,kH]", "token_divergence",
+                   f"chat-template drift: an extra template token at position {drift_at}, ids diverge there",
+                   position=drift_at)
+
+        p = self.prompts[17]
+        st, _ = self.run(p.ids)
+        shifted = self.aux_cat(st, aux)[1:]  # row t holds the state of token t + 1
+        self.infer("fault_shifted_s17.pt", {"input_ids": ids_t(p.ids[:-1]), "aux_hidden_state": shifted[None]},
+                   17, "dict: input_ids, aux_hidden_state [1,T,kH]", "token_shift",
+                   "hidden rows shifted by one position relative to the token ids (row t = token t+1)", offset=1)
+
+        p = self.prompts[18]
+        st, _ = self.run(p.ids)
+        bad = self.aux_cat(st, aux).clone()
+        bad[30:33, H : 2 * H] = float("nan")
+        bad[41, 5] = float("inf")
+        self.infer("fault_nan_s18.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": bad[None]}, 18,
+                   "dict: input_ids, aux_hidden_state [1,T,kH]", "nonfinite",
+                   f"NaN in rows 30-32 of slot 1 ({3 * H} values) and one Inf in row 41", nan=3 * H, inf=1, first=30)
+
+        i = self.padded_index()
+        ids = torch.tensor(self.padded[i], dtype=torch.int64)
+        st, _ = self.run(ids.tolist())
+        self.infer(f"fault_padding_s{i}.pt", {"input_ids": ids.clone(), "loss_mask": torch.ones_like(ids),
+                                               "aux_hidden_state": self.aux_cat(st, aux)[None]}, i,
+                   "dict: input_ids, loss_mask, aux_hidden_state [1,T,kH]", "padding",
+                   f"the whole padded batch row captured: {len(ids) - len(self.prompts[i].ids)} padding rows "
+                   "taken as real tokens, loss_mask 1 on them")
+
+    def padded_index(self) -> int:
+        """A training sample not used by another capture with the most right padding."""
+        used = {0, 1, 2, 4, 5} | set(range(8, 19))
+        free = [i for i in self.train_files if i not in used]
+        return max(free, key=lambda i: (len(self.padded[i]) - len(self.prompts[i].ids), -i))
+
+    def decode(self, ids: list[int], steps: int) -> list[int]:
+        """Greedy decoding with the tied embedding as the LM head (bf16, like the engine)."""
+        out = list(ids)
+        head = self.model.embed.weight
+        for _ in range(steps):
+            _, fin = self.run(out)
+            out.append(int((fin[-1].float() @ head.T).argmax()))
+        return out[len(ids):]
+
+    # --- readme ---------------------------------------------------------------------------
+    def write_readme(self) -> None:
+        cfg = self.cfg
+        lines = [
+            f"{README_MARK} (seed {self.seed})",
+            "",
+            f"Hidden states of a small decoder-only transformer (L={cfg.layers} layers, H={cfg.hidden},",
+            f"vocab {cfg.vocab}), auxiliary slots at boundaries b = {self.aux} (b = 0 embeddings, b = i+1",
+            "output of layer i), so every slot is [T, H] and aux_hidden_state is [1, T, 3H].",
+            "",
+            f"train/{SHARD}/data_{{i}}.ckpt   SpecForge offline schema, float32: input_ids, loss_mask,",
+            "    hidden_state [1,T,H] after the final norm, aux_hidden_state [1,T,3H] before any norm.",
+            f"    Batches of {BATCH} are right-padded (id 0, loss_mask 0, non-zero hidden rows on the pad).",
+            f"    Indices {', '.join(map(str, MISSING))} are missing; data_{GZIPPED} is stored as data_{GZIPPED}.ckpt.gz.",
+            f"train_pt/{SHARD}/data_{{i}}.pt  the same samples under .pt names.",
+            "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
+            "",
+            "infer/  inference captures (bf16 engine) of some of the same prompts. Try:",
+            f"    eagle3-tui compare {self.train_files[0]} infer/ok_bf16_s0.pt",
+            "",
+            "capture | training sample | expected finding | format | what it is",
+        ]
+        for c in self.captures:
+            lines.append(f"{c.file} | {c.train} | {c.expect or 'none'} | {c.format} | {c.note}")
+        lines.append("")
+        with open(os.path.join(self.dir, "README.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+
+
+def _check_target(directory: str) -> None:
+    if not os.path.exists(directory):
+        return
+    if not os.path.isdir(directory):
+        raise FileExistsError(f"{directory}: exists and is not a folder")
+    names = os.listdir(directory)
+    readme = os.path.join(directory, "README.txt")
+    if names and not (os.path.isfile(readme) and open(readme, encoding="utf-8", errors="replace").read(len(README_MARK)) == README_MARK):
+        raise FileExistsError(f"{directory}: not empty and not a demo dataset; choose another folder")
+
+
+def write_demo(directory: str, seed: int = 0) -> dict[str, Any]:
+    """Write the demo dataset into `directory` (new, empty, or an earlier demo) and return a manifest:
+    {"dir", "seed", "train": [rel paths], "train_pt": [...], "infer": [{"file", "train", "format",
+    "expect", "note", ...}], "other": [...], "bytes": total size}."""
+    _check_target(directory)
+    os.makedirs(directory, exist_ok=True)
+    # one thread: these tensors are tiny, and a second thread only adds contention (4x slower
+    # on a busy 2-core box); it also keeps the bytes independent of the machine's core count
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        demo = _Demo(directory, seed)
+        demo.write_train()
+        demo.write_vocab_mapping()
+        demo.write_infer()
+        demo.write_readme()
+    finally:
+        torch.set_num_threads(threads)
+    total = 0
+    for root, _dirs, files in os.walk(directory):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return {
+        "dir": directory,
+        "seed": seed,
+        "model": {"layers": demo.cfg.layers, "hidden": demo.cfg.hidden, "vocab": demo.cfg.vocab, "aux_boundaries": demo.aux},
+        "train": [demo.train_files[i] for i in sorted(demo.train_files)],
+        "train_pt": [f"train_pt/{SHARD}/data_{i}.pt" for i in sorted(demo.train_files)],
+        "infer": [{"file": c.file, "train": c.train, "format": c.format, "expect": c.expect, "note": c.note, **c.extra}
+                  for c in demo.captures],
+        "other": ["vocab_mapping/vocab_mapping.pt", "README.txt"],
+        "bytes": total,
+    }

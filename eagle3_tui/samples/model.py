@@ -1,0 +1,181 @@
+"""A small decoder-only transformer whose hidden states look like a real target model's.
+
+Used to make the demo dataset and test data: embeddings, pre-norm residual blocks (RMSNorm with
+non-trivial gains, causal attention with rotary positions, SwiGLU MLP), a final norm. Weights are
+seeded and rounded to bf16-representable values, so a float32 run and a bf16 run of the same
+model differ only by activation precision, as a float32 training dump and a bf16 engine do.
+Later blocks write larger updates, and one channel gets a large value on the first token (an
+"attention sink"), so residual norms grow with depth and vary per token like a real model's.
+
+torch and stdlib only: samples/ is shipped to the remote box.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import weakref
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab: int = 1000
+    hidden: int = 64
+    layers: int = 10
+    heads: int = 4
+    mlp: int = 172
+    seed: int = 0
+
+    @property
+    def aux_boundaries(self) -> tuple[int, int, int]:
+        """The common EAGLE-3 default capture: b = {2, L//2, L-3}."""
+        return (2, self.layers // 2, self.layers - 3)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # statistics in float32 as real kernels do; result back in the activation dtype
+        xf = x.float()
+        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (y * self.weight.float()).to(x.dtype)
+
+
+def _rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        h = cfg.hidden
+        self.heads = cfg.heads
+        self.attn_norm = RMSNorm(h)
+        self.qkv = nn.Linear(h, 3 * h, bias=False)
+        self.out = nn.Linear(h, h, bias=False)
+        self.mlp_norm = RMSNorm(h)
+        self.gate_up = nn.Linear(h, 2 * cfg.mlp, bias=False)
+        self.down = nn.Linear(cfg.mlp, h, bias=False)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        bsz, t, h = x.shape
+        q, k, v = self.qkv(self.attn_norm(x)).split(h, dim=-1)
+        shape = (bsz, t, self.heads, h // self.heads)
+        q, k, v = (z.view(shape).transpose(1, 2) for z in (q, k, v))
+        q, k = _rotary(q, cos, sin), _rotary(k, cos, sin)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.out(a.transpose(1, 2).reshape(bsz, t, h))
+        gate, up = self.gate_up(self.mlp_norm(x)).chunk(2, dim=-1)
+        return x + self.down(F.silu(gate) * up)
+
+
+class TinyDecoder(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab, cfg.hidden)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.layers))
+        self.final_norm = RMSNorm(cfg.hidden)
+        self._init_weights()
+
+    @torch.no_grad()
+    def _init_weights(self) -> None:
+        cfg = self.cfg
+        g = torch.Generator().manual_seed(cfg.seed)
+        h = cfg.hidden
+
+        def normal(*shape: int, std: float) -> torch.Tensor:
+            return torch.randn(*shape, generator=g) * std
+
+        def gains() -> torch.Tensor:
+            # log-normal spread plus a few strong channels: the norm visibly reshapes directions
+            w = torch.exp(normal(h, std=0.25))
+            w[torch.randperm(h, generator=g)[:3]] *= 2.5
+            return w
+
+        self.embed.weight.copy_(normal(cfg.vocab, h, std=0.6))
+        for i, blk in enumerate(self.blocks):
+            depth_gain = 1.0 + 0.35 * i  # later layers write bigger updates
+            blk.attn_norm.weight.copy_(gains())
+            blk.mlp_norm.weight.copy_(gains())
+            blk.qkv.weight.copy_(normal(3 * h, h, std=0.7 / math.sqrt(h)))
+            blk.out.weight.copy_(normal(h, h, std=depth_gain / math.sqrt(h)))
+            blk.gate_up.weight.copy_(normal(2 * cfg.mlp, h, std=1.0 / math.sqrt(h)))
+            blk.down.weight.copy_(normal(h, cfg.mlp, std=1.2 * depth_gain / math.sqrt(cfg.mlp)))
+        self.final_norm.weight.copy_(gains())
+        for p in self.parameters():  # exactly representable in bf16: only activations differ
+            p.copy_(p.bfloat16().float())
+        # "massive activations": one channel carries a huge value on the first token (from the
+        # embeddings on) and on a few delimiter-like tokens (written by layer 1), as in real
+        # models. Pre-norm norms then vary a lot per token; after the final norm they do not.
+        chan = int(torch.randint(h, (1,), generator=g))
+        self.register_buffer("_massive_dir", torch.zeros(h), persistent=False)
+        self._massive_dir[chan] = 1.0
+        size = torch.zeros(cfg.vocab)
+        delim = torch.randperm(cfg.vocab - 1, generator=g)[: max(1, cfg.vocab // 30)] + 1
+        size[delim] = 120.0 + 120.0 * torch.rand(len(delim), generator=g)
+        self.register_buffer("_massive_size", size, persistent=False)
+        self.final_norm.weight[chan] = 1.0
+
+    def rotary_tables(self, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        d = self.cfg.hidden // self.cfg.heads
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+        ang = torch.outer(torch.arange(t, dtype=torch.float32), inv)
+        return ang.cos().to(dtype), ang.sin().to(dtype)
+
+    @torch.no_grad()
+    def boundaries(self, ids: torch.Tensor, dtype: torch.dtype = torch.float32):
+        """Run on ids [T] or [B, T]. Returns (states, final): states is a list of L+1 tensors
+        [..., T, H] with states[b] = boundary b (0 = embeddings, i+1 = output of layer i, L = last
+        residual before the final norm), final = the post-norm final state. All in `dtype`."""
+        squeeze = ids.dim() == 1
+        ids2 = ids.unsqueeze(0) if squeeze else ids
+        model = self if dtype == torch.float32 else _cast(self, dtype)
+        massive = self._massive_dir.to(dtype)
+        x = model.embed(ids2).to(dtype)
+        x[:, 0] += 150.0 * massive
+        cos, sin = model.rotary_tables(ids2.shape[1], dtype)
+        states = [x]
+        for i, blk in enumerate(model.blocks):
+            x = blk(x, cos, sin)
+            if i == 1:
+                x = x + self._massive_size[ids2].to(dtype)[..., None] * massive
+            states.append(x)
+        final = model.final_norm(x)
+        if squeeze:
+            states = [s[0] for s in states]
+            final = final[0]
+        return states, final
+
+
+_CASTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {dtype: copy}
+
+
+def _cast(model: TinyDecoder, dtype: torch.dtype) -> TinyDecoder:
+    per_model = _CASTS.setdefault(model, {})
+    if dtype not in per_model:
+        per_model[dtype] = copy.deepcopy(model).to(dtype)
+    return per_model[dtype]
+
+
+def build_model(cfg: ModelConfig | None = None, **overrides) -> TinyDecoder:
+    """A seeded TinyDecoder; `build_model(seed=3, hidden=32)` overrides config fields."""
+    cfg = cfg or ModelConfig()
+    if overrides:
+        cfg = ModelConfig(**{**cfg.__dict__, **overrides})
+    return TinyDecoder(cfg).eval()
+
+
+def run_model(model: TinyDecoder, ids: torch.Tensor, dtype: torch.dtype = torch.float32):
+    """All boundary hidden states b = 0..L and the post-norm final state, see boundaries()."""
+    return model.boundaries(ids, dtype)
