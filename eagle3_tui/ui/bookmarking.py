@@ -224,4 +224,6 @@ class Bookmarking:
         self._expect = None
         current = self.screen.browser.current
         if current is None or current.name != name:
-            self.screen.set_status(f"bookmarked file {name} is no longer in {folder}", error=True)
+            # a toast: the status line is rewritten by the cursor's own news right after this
+            self.screen.notify(f"{name} is no longer in {folder}", title="Bookmarked file gone",
+                               severity="warning", timeout=8)
