@@ -136,7 +136,8 @@ class _Demo:
     def infer(self, name: str, obj: Any, idx: int, fmt: str, expect: str | None, note: str, **extra) -> None:
         path = os.path.join(self.dir, "infer", name)
         if name.endswith(".safetensors"):
-            write_safetensors(obj, path, {"format": "pt"})
+            # speculators (vLLM convention): layer id i captures the input of layer i, so b = i
+            write_safetensors(obj, path, {"format": "pt", "layer_ids": json.dumps(self.aux)})
         else:
             _save(obj, path)
         self.captures.append(Capture(f"infer/{name}", self.train_files[idx], fmt, expect, note, extra))

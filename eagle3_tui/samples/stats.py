@@ -71,6 +71,12 @@ def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = No
                 f"{pad} padding rows (ids 0, loss mask 0) carry non-zero hidden states: "
                 "exclude them when comparing"
             )
+    if ids is not None and mask is not None and not pad:
+        zero_tail = len(ids) - len(_rstrip_zeros(ids))
+        if zero_tail >= 2 and any(mask[len(ids) - zero_tail :]):
+            warnings.append(
+                f"the last {zero_tail} rows have id 0 but loss mask 1: padding taken for real tokens?"
+            )
     if mask is not None and not any(mask[:valid]):
         warnings.append("loss mask is 0 on every token: this sample trains nothing")
     for part in [*slots, *([final] if final else [])]:
@@ -199,6 +205,13 @@ def _slot_summary(
         "first_nonfinite_row": first_bad,
         "first": _finite_list(first),
     }
+
+
+def _rstrip_zeros(values: list) -> list:
+    end = len(values)
+    while end and values[end - 1] == 0:
+        end -= 1
+    return values[:end]
 
 
 def _finite_list(t) -> list:

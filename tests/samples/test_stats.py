@@ -150,3 +150,14 @@ def test_std_matches_with_an_offset():
     r = stats.summarize(Sample(path="x", schema="t", slots=[Slot(x, "aux0")]))
     assert r["slots"][0]["std"] == pytest.approx(float(x.double().std(unbiased=False)), rel=1e-3)
     assert math.isfinite(r["slots"][0]["mean"])
+
+
+def test_padding_with_loss_mask_one_is_warned(tmp_path):
+    ids, mask, aux, final = make_tensors(pad=4)
+    mask = mask.clone()
+    mask[-4:] = 1  # the capture took the pad rows for real tokens
+    p = tmp_path / "padmask.pt"
+    torch.save({"input_ids": ids, "loss_mask": mask, "aux_hidden_state": torch.cat(aux, -1)}, p)
+    r = summarize_file(str(p))
+    assert r["padding"]["trailing"] == 0
+    assert "the last 4 rows have id 0 but loss mask 1: padding taken for real tokens?" in r["warnings"]
