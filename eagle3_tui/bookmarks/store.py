@@ -183,6 +183,17 @@ class BookmarkStore:
             conn.close()
 
     def _check(self, conn: sqlite3.Connection, *, quick_check: bool) -> int:
+        # One read transaction: read separately, another process's schema creation could land
+        # between the two reads and make a new store look like someone else's database.
+        if conn.in_transaction:
+            return self._check_in_transaction(conn, quick_check=quick_check)
+        conn.execute("BEGIN")
+        try:
+            return self._check_in_transaction(conn, quick_check=quick_check)
+        finally:
+            conn.execute("ROLLBACK")
+
+    def _check_in_transaction(self, conn: sqlite3.Connection, *, quick_check: bool) -> int:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise self._refuse(

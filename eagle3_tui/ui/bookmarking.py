@@ -41,10 +41,32 @@ class Bookmarking:
 
     # ----- the store
 
+    def start(self) -> None:
+        """Open the store in a thread: creating it fsyncs, which must not delay a frame."""
+        self.screen.run_worker(self._open_in_thread, thread=True, group="bookmarks-open")
+
+    def _open_in_thread(self) -> None:
+        try:
+            store = open_store(self._data_dir())
+        except BookmarkError:
+            return  # reported when the user first uses bookmarks (b, N, B)
+        self.screen.app.call_from_thread(self._opened, store)
+
+    def _opened(self, store: BookmarkStore) -> None:
+        if self._store is None:
+            self._store = store
+            self.refresh_marks()
+        else:
+            store.close()
+
+    def _data_dir(self) -> str | None:
+        return getattr(self.screen.app, "data_dir", None)
+
     def store(self) -> BookmarkStore | None:
+        """The open store; opens it now when needed (an action must not wait for the thread)."""
         if self._store is None:
             try:
-                self._store = open_store(getattr(self.screen.app, "data_dir", None))
+                self._store = open_store(self._data_dir())
             except BookmarkError as err:
                 self.screen.set_status(str(err), error=True)
         return self._store
@@ -97,7 +119,7 @@ class Bookmarking:
 
     def refresh_marks(self) -> None:
         """Recompute which names of the open folder are bookmarked; redraw if that changed."""
-        store, screen = self._store or self.store(), self.screen
+        store, screen = self._store, self.screen  # not open yet: _opened() calls us again
         probe = self.key_of(posixpath.join(screen.path or "/", "x")) if screen.path else None
         marked: frozenset[str] = frozenset()
         if store is not None and probe is not None:
