@@ -248,4 +248,4 @@ class Bookmarking:
         if current is None or current.name != name:
             # a toast: the status line is rewritten by the cursor's own news right after this
             self.screen.notify(f"{name} is no longer in {folder}", title="Bookmarked file gone",
-                               severity="warning", timeout=8)
+                               severity="warning", timeout=8, markup=False)

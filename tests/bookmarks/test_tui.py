@@ -226,7 +226,7 @@ async def test_jump_connects_to_the_bookmarks_host(tree):
 
 
 async def test_jump_to_a_file_that_is_gone_says_so(tree, tmp_path):
-    gone = tmp_path / "rows_0-2000" / "data_5.ckpt"
+    gone = tmp_path / "rows_0-2000" / "[red]data_5.ckpt"  # shown literally, not as markup
     gone.parent.mkdir()
     (gone.parent / "data_4.ckpt").write_bytes(b"")
     with open_store() as store:
@@ -237,7 +237,7 @@ async def test_jump_to_a_file_that_is_gone_says_so(tree, tmp_path):
         await pilot.press("B")
         await wait_until(pilot, lambda: isinstance(app.screen, BookmarksScreen), what="list")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: "data_5.ckpt is no longer in" in screen_text(app), what="message")
+        await wait_until(pilot, lambda: "[red]data_5.ckpt is no longer in" in screen_text(app), what="message")
         assert app.main_screen.path == str(gone.parent)
 
 
