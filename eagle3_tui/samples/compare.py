@@ -146,7 +146,7 @@ class _Comparison:
         self.check_width()
         if self.same_h and alignment["length"] > 0:
             self.measure(alignment, result)
-        self.check_nonfinite(alignment)
+        self.check_nonfinite()
         self.check_padding_flags()
         order = {"error": 0, "warning": 1, "info": 2}
         self.findings.sort(key=lambda f: order[f["severity"]])
@@ -162,41 +162,47 @@ class _Comparison:
         if a.ids is not None and b.ids is not None:
             ids_off, diverges = _align_ids(a.ids, b.ids)
         method, offset = ("ids", ids_off) if ids_off is not None else ("position", 0)
-        scores = None
-        if self.same_h and self.kb and self.ka:
-            end = diverges if diverges is not None else b.tokens
-            here = self.lag_scores(offset, end, lags=[0])
-            if ids_off is None or (here.get(0) is not None and here[0] < MATCH_COS):
-                scores = self.lag_scores(offset, end, lags=range(-MAX_LAG, MAX_LAG + 1))
-                best = max((l for l in scores if scores[l] is not None), key=lambda l: (scores[l], -abs(l)), default=None)
-                if best is not None:
-                    base = scores.get(0) or -1.0
-                    if ids_off is None and scores[best] >= UNRELATED_COS:
-                        method, offset = "hidden", best
-                    elif ids_off is not None and best != 0 and scores[best] >= UNRELATED_COS and scores[best] - base >= SHIFT_GAIN:
-                        method, offset = "hidden", ids_off + best
-                        self.add("token_shift", "error",
-                                 f"B's row t holds A's row t{best:+d}: mean cosine {scores[best]:.4f} at that lag vs "
-                                 f"{base:.4f} at the same position; hidden rows are shifted against the token ids",
-                                 offset=best, cosine=_num(scores[best]), cosine_same_position=_num(base))
+        end = diverges if diverges is not None else b.tokens
+        scores = self.search_lags(offset, end, ids_known=ids_off is not None)
+        lag = _best_lag(scores) if scores else None
+        if lag is not None:
+            base = scores.get(0) or -1.0
+            if ids_off is None and scores[lag] >= UNRELATED_COS:
+                method, offset = "hidden", lag
+            elif lag != 0 and scores[lag] >= max(UNRELATED_COS, base + SHIFT_GAIN):
+                method, offset = "hidden", ids_off + lag
+                self.add("token_shift", "error",
+                         f"B's row t holds A's row t{lag:+d}: mean cosine {scores[lag]:.4f} at that lag vs "
+                         f"{base:.4f} at the same position; hidden rows are shifted against the token ids",
+                         offset=lag, cosine=_num(scores[lag]), cosine_same_position=_num(base))
         b0 = max(0, -offset)
         b1 = min(b.tokens, a.tokens - offset)
         if diverges is not None:
             b1 = min(b1, diverges)
         self.pad_rows = max(0, b1 + offset - self.a_valid)  # B rows that land on A's padding
-        length = max(0, b1 - b0)
-        out = {"method": method, "offset": offset, "length": length, "diverges_at": diverges,
+        out = {"method": method, "offset": offset, "length": max(0, b1 - b0), "diverges_at": diverges,
                "a_start": b0 + offset, "b_start": b0, "b_end": b1}
         if ids_off is not None and offset != ids_off:
             out["ids_offset"] = ids_off
-        if scores is not None:
-            out["lag_scores"] = {str(l): _num(s) for l, s in scores.items()}
+        if scores:
+            out["lag_scores"] = {str(k): _num(v) for k, v in scores.items()}
         if diverges is not None:
             self.report_divergence(ids_off, diverges)
-        if a.ids is not None and b.ids is not None and ids_off is None:
+        elif a.ids is not None and b.ids is not None and ids_off is None:
             self.add("token_divergence", "error", "token ids of A and B do not line up at any offset: "
                      "different tokenisation or a different prompt", position=0)
         return out
+
+    def search_lags(self, offset: int, end: int, *, ids_known: bool) -> dict[int, float | None] | None:
+        """Similarity per lag in [-MAX_LAG, MAX_LAG], or None when not needed: the ids already
+        line the rows up and they agree at lag 0 (the common, cheap case)."""
+        if not (self.same_h and self.ka and self.kb):
+            return None
+        if ids_known:
+            here = self.lag_scores(offset, end, lags=[0])[0]
+            if here is None or here >= MATCH_COS:
+                return None
+        return self.lag_scores(offset, end, lags=range(-MAX_LAG, MAX_LAG + 1))
 
     def lag_scores(self, offset: int, end: int, lags) -> dict[int, float | None]:
         """Per lag: mean over B slots of the best mean cosine against any A slot, B row t vs A
@@ -251,20 +257,20 @@ class _Comparison:
     def check_width(self) -> None:
         a, b = self.a, self.b
         wa, wb = self.ka * a.hidden, self.kb * b.hidden
-        if wa == wb and self.same_h:
+        if (wa == wb and self.same_h) or (not self.ka and not self.kb):
             return
+        details = {"a_width": wa, "b_width": wb, "a_slots": self.ka, "b_slots": self.kb,
+                   "a_hidden": a.hidden, "b_hidden": b.hidden}
         if not self.ka or not self.kb:
-            if self.ka != self.kb:
-                missing = "B" if not self.kb else "A"
-                self.add("width_mismatch", "error", f"{missing} has no auxiliary slots (only a final state)",
-                         a_width=wa, b_width=wb, a_slots=self.ka, b_slots=self.kb, a_hidden=a.hidden, b_hidden=b.hidden)
+            missing = "B" if not self.kb else "A"
+            self.add("width_mismatch", "error", f"{missing} has no auxiliary slots (only a final state)", **details)
             return
         why = ""
         if self.kb == 1 and b.hidden == a.hidden:
             why = ": auxiliary capture looks disabled (one state of width H instead of k*H)"
         self.add("width_mismatch", "error",
-                 f"B has {self.kb} slot(s) of H={b.hidden} (width {wb}), A has {self.ka} of H={a.hidden} (width {wa}){why}",
-                 a_width=wa, b_width=wb, a_slots=self.ka, b_slots=self.kb, a_hidden=a.hidden, b_hidden=b.hidden)
+                 f"B has {self.kb} slot(s) of H={b.hidden} (width {wb}), "
+                 f"A has {self.ka} of H={a.hidden} (width {wa}){why}", **details)
 
     # -- the main pass -----------------------------------------------------------------------------
     def measure(self, al: dict[str, Any], result: dict[str, Any]) -> None:
@@ -337,7 +343,8 @@ class _Comparison:
             if not bool(torch.nanmean(tail) >= MATCH_COS):
                 self.add("padding", "info",
                          f"B has {self.pad_rows} rows past A's {self.a_valid} valid rows that differ from A's "
-                         "padding rows (a longer capture); they were not compared", rows=self.pad_rows, taken_as_real=False)
+                         "padding rows (a longer capture); they were not compared",
+                         rows=self.pad_rows, taken_as_real=False)
                 self.pad_rows = 0
         if self.both_final:
             result["final"] = self.pair_metrics(na - 1, nb - 1, pairs, rows, off, errn, maxabs, beyond)
@@ -411,6 +418,9 @@ class _Comparison:
             return
         mismatched, mapping, scaled = [], [], []
         for j in range(kb):
+            if bool(torch.isnan(slot_matrix[j]).any()):  # a part with no finite row: nonfinite says so
+                mapping.append(None)
+                continue
             i, cj = int(best_a[j]), float(best_cos[j])
             if cj >= MATCH_COS:
                 mapping.append(i)
@@ -428,8 +438,9 @@ class _Comparison:
         if mismatched:
             parts = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
             self.add("slot_mismatch", "error",
-                     f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; the same layer gives "
-                     f"> {MATCH_COS}): captured at other layers, e.g. layer ids read under the other convention",
+                     f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; "
+                     f"the same layer gives > {MATCH_COS}): captured at other layers, e.g. layer ids "
+                     "read under the other convention",
                      slots=mismatched)
         if any(m is not None and m != j for j, m in enumerate(mapping)):
             text = ", ".join(f"B{j}=A{m}" if m is not None else f"B{j}=?" for j, m in enumerate(mapping))
@@ -440,8 +451,8 @@ class _Comparison:
             factors = [f for _, f in scaled]
             med = sorted(factors)[len(factors) // 2]
             self.add("scale_mismatch", "warning",
-                     f"B = {med:.4g} x A in slot(s) {', '.join(str(j) for j, _ in scaled)}: same direction (cosine >= "
-                     f"{MATCH_COS}), constant per-token norm ratio", factor=_num(med),
+                     f"B = {med:.4g} x A in slot(s) {', '.join(str(j) for j, _ in scaled)}: same direction "
+                     f"(cosine >= {MATCH_COS}), constant per-token norm ratio", factor=_num(med),
                      slots=[j for j, _ in scaled], factors=[_num(f) for f in factors])
         self.judge_final(result)
 
@@ -515,7 +526,7 @@ class _Comparison:
         return a_part[b0 + off:b0 + off + n], b_part[b0:b0 + n]
 
     # -- NaN / Inf and padding -----------------------------------------------------------------------
-    def check_nonfinite(self, al: dict[str, Any]) -> None:
+    def check_nonfinite(self) -> None:
         sides = {}
         measured = getattr(self, "sq_norms", None)
         for side, sample in (("a", self.a), ("b", self.b)):
@@ -530,7 +541,8 @@ class _Comparison:
         if not sides:
             return
         text = "; ".join(
-            f"{k.upper()} has {v['nan']} NaN and {v['inf']} Inf values, first in row {v['first_row']} ({v['first_part']})"
+            f"{k.upper()} has {v['nan']} NaN and {v['inf']} Inf values, "
+            f"first in row {v['first_row']} ({v['first_part']})"
             for k, v in sides.items())
         self.add("nonfinite", "error", f"{text}; those rows are left out of the metrics", **sides)
 
@@ -624,6 +636,12 @@ def _norm_fit(post, pre) -> tuple[float, str]:
     if rms_res <= ln_res:
         return math.sqrt(rms_res / total), "RMSNorm"
     return math.sqrt(ln_res / total), "LayerNorm"
+
+
+def _best_lag(scores: dict[int, float | None]) -> int | None:
+    """The lag with the highest score; the smallest |lag| among equals."""
+    known = [lag for lag, v in scores.items() if v is not None]
+    return max(known, key=lambda lag: (scores[lag], -abs(lag)), default=None)
 
 
 def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | None:
