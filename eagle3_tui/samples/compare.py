@@ -291,33 +291,38 @@ class _Comparison:
         errn = torch.empty(n, npair)
         maxabs = torch.empty(n, npair)
         beyond = torch.empty(n, npair)
-        buf = torch.empty(step, na + nb, h)
-        dbuf = torch.empty(step, max(pairs, 1), h)
-        tbuf = torch.empty(step, max(pairs, 1), h)
-        for r in range(0, n, step):
-            if self.cancel is not None and self.cancel.is_set():
-                raise Cancelled()
-            c = min(step, n - r)
-            x = buf[:c]
-            for i, t in enumerate(a_parts):
-                x[:, i].copy_(t[b0 + off + r:b0 + off + r + c])
-            for j, t in enumerate(b_parts):
-                x[:, na + j].copy_(t[b0 + r:b0 + r + c])
-            torch.bmm(x, x.transpose(1, 2), out=gram[r:r + c])
-            segments = [(0, na, pairs, 0)]
-            if self.both_final:
-                segments.append((na - 1, na + nb - 1, 1, pairs))
-            for ia, ib, count, col in segments:
-                xa = x[:, ia:ia + count]
-                d = torch.sub(x[:, ib:ib + count], xa, out=dbuf[:c, :count])
-                torch.linalg.vector_norm(d, dim=-1, out=errn[r:r + c, col:col + count])
-                d.abs_()
-                torch.amax(d, dim=-1, out=maxabs[r:r + c, col:col + count])
-                # count elements beyond bf16 tolerance: |d| - rtol*|a| - atol > 0, as a float sum
-                # of signs (comparisons to bool and summing them are several times slower on CPU)
-                tol = torch.abs(xa, out=tbuf[:c, :count])
-                d.sub_(tol, alpha=BF16_RTOL).sub_(BF16_ATOL).clamp_(min=0).sign_()
-                torch.sum(d, dim=-1, out=beyond[r:r + c, col:col + count])
+        chunks = list(range(0, n, step))
+        segments = [(0, na, pairs, 0)]  # (first A part, first B part, how many pairs, output column)
+        if self.both_final:
+            segments.append((na - 1, na + nb - 1, 1, pairs))
+
+        def work(mine: list[int]) -> None:
+            buf = torch.empty(step, na + nb, h)
+            dbuf = torch.empty(step, max(pairs, 1), h)
+            tbuf = torch.empty(step, max(pairs, 1), h)
+            for r in mine:
+                if self.cancel is not None and self.cancel.is_set():
+                    raise Cancelled()
+                c = min(step, n - r)
+                x = buf[:c]
+                for i, t in enumerate(a_parts):
+                    x[:, i].copy_(t[b0 + off + r:b0 + off + r + c])
+                for j, t in enumerate(b_parts):
+                    x[:, na + j].copy_(t[b0 + r:b0 + r + c])
+                torch.bmm(x, x.transpose(1, 2), out=gram[r:r + c])
+                for ia, ib, count, col in segments:
+                    xa = x[:, ia:ia + count]
+                    d = torch.sub(x[:, ib:ib + count], xa, out=dbuf[:c, :count])
+                    torch.linalg.vector_norm(d, dim=-1, out=errn[r:r + c, col:col + count])
+                    d.abs_()
+                    torch.amax(d, dim=-1, out=maxabs[r:r + c, col:col + count])
+                    # count elements beyond bf16 tolerance: |d| - rtol*|a| - atol > 0, as a float
+                    # sum of signs (comparing to bool and summing is several times slower on CPU)
+                    tol = torch.abs(xa, out=tbuf[:c, :count])
+                    d.sub_(tol, alpha=BF16_RTOL).sub_(BF16_ATOL).clamp_(min=0).sign_()
+                    torch.sum(d, dim=-1, out=beyond[r:r + c, col:col + count])
+
+        _in_workers(work, chunks)
         sq = gram.diagonal(dim1=1, dim2=2)  # [n, na+nb] squared row norms (NaN/Inf rows stay so)
         self.sq_norms = {"a": sq[:, :na], "b": sq[:, na:]}
         norms = sq.clamp(min=0).sqrt()
@@ -636,6 +641,38 @@ def _norm_fit(post, pre) -> tuple[float, str]:
     if rms_res <= ln_res:
         return math.sqrt(rms_res / total), "RMSNorm"
     return math.sqrt(ln_res / total), "LayerNorm"
+
+
+def _in_workers(work, chunks: list[int]) -> None:
+    """Run work(chunks[w::k]) in k Python threads, k = torch's intra-op thread count, each with
+    one intra-op thread. The ops on a chunk are small; one OpenMP team per op spends its time at
+    barriers, and on a busy machine spinning team threads slow everything down several times.
+    Threads of one process share the tensors; each writes its own rows of the outputs."""
+    import torch
+
+    k = min(torch.get_num_threads(), len(chunks))
+    if k <= 1:
+        work(chunks)
+        return
+    errors: list[BaseException] = []
+
+    def run(mine: list[int]) -> None:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            work(mine)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(err)
+        finally:
+            torch.set_num_threads(before)
+
+    threads = [threading.Thread(target=run, args=(chunks[w::k],), daemon=True) for w in range(k)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def _best_lag(scores: dict[int, float | None]) -> int | None:

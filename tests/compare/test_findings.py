@@ -244,3 +244,23 @@ def test_final_only_samples_compare_their_final_states(world):
     assert r["findings"] == [] and r["final"]["cos_mean"] > 0.999 and r["matrix"] == []
     r = compare(a, b_final)
     assert codes(r) == {"width_mismatch"} and "B has no auxiliary slots" in r["findings"][0]["message"]
+
+
+def test_worker_threads_give_the_same_numbers(world, monkeypatch):
+    import eagle3_tui.samples.compare as C
+
+    monkeypatch.setattr(C, "CHUNK_ELEMENTS", 8 * 64 * 7)  # 7 rows per chunk: many chunks
+    started = []
+    real_thread = threading.Thread
+    monkeypatch.setattr(threading, "Thread", lambda *a, **k: started.append(1) or real_thread(*a, **k))
+    a, b = world.train(0, pad=3), world.capture(0, final="post", final_norm="post")
+    one = compare(a, b)
+    assert not started
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        two = compare(a, b)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert len(started) == 2 and two == one
