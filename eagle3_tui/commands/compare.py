@@ -129,7 +129,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     out += _side("B", r["b"])
     al = r["alignment"]
     how = {"ids": "by token ids", "hidden": "by hidden states", "position": "by position (nothing better matched)"}
-    text = f"aligned {how.get(al['method'], al['method'])}: B row t = A row t{al['offset']:+d}, {al['length']} rows compared"
+    text = (f"aligned {how.get(al['method'], al['method'])}: B row t = A row t{al['offset']:+d}, "
+            f"{al['length']} rows compared")
     if al.get("diverges_at") is not None:
         text += f", ids differ from B row {al['diverges_at']}"
     if r.get("computed"):
@@ -138,7 +139,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     rows = list(r["slots"]) + ([r["final"]] if r.get("final") else [])
     if rows:
         cols = "  {:<6} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>12}"
-        out += ["", cols.format("pair", "cos mean", "cos min", "B/A", "spread", "max|B-A|", "rel L2", "bf16 ok", "worst A row")]
+        heads = ("pair", "cos mean", "cos min", "B/A", "spread", "max|B-A|", "rel L2", "bf16 ok", "worst A row")
+        out += ["", cols.format(*heads)]
         for m in rows:
             name = "final" if m["a"] == "final" else f"{m['a']}"
             if m.get("cos_mean") is None:
