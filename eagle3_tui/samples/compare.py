@@ -118,13 +118,24 @@ def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None) -> d
     """Compare training sample `a` with inference capture `b` (see the module docstring)."""
     import torch
 
-    with torch.no_grad():
-        return _Comparison(a, b, cancel).run()
+    workers = torch.get_num_threads()
+
+    def run() -> dict[str, Any]:
+        with torch.no_grad():
+            return _Comparison(a, b, cancel, workers).run()
+
+    if workers <= 1:
+        return run()
+    # everything outside the main pass is many small ops: one intra-op thread each is fastest
+    # (see _in_workers); the main pass spreads its chunks over `workers` plain threads
+    out: list[dict[str, Any]] = []
+    _in_workers(lambda _: out.append(run()), [0], workers=1, force_thread=True)
+    return out[0]
 
 
 class _Comparison:
-    def __init__(self, a: Sample, b: Sample, cancel):
-        self.a, self.b, self.cancel = a, b, cancel
+    def __init__(self, a: Sample, b: Sample, cancel, workers: int = 1):
+        self.a, self.b, self.cancel, self.workers = a, b, cancel, workers
         self.findings: list[dict[str, Any]] = []
         self.a_parts = [s.tensor for s in a.slots]
         self.b_parts = [s.tensor for s in b.slots]
@@ -322,7 +333,7 @@ class _Comparison:
                     d.sub_(tol, alpha=BF16_RTOL).sub_(BF16_ATOL).clamp_(min=0).sign_()
                     torch.sum(d, dim=-1, out=beyond[r:r + c, col:col + count])
 
-        _in_workers(work, chunks)
+        _in_workers(work, chunks, workers=self.workers)
         sq = gram.diagonal(dim1=1, dim2=2)  # [n, na+nb] squared row norms (NaN/Inf rows stay so)
         self.sq_norms = {"a": sq[:, :na], "b": sq[:, na:]}
         norms = sq.clamp(min=0).sqrt()
@@ -643,15 +654,16 @@ def _norm_fit(post, pre) -> tuple[float, str]:
     return math.sqrt(ln_res / total), "LayerNorm"
 
 
-def _in_workers(work, chunks: list[int]) -> None:
-    """Run work(chunks[w::k]) in k Python threads, k = torch's intra-op thread count, each with
-    one intra-op thread. The ops on a chunk are small; one OpenMP team per op spends its time at
+def _in_workers(work, chunks: list[int], *, workers: int, force_thread: bool = False) -> None:
+    """Run work(chunks[w::k]) in k = min(workers, len(chunks)) Python threads, each with one
+    intra-op thread. The ops on a chunk are small: one OpenMP team per op spends its time at
     barriers, and on a busy machine spinning team threads slow everything down several times.
-    Threads of one process share the tensors; each writes its own rows of the outputs."""
+    Threads of one process share the tensors; each writes its own rows of the outputs.
+    Errors (Cancelled too) are raised again in the caller's thread."""
     import torch
 
-    k = min(torch.get_num_threads(), len(chunks))
-    if k <= 1:
+    k = max(1, min(workers, len(chunks)))
+    if k == 1 and not force_thread:
         work(chunks)
         return
     errors: list[BaseException] = []

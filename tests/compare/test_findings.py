@@ -261,6 +261,11 @@ def test_worker_threads_give_the_same_numbers(world, monkeypatch):
     try:
         two = compare(a, b)
         assert torch.get_num_threads() == 2
+        seen = []
+        t = real_thread(target=lambda: seen.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        assert seen == [2]  # new threads get the caller's setting back
     finally:
         torch.set_num_threads(before)
-    assert len(started) == 2 and two == one
+    assert len(started) == 3 and two == one  # one for the comparison, two for the chunks
