@@ -1,0 +1,42 @@
+"""`eagle3-tui [TARGET]`: open the TUI. Imports Textual only when the app starts; never torch."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="eagle3-tui",
+        description="Browse EAGLE-3 hidden-state files locally or over SSH. "
+        "Subcommands (summary, ls, compare, demo, bookmarks) run without the TUI; "
+        "see `eagle3-tui --help`.",
+    )
+    parser.add_argument("target", nargs="?", default=".",
+                        help="folder or file: /data/x, host:/data/x, user@host:2222:/data/x (default: .)")
+    parser.add_argument("--remote-python", metavar="P",
+                        help="Python on the remote host that has torch (default: python3)")
+    parser.add_argument("--accept-new-host-key", action="store_true",
+                        help="trust an SSH host key seen for the first time without asking")
+    parser.add_argument("--data-dir", metavar="D",
+                        help="where bookmarks and settings live (default: the user data folder)")
+    return parser
+
+
+def run_app(target: str = ".", *, remote_python: str | None = None,
+            accept_new_host_key: bool = False) -> int:
+    from eagle3_tui.ui.app import Eagle3App
+
+    app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key)
+    app.run()
+    return int(app.return_code or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.data_dir:
+        os.environ["EAGLE3_TUI_DATA_DIR"] = os.path.abspath(args.data_dir)
+    return run_app(args.target, remote_python=args.remote_python,
+                   accept_new_host_key=args.accept_new_host_key)

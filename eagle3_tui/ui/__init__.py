@@ -1,0 +1,1 @@
+"""The Textual front end. Imported only when the TUI starts; never imports torch."""

@@ -1,0 +1,129 @@
+"""Pure helpers that turn summary numbers into short strings and pre-binned strips.
+
+No Textual here, so the rules for what a user sees can be tested directly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+#: Names of files the browser treats as samples (n/p jump between these; the sample panel
+#: follows the cursor onto them). The schema itself is always detected from the keys.
+SAMPLE_SUFFIXES = (".pt", ".pth", ".ckpt", ".ckpt.gz", ".pt.gz", ".safetensors", ".bin")
+
+SPARK = "▁▂▃▄▅▆▇█"
+OUTLIER_FACTOR = 4.0
+
+
+def is_sample_name(name: str) -> bool:
+    return name.lower().endswith(SAMPLE_SUFFIXES)
+
+
+def human_size(size: int | None) -> str:
+    if size is None:
+        return ""
+    value = float(size)
+    for unit in ("B", "K", "M", "G", "T"):
+        if value < 1024 or unit == "T":
+            if unit == "B":
+                return f"{int(value)}B"
+            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
+        value /= 1024
+    return f"{size}B"  # pragma: no cover - loop always returns
+
+
+def num(value: float | None, width: int = 7) -> str:
+    """A number in at most `width` characters; None (a non-finite value) reads 'nan/inf'."""
+    if value is None:
+        return "—"
+    if value == 0:
+        return "0"
+    for digits in (4, 3, 2, 1):
+        text = f"{value:.{digits}g}"
+        if len(text) <= width:
+            return text
+    return f"{value:.0e}"
+
+
+def bin_values(values: Sequence[float | None], width: int) -> list[tuple[int, int]]:
+    """Split T tokens into at most `width` contiguous bins: (start, end) token ranges.
+
+    When T fits, each token gets its own column; otherwise bins are as even as possible.
+    """
+    total = len(values)
+    if total == 0 or width <= 0:
+        return []
+    bins = min(total, width)
+    return [(i * total // bins, (i + 1) * total // bins) for i in range(bins)]
+
+
+def bin_max(values: Sequence[float | None], ranges: list[tuple[int, int]]) -> list[float | None]:
+    """The largest finite value of each bin (None when a bin holds only non-finite values).
+
+    The maximum keeps a single outlier token visible however many tokens share its column.
+    """
+    out: list[float | None] = []
+    for start, end in ranges:
+        best: float | None = None
+        for v in values[start:end]:
+            if v is not None and not math.isnan(v) and (best is None or v > best):
+                best = v
+        out.append(best)
+    return out
+
+
+def spark_levels(values: Sequence[float | None], low: float | None, high: float | None) -> str:
+    """One block character per value, scaled between low and high; '×' for non-finite."""
+    if low is None or high is None:
+        return "".join("×" if v is None else SPARK[0] for v in values)
+    span = high - low
+    chars = []
+    for v in values:
+        if v is None:
+            chars.append("×")
+        elif span <= 0:
+            chars.append(SPARK[3])
+        else:
+            level = int((v - low) / span * (len(SPARK) - 1) + 0.5)
+            chars.append(SPARK[max(0, min(len(SPARK) - 1, level))])
+    return "".join(chars)
+
+
+def bin_kind(
+    ranges: list[tuple[int, int]], valid_tokens: int, mask: Sequence[int] | None
+) -> list[str]:
+    """What each bin holds: 'pad' (only trailing padding), 'masked' (loss mask all 0), 'train'."""
+    kinds = []
+    for start, end in ranges:
+        if start >= valid_tokens:
+            kinds.append("pad")
+        elif mask is not None and not any(mask[start:min(end, valid_tokens)]):
+            kinds.append("masked")
+        else:
+            kinds.append("train")
+    return kinds
+
+
+def bin_of(token: int, ranges: list[tuple[int, int]]) -> int:
+    for i, (start, end) in enumerate(ranges):
+        if start <= token < end:
+            return i
+    return len(ranges) - 1
+
+
+def spark_scale(values: Sequence[float | None]) -> tuple[float | None, float | None]:
+    """(low, high) for drawing binned norms.
+
+    A few huge rows (attention sinks, the first token) would flatten everything else to the
+    bottom level, so when the maximum is more than 4x the median the top is the largest
+    value under that; the columns above it are drawn full height and marked by the caller.
+    """
+    finite = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not finite:
+        return None, None
+    low, high = finite[0], finite[-1]
+    median = finite[len(finite) // 2]
+    if median > 0 and high > OUTLIER_FACTOR * median:
+        high = max(v for v in finite if v <= OUTLIER_FACTOR * median)
+    return low, high

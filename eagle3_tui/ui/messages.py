@@ -1,0 +1,63 @@
+"""Messages that workers post to the screens that own the state.
+
+Workers only do I/O and post one of these; handlers decide what the user sees.
+`generation` ties a message to the listing/connection it came from, so a late message of a
+folder the user has already left is dropped instead of mixed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from eagle3_tui.sources.base import Entry, Source
+
+
+class SourceReady(Message):
+    def __init__(self, source: Source, path: str, where: str, select: str | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.path = path
+        #: "local" or "user@host"
+        self.where = where
+        #: a file name to put the cursor on (the target named a file, not a folder)
+        self.select = select
+
+
+class SourceFailed(Message):
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+
+class ConnectionStatus(Message):
+    """Progress of connecting / reconnecting, shown in the status line."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class ListingPage(Message):
+    """Entries that arrived since the last page (coalesced by the worker, arrival order)."""
+
+    def __init__(self, generation: int, entries: list[Entry]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.entries = entries
+
+
+class ListingDone(Message):
+    def __init__(self, generation: int, error: str | None = None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.error = error
+
+
+class SummaryLoaded(Message):
+    def __init__(self, path: str, k: int, summary: dict[str, Any]) -> None:
+        super().__init__()
+        self.path = path
+        self.k = k
+        self.summary = summary

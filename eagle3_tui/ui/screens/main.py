@@ -1,0 +1,387 @@
+"""The main screen: folder browser (left), sample panel (right), location and status lines.
+
+This screen owns the state: which source and folder are open, which listing generation is
+current, which file the sample panel wants. Workers only talk to the Source and post messages.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from datetime import datetime
+from time import monotonic
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Label, Static
+from textual.markup import escape
+from textual.worker import get_current_worker
+
+from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.ui.format import is_sample_name
+from eagle3_tui.ui.messages import (
+    ConnectionStatus,
+    ListingDone,
+    ListingPage,
+    SourceFailed,
+    SourceReady,
+    SummaryLoaded,
+)
+from eagle3_tui.ui.widgets.browser import BrowserList
+from eagle3_tui.ui.widgets.sample_view import SampleView
+
+if TYPE_CHECKING:
+    from eagle3_tui.ui.app import Eagle3App
+
+#: cursor rests this long on a sample before it is loaded (moving on cancels the load)
+DEBOUNCE_SECONDS = 0.15
+#: the listing worker hands entries to the screen at most this often (plus the first page at once)
+COALESCE_SECONDS = 0.1
+PAGE_SIZE = 500
+K_RANGE = (1, 16)
+
+FILTER_KEYS = [
+    ("any text", "Keep only names containing it (case-insensitive)"),
+    ("enter", "Back to the list, keep the filter"),
+    ("esc", "Clear the filter"),
+]
+
+
+def describe_entry(entry: Entry) -> str:
+    """The status line for the entry under the cursor."""
+    parts = [entry.name + ("/" if entry.kind == "dir" else "")]
+    if entry.kind == "file" and entry.size is not None:
+        parts.append(f"{entry.size:,} bytes")
+    elif entry.kind == "link":
+        parts.append("dead link")
+    elif entry.kind == "other":
+        parts.append("not a regular file")
+    if entry.mtime is not None:
+        parts.append("modified " + datetime.fromtimestamp(entry.mtime).strftime("%Y-%m-%d %H:%M"))
+    return " · ".join(parts)
+
+
+class MainScreen(Screen):
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="main.filter",
+                tooltip="Filter this folder by name (incremental)"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
+                tooltip="Clear the filter"),
+        Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",
+                id="sample.token_prev", tooltip="Token cursor one back"),
+        Binding("right_square_bracket,shift+right", "token(1)", "Token", show=False,
+                id="sample.token_next", tooltip="Token cursor one forward"),
+        Binding("left_curly_bracket", "token(-16)", "Token -16", show=False,
+                id="sample.token_prev16", tooltip="Token cursor 16 back"),
+        Binding("right_curly_bracket", "token(16)", "Token +16", show=False,
+                id="sample.token_next16", tooltip="Token cursor 16 forward"),
+        Binding("plus,equals_sign", "k(1)", "k", key_display="+/-", id="sample.k_more",
+                tooltip="Show one more first-k value per token"),
+        Binding("minus", "k(-1)", "k", show=False, id="sample.k_fewer",
+                tooltip="Show one fewer first-k value per token"),
+    ]
+
+    AUTO_FOCUS = "#browser"
+
+    app: Eagle3App
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.source: Source | None = None
+        self.where = ""
+        self.path = ""
+        self.generation = 0
+        self.listing_done = False
+        self.listing_error: str | None = None
+        self.k = 5
+        self.wanted: str | None = None  # the file the sample panel should show
+        self.shown: str | None = None  # the file it shows
+        self._debounce: Timer | None = None
+        self.debounce_seconds = DEBOUNCE_SECONDS
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="location"):
+            yield Label(id="where")
+            yield Label(id="path")
+            yield Label(id="count")
+        with Horizontal(id="panes"):
+            with Vertical(id="browser-pane"):
+                yield BrowserList(id="browser")
+                yield Input(placeholder="filter names…", id="filter")
+            with VerticalScroll(id="sample-pane", can_focus=False):
+                yield SampleView(id="sample")
+        yield Static(id="status")
+        yield Footer(compact=True)
+
+    @property
+    def browser(self) -> BrowserList:
+        return self.query_one(BrowserList)
+
+    @property
+    def sample(self) -> SampleView:
+        return self.query_one(SampleView)
+
+    def on_mount(self) -> None:
+        self.query_one("#sample-pane").border_title = "sample"
+        self.set_status(f"opening {self.app.target}…")
+        self._update_location()
+        self.connect()
+
+    # ----- connecting
+
+    @work(exclusive=True, group="connect")
+    async def connect(self) -> None:
+        app = self.app
+        try:
+            opened = await app.opener(
+                app.target,
+                remote_python=app.remote_python,
+                accept_new_host_key=app.accept_new_host_key,
+                confirm_host_key=app.confirm_host_key,
+                on_status=lambda text: self.post_message(ConnectionStatus(text)),
+            )
+            path, select = opened.path, None
+            entry = await opened.source.stat(path)
+            if entry.kind == "file":  # a file target: open its folder with the cursor on it
+                path, select = posixpath.dirname(path) or "/", posixpath.basename(path)
+        except SourceError as err:
+            self.post_message(SourceFailed(str(err)))
+            return
+        except Exception as err:  # noqa: BLE001 - any failure to connect is shown, not raised
+            self.post_message(SourceFailed(f"{type(err).__name__}: {err}"))
+            return
+        self.post_message(SourceReady(opened.source, path, opened.where, select))
+
+    def on_source_ready(self, message: SourceReady) -> None:
+        self.source = message.source
+        self.where = message.where
+        self.set_status("")
+        self.open_folder(message.path, select=message.select)
+
+    def on_source_failed(self, message: SourceFailed) -> None:
+        self.listing_done = True
+        self._update_location()
+        self.browser.set_message(message.message, "browser--error")
+        self.set_status(message.message, error=True)
+
+    def on_connection_status(self, message: ConnectionStatus) -> None:
+        self.set_status(message.text)
+
+    # ----- listing
+
+    def open_folder(self, path: str, select: str | None = None) -> None:
+        if self.source is None:
+            return
+        self.path = path
+        self.generation += 1
+        self.listing_done = False
+        self.listing_error = None
+        self.browser.reset(select=select)
+        self._update_location()
+        self.stream_listing(path, self.generation)
+
+    def reload(self) -> None:
+        if self.source is None:
+            self.connect()
+            return
+        current = self.browser.current
+        self.open_folder(self.path, select=current.name if current else None)
+        if self.shown:
+            self.schedule_load(self.shown, delay=0)
+
+    @work(exclusive=True, group="listing")
+    async def stream_listing(self, path: str, generation: int) -> None:
+        assert self.source is not None
+        worker = get_current_worker()
+        pending: list = []
+        last = 0.0
+        try:
+            async for page in self.source.list_pages(path, PAGE_SIZE):
+                if worker.is_cancelled:
+                    return
+                pending.extend(page)
+                now = monotonic()
+                if now - last >= COALESCE_SECONDS:  # the first page goes out at once
+                    self.post_message(ListingPage(generation, pending))
+                    pending, last = [], now
+            if pending:
+                self.post_message(ListingPage(generation, pending))
+        except SourceError as err:
+            self.post_message(ListingDone(generation, error=str(err)))
+            return
+        self.post_message(ListingDone(generation))
+
+    def on_listing_page(self, message: ListingPage) -> None:
+        if message.generation == self.generation:
+            self.browser.add_entries(message.entries)
+            self._update_location()
+
+    def on_listing_done(self, message: ListingDone) -> None:
+        if message.generation != self.generation:
+            return
+        self.listing_done = True
+        self.listing_error = message.error
+        if message.error:
+            self.browser.set_message(message.error, "browser--error")
+            self.set_status(message.error, error=True)
+        elif not self.browser.listing.entries:
+            self.browser.set_message("(empty folder)")
+        else:
+            self.browser.set_message(None)
+        self._update_location()
+
+    # ----- browser events
+
+    def on_browser_list_cursor_changed(self, message: BrowserList.CursorChanged) -> None:
+        entry = message.entry
+        if entry is not None:
+            self.set_status(describe_entry(entry))
+        if entry is not None and entry.kind == "file" and is_sample_name(entry.name):
+            self.schedule_load(posixpath.join(self.path, entry.name))
+        else:
+            self._cancel_pending_load()
+
+    def on_browser_list_opened(self, message: BrowserList.Opened) -> None:
+        entry = message.entry
+        if entry.kind == "dir":
+            self.open_folder(posixpath.join(self.path, entry.name))
+        elif entry.kind == "file":  # any file, sample-like name or not: try it now
+            self.schedule_load(posixpath.join(self.path, entry.name), delay=0)
+        else:
+            self.set_status(f"{entry.name}: a dead link or special file", error=True)
+
+    def on_browser_list_parent_requested(self, message: BrowserList.ParentRequested) -> None:
+        parent = posixpath.dirname(self.path.rstrip("/")) or "/"
+        if parent != self.path:
+            self.open_folder(parent, select=posixpath.basename(self.path.rstrip("/")))
+
+    # ----- filter
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.display or self.browser.filter:
+            box.value = ""
+            box.display = False
+            self.browser.set_filter("")
+            self.browser.focus()
+            self._update_location()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.browser.set_filter(event.value)
+        self._update_location()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        if not event.value:
+            event.input.display = False
+        self.browser.focus()
+
+    # ----- sample panel
+
+    def schedule_load(self, path: str, delay: float | None = None) -> None:
+        """Load `path` once the cursor has rested on it; the shown result stays until then."""
+        if delay is None:
+            delay = self.debounce_seconds
+        self.wanted = path
+        self._mark_loading(posixpath.basename(path))
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        if delay <= 0:
+            self._load_wanted()
+        else:
+            self._debounce = self.set_timer(delay, self._load_wanted, name="sample-debounce")
+
+    def _mark_loading(self, name: str | None) -> None:
+        self.sample.mark_loading(name)
+        pane = self.query_one("#sample-pane")
+        pane.border_subtitle = escape(f"⟳ loading {name}…") if name else ""
+        pane.set_class(name is not None, "-loading")
+
+    def _cancel_pending_load(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        if self.wanted != self.shown:
+            self.workers.cancel_group(self, "summary")
+            self.wanted = self.shown
+            self._mark_loading(None)
+
+    def _load_wanted(self) -> None:
+        self._debounce = None
+        if self.wanted is not None:
+            self.load_summary(self.wanted, self.k)
+
+    @work(exclusive=True, group="summary")
+    async def load_summary(self, path: str, k: int) -> None:
+        assert self.source is not None
+        try:
+            summary: dict[str, Any] = await self.source.summarize(path, k=k)
+        except SourceError as err:
+            summary = {"path": path, "error": str(err)}
+        except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
+            summary = {"path": path, "error": f"{type(err).__name__}: {err}"}
+        self.post_message(SummaryLoaded(path, k, summary))
+
+    def on_summary_loaded(self, message: SummaryLoaded) -> None:
+        if message.path != self.wanted:
+            return  # the user has moved on; a newer load is on its way
+        self.shown = message.path
+        self.sample.show(message.summary)
+        self._mark_loading(None)
+        self.query_one("#sample-pane").border_title = escape(posixpath.basename(message.path))
+
+    def action_token(self, delta: int) -> None:
+        self.sample.move_token(delta)
+
+    def action_k(self, delta: int) -> None:
+        k = max(K_RANGE[0], min(K_RANGE[1], self.k + delta))
+        if k != self.k:
+            self.k = k
+            self.set_status(f"first {k} values per token")
+            if self.shown:
+                self.schedule_load(self.shown)
+
+    # ----- app-wide actions (n/p come from the app bindings)
+
+    def step_sample(self, step: int) -> None:
+        if not self.browser.next_sample(step):
+            self.set_status("no " + ("next" if step > 0 else "previous") + " sample file in this folder")
+
+    # ----- lines
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        status.update(Text(text))
+        status.set_class(error, "-error")
+
+    def _update_location(self) -> None:
+        browser = self.browser
+        total = len(browser.listing)
+        count = f"{total:,} {'entry' if total == 1 else 'entries'}" + ("" if self.listing_done else "…")
+        if browser.filter:
+            count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
+        where = f" {self.where or '…'} "
+        path = self.path or self.app.target
+        room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
+        if len(path) > room:
+            path = "…" + path[-(room - 1):]
+        self.query_one("#where", Label).update(Text(where))
+        self.query_one("#path", Label).update(Text(f" {path}"))
+        self.query_one("#count", Label).update(Text(f"{count} "))
+        self.query_one("#browser-pane").border_title = escape(
+            posixpath.basename(self.path.rstrip("/")) or "/")
+
+    def on_resize(self) -> None:
+        self._update_location()

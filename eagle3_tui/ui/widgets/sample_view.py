@@ -1,0 +1,307 @@
+"""The sample panel: header, per-slot statistics, per-token norm strips and first-k values.
+
+It renders a summary dict (see COMMON.md) and holds only view state: the token cursor and
+whether a newer file is loading. Strips are binned to the width on screen, so a 32k-token
+sample costs as much to draw as a 40-token one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from eagle3_tui.ui.format import (
+    bin_kind,
+    bin_max,
+    bin_of,
+    bin_values,
+    num,
+    spark_levels,
+    spark_scale,
+)
+
+COMPACT_BELOW = 30  # rows available; below this the panel leaves out what the title bars repeat
+NARROW = 64  # below this many columns, min/max move from the table to the strip lines
+
+
+class SampleView(Widget):
+    COMPONENT_CLASSES = {
+        "sample--title",
+        "sample--dim",
+        "sample--head",
+        "sample--label",
+        "sample--ok",
+        "sample--bad",
+        "sample--warn",
+        "sample--error",
+        "sample--train",
+        "sample--masked",
+        "sample--pad",
+        "sample--cursor",
+        "sample--loading",
+        "sample--outlier",
+    }
+
+    DEFAULT_CSS = """
+    SampleView { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.summary: dict[str, Any] | None = None
+        self.token = 0
+        self.loading_name: str | None = None  # name of the file being loaded, if any
+        self.compact = False
+        self.placeholder = "Move the cursor onto a sample file (.pt, .ckpt, .safetensors)."
+
+    # ----- state
+
+    def show(self, summary: dict[str, Any]) -> None:
+        self.summary = summary
+        tokens = summary.get("tokens") or 0
+        self.token = max(0, min(self.token, tokens - 1)) if tokens else 0
+        self.loading_name = None
+        self.set_class(False, "-stale")
+        self.refresh(layout=True)
+
+    def clear(self, placeholder: str) -> None:
+        self.summary = None
+        self.loading_name = None
+        self.placeholder = placeholder
+        self.set_class(False, "-stale")
+        self.refresh(layout=True)
+
+    def mark_loading(self, name: str | None) -> None:
+        """Dim the result on screen while `name` loads (the pane's title says which file).
+
+        Called on every cursor move, so it only repaints when the panel's look changes.
+        """
+        was = self.loading_name
+        self.loading_name = name
+        self.set_class(name is not None and self.summary is not None, "-stale")
+        if self.summary is None and name != was:
+            self.refresh(layout=True)
+
+    def move_token(self, delta: int) -> None:
+        tokens = (self.summary or {}).get("tokens") or 0
+        if tokens:
+            self.token = max(0, min(tokens - 1, self.token + delta))
+            self.refresh()
+
+    def set_token(self, index: int) -> None:
+        self.move_token(index - self.token)
+
+    # ----- rendering
+
+    def _s(self, name: str) -> Style:
+        return self.get_component_rich_style(name, partial=True)
+
+    def render(self) -> Text:
+        width = max(20, self.size.width or 80)
+        out = Text(no_wrap=True, overflow="crop")
+        summary = self.summary
+        if summary is None:
+            if self.loading_name is not None:
+                out.append(f"⟳ loading {self.loading_name}…", self._s("sample--loading"))
+            else:
+                out.append(self.placeholder, self._s("sample--dim"))
+            return out
+        if summary.get("error"):
+            self._render_problem(out, summary, width)
+            return out
+        # short terminals (80x24) drop the blank separators, the path and the legend line
+        parent_height = self.parent.size.height if isinstance(self.parent, Widget) else 0
+        self.compact = 0 < parent_height < COMPACT_BELOW
+        self._render_header(out, summary, width)
+        self._render_table(out, summary, width)
+        self._render_strips(out, summary, width)
+        self._render_token(out, summary, width)
+        out.rstrip()
+        return out
+
+    def _render_problem(self, out: Text, summary: dict[str, Any], width: int) -> None:
+        out.append(_left_trim(summary.get("path", ""), width) + "\n", self._s("sample--title"))
+        if summary.get("not_sample"):
+            out.append("Not a sample: ", self._s("sample--warn"))
+            out.append(f"{summary['error']}\n\n")
+            contents = summary.get("contents") or {}
+            if contents:
+                key_w = min(max(len(k) for k in contents), width // 2)
+                out.append(f"{'key'.ljust(key_w)}  shape / dtype\n", self._s("sample--head"))
+                for key, desc in contents.items():
+                    out.append(f"{key[:key_w].ljust(key_w)}  ", self._s("sample--label"))
+                    out.append(f"{desc}\n")
+        else:
+            out.append("✗ ", self._s("sample--error"))
+            out.append(str(summary["error"]) + "\n", self._s("sample--error"))
+
+    def _gap(self, out: Text) -> None:
+        if not self.compact:
+            out.append("\n")
+
+    def _render_header(self, out: Text, s: dict[str, Any], width: int) -> None:
+        if not self.compact:
+            out.append(_left_trim(s.get("path", ""), width) + "\n", self._s("sample--title"))
+        lines = [
+            [(s.get("schema") or "?", "sample--label"), (str(s.get("dtype") or "?"), None),
+             (f"computed {s.get('computed', '?')}", "sample--dim")],
+            [(f"T {s.get('tokens')}", None), (f"valid {s.get('valid_tokens')}", None),
+             (f"H {s.get('hidden')}", None), (f"k {len(s.get('slots') or [])}", None)],
+        ]
+        for parts in lines:
+            for i, (text, style) in enumerate(parts):
+                if i:
+                    out.append(" · ", self._s("sample--dim"))
+                out.append(text, self._s(style) if style else "")
+            out.append("\n")
+        notes = []
+        if s.get("final") is not None and s.get("final_norm"):
+            notes.append(("final state is " + ("after" if s["final_norm"] == "post" else "before")
+                          + " the final norm", "sample--dim"))
+        lm = s.get("loss_mask")
+        if lm:
+            notes.append((f"loss mask {lm.get('ones')}/{lm.get('total')}", "sample--dim"))
+        pad = s.get("padding") or {}
+        if pad.get("trailing"):
+            notes.append((f"{pad['trailing']} padding rows", "sample--warn"))
+        if notes:
+            for i, (text, style) in enumerate(notes):
+                if i:
+                    out.append(" · ", self._s("sample--dim"))
+                out.append(text, self._s(style))
+            out.append("\n")
+        for w in s.get("warnings") or []:
+            out.append(f"⚠ {w}\n", self._s("sample--warn"))
+        for a in s.get("assumptions") or []:
+            out.append(f"assumed: {a}\n", self._s("sample--dim"))
+
+    def _rows(self, s: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        rows = [(slot.get("label") or f"aux{i}", slot) for i, slot in enumerate(s.get("slots") or [])]
+        if s.get("final") is not None:
+            rows.append(("final", s["final"]))
+        return rows
+
+    def _render_table(self, out: Text, s: dict[str, Any], width: int) -> None:
+        rows = self._rows(s)
+        if not rows:
+            return
+        label_w = max(5, *(len(label) for label, _ in rows))
+        wide = width >= NARROW
+        cols = [("b", 4), ("‖x‖ mean", 8)]
+        if wide:
+            cols += [("min", 7), ("max", 7)]
+        cols += [("mean", 8), ("std", 7), ("NaN/Inf", 8 if wide else 7)]
+        head = "slot".ljust(label_w) + "".join(" " + name.rjust(w) for name, w in cols)
+        self._gap(out)
+        out.append(head + "\n", self._s("sample--head"))
+        for label, slot in rows:
+            out.append(label.ljust(label_w), self._s("sample--label"))
+            b = slot.get("boundary")
+            b_text = str(b) if b is not None else (slot.get("boundary_note") or "?")
+            values = [b_text, num(slot.get("norm_mean"), 8)]
+            if wide:
+                values += [num(slot.get("norm_min")), num(slot.get("norm_max"))]
+            values += [num(slot.get("mean"), 8), num(slot.get("std"))]
+            for (_name, w), v in zip(cols, values):
+                out.append(" " + v.rjust(w))
+            nan, inf = slot.get("nan") or 0, slot.get("inf") or 0
+            w = cols[-1][1]
+            if nan or inf:
+                out.append(" " + f"{nan}/{inf}".rjust(w), self._s("sample--bad"))
+            else:
+                out.append(" " + "ok".rjust(w), self._s("sample--ok"))
+            out.append("\n")
+
+    def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
+        rows = self._rows(s)
+        tokens = s.get("tokens") or 0
+        if not rows or not tokens:
+            return
+        label_w = max(5, *(len(label) for label, _ in rows))
+        range_w = 14
+        strip_w = max(4, width - label_w - 1 - range_w)
+        ranges = bin_values(range(tokens), strip_w)
+        valid = s.get("valid_tokens")
+        valid = tokens if valid is None else valid
+        kinds = bin_kind(ranges, valid, s.get("mask"))
+        cursor_bin = bin_of(self.token, ranges)
+        per = "token" if len(ranges) == tokens else f"{tokens / len(ranges):.1f} tokens"
+        if not self.compact:
+            out.append("\nnorm per token ", self._s("sample--head"))
+            out.append(f"(1 column = {per}; ", self._s("sample--dim"))
+            out.append("loss", self._s("sample--train"))
+            out.append(" · ", self._s("sample--dim"))
+            out.append("no loss", self._s("sample--masked"))
+            out.append(" · ", self._s("sample--dim"))
+            out.append("padding", self._s("sample--pad"))
+            out.append(" · ", self._s("sample--dim"))
+            out.append("█", self._s("sample--outlier"))
+            out.append(" > 4x median)\n", self._s("sample--dim"))
+        kind_style = {k: self._s(f"sample--{k}") for k in ("train", "masked", "pad")}
+        cursor = self._s("sample--cursor")
+        outlier = self._s("sample--outlier")
+        for label, slot in rows:
+            out.append(label.ljust(label_w) + " ", self._s("sample--label"))
+            norms = slot.get("norms") or []
+            binned = bin_max(norms, ranges) if len(norms) == tokens else [None] * len(ranges)
+            low, high = spark_scale(binned)
+            chars = spark_levels(binned, low, high)
+            for i, ch in enumerate(chars):
+                style = kind_style[kinds[i]]
+                if high is not None and binned[i] is not None and binned[i] > high:
+                    style = style + outlier
+                if i == cursor_bin:
+                    style = style + cursor
+                out.append(ch, style)
+            rng = f"{num(slot.get('norm_min'), 5)}‥{num(slot.get('norm_max'), 5)}"
+            out.append(" " + rng.rjust(range_w - 1) + "\n", self._s("sample--dim"))
+        mask = s.get("mask")
+        out.append("mask".ljust(label_w) + " ", self._s("sample--label"))
+        for i, kind in enumerate(kinds):
+            ch = {"train": "━", "masked": "─", "pad": "░"}[kind] if mask is not None or kind == "pad" else "·"
+            style = kind_style[kind] + (cursor if i == cursor_bin else Style())
+            out.append(ch, style)
+        out.append(" ")
+        for ch, kind, word in (("━", "train", "on "), ("─", "masked", "off "), ("░", "pad", "pad")):
+            out.append(ch, kind_style[kind])
+            out.append(word, self._s("sample--dim"))
+        out.append("\n")
+
+    def _render_token(self, out: Text, s: dict[str, Any], width: int) -> None:
+        rows = self._rows(s)
+        tokens = s.get("tokens") or 0
+        if not tokens:
+            return
+        t = self.token
+        ids, mask = s.get("ids"), s.get("mask")
+        valid = s.get("valid_tokens")
+        valid = tokens if valid is None else valid
+        self._gap(out)
+        out.append(f"token {t}/{tokens}", self._s("sample--head"))
+        if ids is not None and t < len(ids):
+            out.append(f" · id {ids[t]}")
+        if mask is not None and t < len(mask):
+            out.append(f" · loss {'on' if mask[t] else 'off'}",
+                       self._s("sample--train" if mask[t] else "sample--masked"))
+        if t >= valid:
+            out.append(" · padding", self._s("sample--pad"))
+        out.append(f" · first {s.get('k', '?')}\n", self._s("sample--dim"))
+        label_w = max(5, *(len(label) for label, _ in rows)) if rows else 5
+        for label, slot in rows:
+            out.append(label.ljust(label_w), self._s("sample--label"))
+            first = slot.get("first") or []
+            values = first[t] if t < len(first) else []
+            room = (width - label_w) // 8
+            for v in values[:room]:
+                text = num(v, 7).rjust(8)
+                out.append(text, self._s("sample--bad") if v is None else "")
+            if len(values) > room:
+                out.append(" …", self._s("sample--dim"))
+            out.append("\n")
+
+
+def _left_trim(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
