@@ -142,3 +142,15 @@ def test_demo_command_write_only_prints_what_to_try(tmp_path, capsys):
     assert "seed 2" in (target / "README.txt").read_text()
     # writing again over an earlier demo is allowed
     assert demo.run(parser.parse_args([str(target), "--write-only", "--seed", "2"])) == 0
+
+
+def test_demo_command_opens_the_tui_on_the_new_dataset(tmp_path, monkeypatch):
+    from eagle3_tui.commands import demo, tui
+
+    opened = []
+    monkeypatch.setattr(tui, "main", lambda argv: opened.append(argv) or 0)
+    parser = argparse.ArgumentParser()
+    demo.add_arguments(parser)
+    target = tmp_path / "d"
+    assert demo.run(parser.parse_args([str(target)])) == 0
+    assert opened == [[str(target)]] and (target / "README.txt").is_file()
