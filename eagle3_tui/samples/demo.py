@@ -359,6 +359,15 @@ class _Demo:
             f.write("\n".join(lines))
 
 
+def _remove_stale_captures(directory: str, written: set[str]) -> None:
+    """An earlier demo with another seed may have named a capture differently: drop it, so that
+    infer/ holds exactly what README.txt lists."""
+    infer = os.path.join(directory, "infer")
+    for name in os.listdir(infer):
+        if name not in written and name.startswith(("ok_", "fault_", "hs_")):
+            os.remove(os.path.join(infer, name))
+
+
 def _is_demo_readme(path: str) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -394,6 +403,7 @@ def write_demo(directory: str, seed: int = 0) -> dict[str, Any]:
         demo.write_vocab_mapping()
         demo.write_infer()
         demo.write_readme()
+        _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
     finally:
         torch.set_num_threads(threads)
     total = 0

@@ -140,8 +140,12 @@ def test_demo_command_write_only_prints_what_to_try(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "eagle3-tui compare" in out and str(target) in out
     assert "seed 2" in (target / "README.txt").read_text()
-    # writing again over an earlier demo is allowed
-    assert demo.run(parser.parse_args([str(target), "--write-only", "--seed", "2"])) == 0
+    # writing again over an earlier demo is allowed, and infer/ then holds what README.txt lists
+    assert demo.run(parser.parse_args([str(target), "--write-only", "--seed", "0"])) == 0
+    readme = (target / "README.txt").read_text()
+    assert "seed 0" in readme
+    for name in os.listdir(target / "infer"):
+        assert f"infer/{name} |" in readme
 
 
 def test_demo_command_opens_the_tui_on_the_new_dataset(tmp_path, monkeypatch):
