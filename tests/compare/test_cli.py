@@ -108,14 +108,19 @@ def test_the_installed_entry_point_reports_findings_and_exit_codes(demo):
 
     d, _ = demo
 
-    def run(*argv):
-        return subprocess.run([sys.executable, "-m", "eagle3_tui", "compare", *map(str, argv)],
-                              capture_output=True, text=True, timeout=120)
+    def start(*argv):
+        return subprocess.Popen([sys.executable, "-m", "eagle3_tui", "compare", *map(str, argv)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finish(proc):
+        out, err = proc.communicate(timeout=120)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     train = d / "train/rows_0-2000"
-    ok = run(train / "data_2.ckpt", d / "infer/ok_noids_s2.pt")
-    bad = run(train / "data_10.ckpt", d / "infer/fault_permuted_s10.pt", "--json")
-    broken = run(train / "data_2.ckpt", d / "vocab_mapping/vocab_mapping.pt")
+    procs = [start(train / "data_2.ckpt", d / "infer/ok_noids_s2.pt"),  # started together: torch
+             start(train / "data_10.ckpt", d / "infer/fault_permuted_s10.pt", "--json"),  # imports overlap
+             start(train / "data_2.ckpt", d / "vocab_mapping/vocab_mapping.pt")]
+    ok, bad, broken = (finish(p) for p in procs)
     assert ok.returncode == 0 and "FINDINGS: none" in ok.stdout, ok.stderr
     assert bad.returncode == 1 and json.loads(bad.stdout)["findings"][0]["mapping"] == [2, 0, 1]
     assert broken.returncode == 2 and "not a hidden-state sample" in broken.stdout
