@@ -64,8 +64,6 @@ BF16_RTOL, BF16_ATOL = 1.6e-2, 1e-5
 #: float32 elements per chunk of the main pass (all parts of both sides)
 CHUNK_ELEMENTS = 1 << 20
 
-SEVERITIES = ("info", "warning", "error")
-
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
                   cancel: threading.Event | None = None) -> dict[str, Any]:
