@@ -63,19 +63,38 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     ta, tb = parse_target(a), parse_target(b)
     if not ta.is_remote and not tb.is_remote:
         return _local(ta.path, tb.path, args)
-    if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
-        from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.base import SourceError
 
+    if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
         raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
-    import asyncio
+    from eagle3_tui.commands import _targets
+
+    # the shared CLI helpers (status lines, host key advice) when this build has them
+    opener = getattr(_targets, "open_cli_source", None)
+    explain = getattr(_targets, "explain_source_error", None)
 
     async def remote() -> dict[str, Any]:
-        source = open_source(ta, remote_python=args.remote_python, accept_new_host_key=args.accept_new_host_key)
-        await source.connect()
+        if opener is not None:
+            source = opener(ta, args)
+        else:
+            source = open_source(ta, remote_python=args.remote_python,
+                                 accept_new_host_key=args.accept_new_host_key)
         try:
-            return await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
+            await source.connect()
+            result = await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
+        except SourceError as err:
+            if explain is not None:
+                explain(err)
+            raise
         finally:
             await source.close()
+        # show the paths as typed, host included
+        for side, shown in (("a", a), ("b", b)):
+            if isinstance(result.get(side), dict):
+                result[side]["path"] = shown
+        return result
+
+    import asyncio
 
     return asyncio.run(remote())
 
