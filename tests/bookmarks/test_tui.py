@@ -127,7 +127,7 @@ async def test_B_lists_filters_edits_and_deletes(tree):
     with open_store() as store:
         store.add(str(shard / "data_0.ckpt"), note="fine, reference")
         store.add(str(shard / "data_12.ckpt"), note="NaN at row 5", tags=["nan"])
-        store.add(f"gpu-box:/data/eagle3/rows_0-2000/data_7.ckpt", note="remote nan too", tags=["nan"])
+        store.add("gpu-box:/data/eagle3/rows_0-2000/data_7.ckpt", note="remote nan too", tags=["nan"])
     app = make_app(shard)
     async with app.run_test(size=(120, 34)) as pilot:
         await ready(pilot)
