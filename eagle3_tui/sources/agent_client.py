@@ -100,10 +100,7 @@ class AgentClient:
 
     @classmethod
     async def start(cls, conn, remote_python: str) -> AgentClient:
-        # The window: a 20,000-entry listing is ~1.5 MB of JSON; let it flow without stalls.
-        process = await conn.create_process(
-            agent_command(remote_python), encoding=None, window=8 * 1024 * 1024
-        )
+        process = await conn.create_process(agent_command(remote_python), encoding=None)
         process.stdin.write(agent_program())
         stderr_tail: list[bytes] = []
         drain = asyncio.create_task(_keep_tail(process.stderr, stderr_tail))
