@@ -70,3 +70,20 @@ async def test_fetch_of_a_missing_file_is_one_line(server, shared_box, tmp_path)
     with pytest.raises(SourceError) as err:
         await box.fetch(str(tmp_path / "nope.pt"), tmp_path / "x")
     assert str(err.value) == f"box:{tmp_path}/nope.pt: no such file or folder"
+
+
+async def test_a_fetch_cut_mid_transfer_is_retried_and_completes(server, open_box, big_file, tmp_path):
+    box = await open_box(str(big_file.parent))
+    dest = tmp_path / "copy.pt"
+    cut = []
+
+    def progress(done, total):
+        if not cut and done > total // 4:
+            cut.append(done)
+            server.drop_connections()
+
+    await box.fetch(str(big_file), dest, progress=progress)
+    assert cut, "the transfer was never cut"
+    assert dest.read_bytes() == big_file.read_bytes()
+    assert "connection lost, reconnecting (1/5)…" in box.statuses
+    assert not list(tmp_path.glob("*.partial"))
