@@ -12,8 +12,9 @@ from tests.ssh.conftest import HOSTILE_NAMES, pwned_markers
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-async def test_twenty_thousand_files_arrive_in_pages_and_natural_order(server, shared_box, big_folder):
-    box = await shared_box()
+@pytest.mark.parametrize("lister", ["agent", "sftp"])
+async def test_twenty_thousand_files_arrive_in_pages_and_natural_order(server, shared_box, big_folder, lister):
+    box = await shared_box(sys.executable if lister == "agent" else "/nonexistent/python3")
     listing = NaturalListing()
     pages = 0
     async for page in box.list_pages(str(big_folder), page_size=1000):
