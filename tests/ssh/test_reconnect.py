@@ -1,5 +1,7 @@
 """A dropped connection: the call in flight fails with one line or is retried; the next call reconnects."""
 
+import asyncio
+import os
 import sys
 
 import pytest
@@ -66,3 +68,24 @@ async def test_gives_up_with_one_line_when_the_server_stays_down(keys, tmp_path,
         await box.stat(str(dataset))
     assert str(err.value) == f"{box.where}: connection lost while reading {dataset}; gave up after 2 reconnects"
     await box.close()
+
+
+async def _gone(pid: int, timeout: float = 5.0) -> bool:
+    for _ in range(int(timeout / 0.05)):
+        if not os.path.exists(f"/proc/{pid}"):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_the_agent_exits_when_its_connection_closes_or_drops(server, open_box, dataset):
+    box = await open_box(str(dataset))
+    pid = box._agent.hello["pid"]
+    assert os.path.exists(f"/proc/{pid}")
+    await box.close()
+    assert await _gone(pid), "agent outlived a closed connection"
+
+    box = await open_box(str(dataset))
+    pid = box._agent.hello["pid"]
+    server.drop_connections()
+    assert await _gone(pid), "agent outlived a dropped connection"
