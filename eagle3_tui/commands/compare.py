@@ -56,35 +56,25 @@ def exit_code(result: dict[str, Any]) -> int:
 
 def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     """Compare where the data is: in this process for local files, on the host for SSH targets."""
-    try:
-        from eagle3_tui.sources.target import open_source, parse_target
-    except ImportError:  # no SSH support in this build: every target is a local path
-        return _local(a, b, args)
+    import asyncio
+
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.target import parse_target
+
     ta, tb = parse_target(a), parse_target(b)
     if not ta.is_remote and not tb.is_remote:
         return _local(ta.path, tb.path, args)
-    from eagle3_tui.sources.base import SourceError
-
     if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
         raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
-    from eagle3_tui.commands import _targets
-
-    # the shared CLI helpers (status lines, host key advice) when this build has them
-    opener = getattr(_targets, "open_cli_source", None)
-    explain = getattr(_targets, "explain_source_error", None)
 
     async def remote() -> dict[str, Any]:
-        if opener is not None:
-            source = opener(ta, args)
-        else:
-            source = open_source(ta, remote_python=args.remote_python,
-                                 accept_new_host_key=args.accept_new_host_key)
+        source = open_cli_source(ta, args)
         try:
             await source.connect()
             result = await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
         except SourceError as err:
-            if explain is not None:
-                explain(err)
+            explain_source_error(err)
             raise
         finally:
             await source.close()
@@ -93,8 +83,6 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
             if isinstance(result.get(side), dict):
                 result[side]["path"] = shown
         return result
-
-    import asyncio
 
     return asyncio.run(remote())
 
