@@ -24,6 +24,7 @@ from textual.markup import escape
 from textual.worker import get_current_worker
 
 from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.listing import merge_batch, merge_due
 from eagle3_tui.ui.messages import (
@@ -87,6 +88,12 @@ class MainScreen(Screen):
                 tooltip="Show one more first-k value per token"),
         Binding("minus", "k(-1)", "k", show=False, id="sample.k_fewer",
                 tooltip="Show one fewer first-k value per token"),
+        Binding("b", "toggle_bookmark", "Bookmark", show=False, id="main.bookmark",
+                tooltip="Bookmark or unbookmark the sample under the cursor"),
+        Binding("N", "bookmark_note", "Note", show=False, id="main.bookmark_note",
+                tooltip="Add or edit the note of its bookmark"),
+        Binding("B", "bookmarks", "Bookmarks", show=False, id="main.bookmarks",
+                tooltip="Bookmarks: filter, edit, delete, jump to one"),
     ]
 
     AUTO_FOCUS = "#browser"
@@ -106,6 +113,7 @@ class MainScreen(Screen):
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
         self._sample = SampleView(id="sample")  # mounted right after the first frame
+        self.bookmarking = Bookmarking(self)
         self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
@@ -130,8 +138,10 @@ class MainScreen(Screen):
         return self._sample
 
     def on_mount(self) -> None:
-        pane = self.query_one("#sample-pane")
-        pane.border_title = "sample"
+        self.query_one("#sample-pane").border_title = "sample"
+        self.browser.marker = self.bookmarking.marker
+        self.bookmarking.start()
+        self.set_interval(POLL_SECONDS, self.bookmarking.poll, name="bookmarks-poll")
         self.set_status(f"opening {self.app.target}…")
         self._update_location()
         # the first frame comes first: the sample view (dozens of styled parts) and the
@@ -192,6 +202,7 @@ class MainScreen(Screen):
         self.listing_done = False
         self.listing_error = None
         self.browser.reset(select=select)
+        self.bookmarking.refresh_marks()
         self._update_location()
         self.stream_listing(path, self.generation)
 
@@ -252,6 +263,7 @@ class MainScreen(Screen):
             return
         self.listing_done = True
         self.listing_error = message.error
+        self.bookmarking.listing_done(self.path, message.error)
         if message.error:
             self.browser.set_message(message.error, "browser--error")
             self.set_status(message.error, error=True)
@@ -372,6 +384,7 @@ class MainScreen(Screen):
             return  # the user has moved on; a newer load is on its way
         self.shown = message.path
         self.sample.show(message.summary)
+        self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
         self.query_one("#sample-pane").border_title = escape(posixpath.basename(message.path))
 
@@ -385,6 +398,42 @@ class MainScreen(Screen):
             self.set_status(f"first {k} values per token")
             if self.shown:
                 self.schedule_load(self.shown)
+
+    # ----- bookmarks (b, N, B)
+
+    def action_toggle_bookmark(self) -> None:
+        self.bookmarking.toggle()
+
+    def action_bookmark_note(self) -> None:
+        self.bookmarking.edit_note()
+
+    def action_bookmarks(self) -> None:
+        self.bookmarking.open_list()
+
+    def switch_target(self, target: str) -> None:
+        """Open another target (a bookmark on another host): drop this source, connect anew."""
+        self.workers.cancel_group(self, "listing")
+        self.workers.cancel_group(self, "summary")
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        old, self.source = self.source, None
+        self.app.target = target
+        self.where, self.path, self.shown, self.wanted = "", "", None, None
+        self.browser.reset(message=f"connecting to {target}…")
+        self.sample.clear(f"connecting to {target}…")
+        self.set_status(f"opening {target}…")
+        self._update_location()
+        self._close_then_connect(old)
+
+    @work(group="switch")
+    async def _close_then_connect(self, old: Source | None) -> None:
+        if old is not None:
+            try:
+                await old.close()
+            except Exception:  # noqa: BLE001 - a dead connection must not keep us from the new one
+                pass
+        self.connect()
 
     # ----- app-wide actions (n/p come from the app bindings)
 

@@ -1,0 +1,167 @@
+"""`eagle3-tui compare A B`: a training sample against an inference capture, findings first.
+
+Exit status: 0 when no finding is a warning or an error, 1 when one is, 2 when an input cannot
+be loaded (or reached). Both files on one SSH host are compared on that host (only the summary
+travels); local files in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", metavar="A", help="training sample (local path or host:path)")
+    p.add_argument("b", metavar="B", help="inference capture (local path or host:path, same machine as A)")
+    p.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    p.add_argument("--slots", type=int, metavar="K", help="B is a bare [T, K*H] tensor with K slots")
+    p.add_argument("--hidden", type=int, metavar="H", help="B is a bare [T, K*H] tensor with hidden size H")
+    from eagle3_tui.commands.summary import add_connection_arguments
+
+    add_connection_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("slots", "hidden"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"eagle3-tui compare: error: --{name} must be at least 1", file=sys.stderr)
+            return 2
+    try:
+        result = compare_targets(args.a, args.b, args)
+    except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
+        from eagle3_tui.sources.base import SourceError
+
+        if not isinstance(err, (SourceError, OSError)):
+            raise
+        print(f"eagle3-tui compare: {err}", file=sys.stderr)
+        return 2
+    from eagle3_tui.commands.summary import to_json_ready
+
+    if args.json:
+        print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+    else:
+        print(format_comparison(result), flush=True)
+    return exit_code(result)
+
+
+def exit_code(result: dict[str, Any]) -> int:
+    if "error" in result:
+        return 2
+    return 1 if any(f["severity"] in ("warning", "error") for f in result["findings"]) else 0
+
+
+def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Compare where the data is: in this process for local files, on the host for SSH targets."""
+    import asyncio
+
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.target import parse_target
+
+    ta, tb = parse_target(a), parse_target(b)
+    if not ta.is_remote and not tb.is_remote:
+        return _local(ta.path, tb.path, args)
+    if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
+        raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
+
+    async def remote() -> dict[str, Any]:
+        source = open_cli_source(ta, args)
+        try:
+            await source.connect()
+            result = await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
+        except SourceError as err:
+            explain_source_error(err)
+            raise
+        finally:
+            await source.close()
+        # show the paths as typed, host included
+        for side, shown in (("a", a), ("b", b)):
+            if isinstance(result.get(side), dict):
+                result[side]["path"] = shown
+        return result
+
+    return asyncio.run(remote())
+
+
+def _local(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
+    from eagle3_tui.samples.compare import compare_files
+
+    result = compare_files(a, b, slots=args.slots, hidden=args.hidden)
+    result["computed"] = "local"
+    return result
+
+
+# ------------------------------------------------------------------------------ human output
+
+
+def _f(v: float | None, digits: int = 4) -> str:
+    if v is None:
+        return "-"
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+        return f"{v:.2e}"
+    return f"{v:.{digits}f}"
+
+
+def _side(tag: str, h: dict[str, Any]) -> list[str]:
+    t = f"T {h['tokens']}" + (f" (valid {h['valid_tokens']})" if h["valid_tokens"] != h["tokens"] else "")
+    facts = [h["schema"], t, f"H {h['hidden']}", f"k {h['k']}", h["dtype"]]
+    if h.get("final"):
+        facts.append(f"final {h['final_norm']}-norm" if h.get("final_norm") else "final")
+    facts.append("ids" if h.get("ids") else "no ids")
+    lines = [f"{tag}  {h['path']}", f"   {' | '.join(facts)}"]
+    lines += [f"   assumed: {note}" for note in h.get("assumptions", [])]
+    return lines
+
+
+def format_comparison(r: dict[str, Any]) -> str:
+    if "error" in r:
+        lines = []
+        for tag in ("a", "b"):
+            side = r[tag]
+            if "error" in side:
+                lines.append(f"{tag.upper()}  {side['path']}: error: {side['error']}")
+        return "\n".join(lines) or f"error: {r['error']}"
+    out: list[str] = []
+    findings = r["findings"]
+    serious = [f for f in findings if f["severity"] != "info"]
+    out.append("FINDINGS" if serious else "FINDINGS: none - B matches A within bf16 noise")
+    for f in findings:
+        out.append(f"  {f['severity'].upper():<7} {f['code']:<17} {f['message']}")
+    out.append("")
+    out += _side("A", r["a"])
+    out += _side("B", r["b"])
+    al = r["alignment"]
+    how = {"ids": "by token ids", "hidden": "by hidden states", "position": "by position (nothing better matched)"}
+    text = (f"aligned {how.get(al['method'], al['method'])}: B row t = A row t{al['offset']:+d}, "
+            f"{al['length']} rows compared")
+    if al.get("diverges_at") is not None:
+        text += f", ids differ from B row {al['diverges_at']}"
+    if r.get("computed"):
+        text += f" (computed {r['computed']})"
+    out += ["", text]
+    rows = list(r["slots"]) + ([r["final"]] if r.get("final") else [])
+    if rows:
+        cols = "  {:<6} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>12}"
+        heads = ("pair", "cos mean", "cos min", "B/A", "spread", "max|B-A|", "rel L2", "bf16 ok", "worst A row")
+        out += ["", cols.format(*heads)]
+        for m in rows:
+            name = "final" if m["a"] == "final" else f"{m['a']}"
+            if m.get("cos_mean") is None:
+                out.append(cols.format(name, "-", "-", "-", "-", "-", "-", "-", "-"))
+                continue
+            out.append(cols.format(
+                name, _f(m["cos_mean"]), _f(m["cos_min"]), _f(m["norm_ratio_median"], 3),
+                _f(m["norm_ratio_std"], 3), _f(m["max_abs_err"], 3), _f(m["rel_l2_err"], 3),
+                f"{100 * m['within_bf16_tol']:.1f}%" if m.get("within_bf16_tol") is not None else "-",
+                str(m["worst_a_row"])))
+    matrix = r.get("matrix") or []
+    if matrix and matrix[0]:
+        out += ["", "  cross-slot mean cosine (rows: B slots, columns: A slots)"]
+        out.append("        " + "".join(f"{'A' + str(i):>8}" for i in range(len(matrix[0]))))
+        for j, row in enumerate(matrix):
+            out.append(f"    B{j:<3}" + "".join(f"{_f(v, 3):>8}" for v in row))
+    return "\n".join(out)
