@@ -11,8 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from eagle3_tui.sources.base import Source, SourceError
-from eagle3_tui.sources.local import LocalSource
+from eagle3_tui.sources.base import Source
 
 
 @dataclass
@@ -30,13 +29,11 @@ async def open_target(
     accept_new_host_key: bool = False,
     confirm_host_key: Callable[[Any], Awaitable[bool]] | None = None,
     on_status: Callable[[str], None] | None = None,
+    ssh_config: str | None = None,
+    known_hosts: str | None = None,
 ) -> Opened:
-    try:
-        from eagle3_tui.sources.target import open_source, parse_target
-    except ImportError:  # SSH support not merged yet: local paths only
-        if _looks_remote(text):
-            raise SourceError(f"{text}: remote targets are not supported by this build") from None
-        return Opened(LocalSource(), os.path.abspath(os.path.expanduser(text)), "local")
+    """Parse `text`, open its Source and connect (raises SourceError with one line to show)."""
+    from eagle3_tui.sources.target import open_source, parse_target
 
     target = parse_target(text)
     source = open_source(
@@ -45,15 +42,12 @@ async def open_target(
         accept_new_host_key=accept_new_host_key,
         confirm_host_key=confirm_host_key,
         on_status=on_status,
+        ssh_config=ssh_config,
+        known_hosts=known_hosts,
     )
-    await source.connect()
-    where = "local" if target.host is None else source.label
-    path = target.path
     if target.host is None:
-        path = os.path.abspath(os.path.expanduser(path))
-    return Opened(source, path, where)
-
-
-def _looks_remote(text: str) -> bool:
-    head = text.split("/", 1)[0]
-    return ":" in head and not os.path.exists(text)
+        return Opened(source, os.path.abspath(target.path), "local")
+    if on_status is not None:
+        on_status(f"connecting to {target.display()}…")
+    await source.connect()
+    return Opened(source, target.path, source.label)
