@@ -26,17 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_app(target: str = ".", *, remote_python: str | None = None,
-            accept_new_host_key: bool = False) -> int:
+            accept_new_host_key: bool = False, data_dir: str | None = None) -> int:
     from eagle3_tui.ui.app import Eagle3App
 
-    app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key)
+    app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key,
+                    data_dir=data_dir)
     app.run()
     return int(app.return_code or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.data_dir:
-        os.environ["EAGLE3_TUI_DATA_DIR"] = os.path.abspath(args.data_dir)
+    data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
     return run_app(args.target, remote_python=args.remote_python,
-                   accept_new_host_key=args.accept_new_host_key)
+                   accept_new_host_key=args.accept_new_host_key, data_dir=data_dir)

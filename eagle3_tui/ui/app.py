@@ -46,8 +46,11 @@ class Eagle3App(App):
         remote_python: str | None = None,
         accept_new_host_key: bool = False,
         opener: Opener = open_target,
+        data_dir: str | None = None,
     ) -> None:
         super().__init__()
+        #: where bookmarks live (None: the user data folder, or EAGLE3_TUI_DATA_DIR)
+        self.data_dir = data_dir
         self.target = target
         self.remote_python = remote_python
         self.accept_new_host_key = accept_new_host_key

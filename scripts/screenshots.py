@@ -1,0 +1,88 @@
+"""Make the README's SVG screenshots from the demo dataset: `python scripts/screenshots.py [OUT]`.
+
+Writes the demo dataset (seed 0) to a temporary folder, drives the real app headless at
+120x40 with the keys a user would press, and saves:
+  screenshots/browser.svg   browser with the sample view of data_0.ckpt
+  screenshots/padded.svg    a right-padded sample, token cursor in the padding
+  screenshots/help.svg      the help screen
+Paths on screen are relative to the demo folder, so the images do not depend on where it ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+SIZE = (120, 40)
+
+
+async def wait_for(pilot, condition, timeout: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise TimeoutError("the app did not reach the expected state")
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+async def shoot(out: Path) -> list[Path]:
+    from eagle3_tui.sources.local import LocalSource
+    from eagle3_tui.ui.app import Eagle3App
+    from eagle3_tui.ui.connect import Opened
+
+    async def relative(text, **_options):  # keep the temporary folder's name off the pictures
+        return Opened(LocalSource(), text, "local")
+
+    written: list[Path] = []
+
+    def save(app, name: str, title: str) -> None:
+        path = out / name
+        path.write_text(app.export_screenshot(title=title))
+        written.append(path)
+
+    app = Eagle3App("train/rows_0-2000", opener=relative)
+    async with app.run_test(size=SIZE) as pilot:
+        main = app.main_screen
+
+        def showing(name: str):
+            return lambda: (main.shown or "").endswith(name) and main.sample.loading_name is None
+
+        await wait_for(pilot, showing("data_0.ckpt"))
+        await pilot.press(*["right_square_bracket"] * 5)
+        save(app, "browser.svg", "eagle3-tui: browser and sample view")
+
+        await pilot.press("n", "n")  # data_2.ckpt: 66 padding rows after 99 real tokens
+        await wait_for(pilot, showing("data_2.ckpt"))
+        await pilot.press(*["right_curly_bracket"] * 7)
+        save(app, "padded.svg", "eagle3-tui: a right-padded SpecForge sample")
+
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen")
+        save(app, "help.svg", "eagle3-tui: keys")
+    return written
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0]) if argv else REPO / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()
+    from eagle3_tui.samples.demo import write_demo
+
+    with tempfile.TemporaryDirectory() as tmp:
+        demo = Path(tmp) / "eagle3-demo"
+        write_demo(str(demo), seed=0)
+        os.chdir(demo)
+        for path in asyncio.run(shoot(out)):
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
