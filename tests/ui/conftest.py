@@ -61,6 +61,17 @@ async def hold_key(pilot, key: str, times: int) -> None:
     await pilot._wait_for_screen()
 
 
+async def hold_keys(pilot, keys: list[str]) -> None:
+    """Keys sent back to back, as fast typing or a paste delivers them."""
+    from textual import events
+
+    driver = pilot.app._driver
+    chars = {"slash": "/"}
+    for key in keys:
+        driver.send_message(events.Key(key, chars.get(key, key if len(key) == 1 else None)))
+    await pilot._wait_for_screen()
+
+
 def screen_text(app) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 

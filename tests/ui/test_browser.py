@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eagle3_tui.ui.widgets.browser import BrowserList
-from tests.ui.conftest import make_app, screen_text, wait_until
+from tests.ui.conftest import hold_keys, make_app, screen_text, wait_until
 
 
 def names(app) -> list[str]:
@@ -91,6 +91,15 @@ async def test_incremental_filter(tree):
         await pilot.press("escape")
         assert len(names(app)) == 7
         assert current(app) == "data_10.ckpt"  # clearing the filter keeps the cursor's entry
+
+
+async def test_filter_typed_in_one_burst_loses_no_key(tree):
+    app = make_app(tree / "rows_0-2000")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_at(pilot)
+        await hold_keys(pilot, ["slash", "1", "2"])
+        await wait_until(pilot, lambda: app.main_screen.browser.filter == "12", what="filter")
+        assert names(app) == ["data_12.ckpt"]
 
 
 async def test_next_and_previous_sample_skip_other_entries(tree):

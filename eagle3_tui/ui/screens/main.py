@@ -72,8 +72,6 @@ def describe_entry(entry: Entry) -> str:
 
 class MainScreen(Screen):
     BINDINGS = [
-        Binding("slash", "filter", "Filter", id="main.filter",
-                tooltip="Filter this folder by name (incremental)"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
                 tooltip="Clear the filter"),
         Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",
@@ -303,7 +301,8 @@ class MainScreen(Screen):
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        # focus now, not on the next tick: "/12" typed in one go must land in the box
+        self.set_focus(box)
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)

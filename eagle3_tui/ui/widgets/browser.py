@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -58,6 +59,9 @@ class BrowserList(ScrollView, can_focus=True):
                 tooltip="Open the folder, or load the file now (any name)"),
         Binding("h,backspace,left", "parent", "Up", key_display="h", id="browser.parent",
                 tooltip="Up to the parent folder"),
+        # on_key runs it first (see there); the binding puts it in the footer and help
+        Binding("slash", "screen.filter", "Filter", id="browser.filter",
+                tooltip="Filter this folder by name (incremental)"),
     ]
 
     class CursorChanged(Message):
@@ -195,6 +199,21 @@ class BrowserList(ScrollView, can_focus=True):
                 return True
             i += step
         return False
+
+    def on_key(self, event: events.Key) -> None:
+        # Bindings run only after a key has bubbled up, so keys typed in one burst with "/"
+        # would all reach this list before the focus moves to the filter box. Open the box
+        # here, at once, and hand on printable keys that still arrive, so "/12" filters "12".
+        if event.key == "slash" and self.has_focus:
+            event.stop()
+            event.prevent_default()
+            self.screen.action_filter()  # type: ignore[attr-defined]
+            return
+        focused = self.screen.focused
+        if focused is not None and focused is not self and event.is_printable:
+            event.stop()
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
 
     # ----- actions
 
