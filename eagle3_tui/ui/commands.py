@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from eagle3_tui.ui.screens.compare import compare_commands
+
 
 class Eagle3Commands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
@@ -25,7 +27,7 @@ class Eagle3Commands(Provider):
             ("Show more first-k values", lambda: main.action_k(1), "+"),
             ("Show fewer first-k values", lambda: main.action_k(-1), "-"),
             ("Quit eagle3-tui", app.exit, "q"),
-        ]
+        ] + compare_commands(app)
 
     async def discover(self) -> Hits:
         for name, callback, keys in self._commands():
