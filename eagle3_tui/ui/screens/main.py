@@ -70,11 +70,11 @@ def describe_entry(entry: Entry) -> str:
 class MainScreen(Screen):
     BINDINGS = [
         Binding("t", "pin_training", "Pin A", id="main.pin_training",
-                tooltip="Compare: pin the sample under the cursor as the training side (A)"),
+                tooltip="Compare: pin this sample as the training side (A)"),
         Binding("i", "choose_inference", "Pick B", show=False, id="main.choose_inference",
-                tooltip="Compare: choose the file under the cursor as the inference side (B)"),
+                tooltip="Compare: choose this file as the inference side (B)"),
         Binding("c", "open_compare", "Compare", id="main.open_compare",
-                tooltip="Compare A with B (or with the file under the cursor): the split view"),
+                tooltip="Compare A with B (or with the file under the cursor)"),
         Binding("slash", "filter", "Filter", id="main.filter",
                 tooltip="Filter this folder by name (incremental)"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
