@@ -69,11 +69,11 @@ def describe_entry(entry: Entry) -> str:
 
 class MainScreen(Screen):
     BINDINGS = [
-        Binding("t", "pin_training", "Pin A", id="main.pin_training",
+        Binding("t", "pin_training", "Pin A", show=False, id="main.pin_training",
                 tooltip="Compare: pin this sample as the training side (A)"),
         Binding("i", "choose_inference", "Pick B", show=False, id="main.choose_inference",
                 tooltip="Compare: choose this file as the inference side (B)"),
-        Binding("c", "open_compare", "Compare", id="main.open_compare",
+        Binding("c", "open_compare", "Compare", show=False, id="main.open_compare",
                 tooltip="Compare A with B (or with the file under the cursor)"),
         Binding("slash", "filter", "Filter", id="main.filter",
                 tooltip="Filter this folder by name (incremental)"),
