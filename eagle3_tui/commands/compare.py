@@ -63,19 +63,38 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     ta, tb = parse_target(a), parse_target(b)
     if not ta.is_remote and not tb.is_remote:
         return _local(ta.path, tb.path, args)
-    if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
-        from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.base import SourceError
 
+    if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
         raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
-    import asyncio
+    from eagle3_tui.commands import _targets
+
+    # the shared CLI helpers (status lines, host key advice) when this build has them
+    opener = getattr(_targets, "open_cli_source", None)
+    explain = getattr(_targets, "explain_source_error", None)
 
     async def remote() -> dict[str, Any]:
-        source = open_source(ta, remote_python=args.remote_python, accept_new_host_key=args.accept_new_host_key)
-        await source.connect()
+        if opener is not None:
+            source = opener(ta, args)
+        else:
+            source = open_source(ta, remote_python=args.remote_python,
+                                 accept_new_host_key=args.accept_new_host_key)
         try:
-            return await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
+            await source.connect()
+            result = await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
+        except SourceError as err:
+            if explain is not None:
+                explain(err)
+            raise
         finally:
             await source.close()
+        # show the paths as typed, host included
+        for side, shown in (("a", a), ("b", b)):
+            if isinstance(result.get(side), dict):
+                result[side]["path"] = shown
+        return result
+
+    import asyncio
 
     return asyncio.run(remote())
 
@@ -129,7 +148,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     out += _side("B", r["b"])
     al = r["alignment"]
     how = {"ids": "by token ids", "hidden": "by hidden states", "position": "by position (nothing better matched)"}
-    text = f"aligned {how.get(al['method'], al['method'])}: B row t = A row t{al['offset']:+d}, {al['length']} rows compared"
+    text = (f"aligned {how.get(al['method'], al['method'])}: B row t = A row t{al['offset']:+d}, "
+            f"{al['length']} rows compared")
     if al.get("diverges_at") is not None:
         text += f", ids differ from B row {al['diverges_at']}"
     if r.get("computed"):
@@ -138,7 +158,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     rows = list(r["slots"]) + ([r["final"]] if r.get("final") else [])
     if rows:
         cols = "  {:<6} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>12}"
-        out += ["", cols.format("pair", "cos mean", "cos min", "B/A", "spread", "max|B-A|", "rel L2", "bf16 ok", "worst A row")]
+        heads = ("pair", "cos mean", "cos min", "B/A", "spread", "max|B-A|", "rel L2", "bf16 ok", "worst A row")
+        out += ["", cols.format(*heads)]
         for m in rows:
             name = "final" if m["a"] == "final" else f"{m['a']}"
             if m.get("cos_mean") is None:

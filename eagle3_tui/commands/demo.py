@@ -12,7 +12,8 @@ DEFAULT_DIR = "eagle3-demo"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", nargs="?", default=DEFAULT_DIR, metavar="DIR",
-                        help=f"where to write the dataset (default: ./{DEFAULT_DIR}); must be new, empty or an earlier demo")
+                        help=f"where to write the dataset (default: ./{DEFAULT_DIR}); "
+                        "must be new, empty or an earlier demo")
     parser.add_argument("--write-only", action="store_true", help="write the dataset and exit, do not open the TUI")
     parser.add_argument("--seed", type=int, default=0, help="random seed (the same seed writes the same bytes)")
 
@@ -46,7 +47,8 @@ def _print_written(manifest: dict) -> None:
     train, infer = manifest["train"], manifest["infer"]
     ok = [c for c in infer if not c["expect"]]
     faults = [c for c in infer if c["expect"]]
-    print(f"Wrote the demo dataset to {os.path.abspath(d)} ({manifest['bytes'] / 1e6:.1f} MB, seed {manifest['seed']}):")
+    size = manifest["bytes"] / 1e6
+    print(f"Wrote the demo dataset to {os.path.abspath(d)} ({size:.1f} MB, seed {manifest['seed']}):")
     print(f"  train/     {len(train)} SpecForge samples (.ckpt, one .ckpt.gz), right-padded, some indices missing")
     print(f"  train_pt/  the same samples under .pt names")
     print(f"  infer/     {len(ok)} correctly wired captures and {len(faults)} with a known fault")

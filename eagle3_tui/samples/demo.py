@@ -71,6 +71,10 @@ def _make_prompt(rng: random.Random, vocab: int) -> Prompt:
     return Prompt(head + resp + [EOS], len(head))
 
 
+def _ids(ids: list[int]) -> torch.Tensor:
+    return torch.tensor(ids, dtype=torch.int64)
+
+
 def _save(obj: Any, path: str, *, gz: bool = False) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if gz:
@@ -97,7 +101,8 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: str, metadata: dic
     for name, t in tensors.items():
         t = t.detach().contiguous()
         data = ctypes.string_at(t.data_ptr(), t.numel() * t.element_size())
-        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
     if metadata:
@@ -133,7 +138,9 @@ class _Demo:
     def aux_cat(self, states, boundaries) -> torch.Tensor:
         return torch.cat([states[b] for b in boundaries], dim=-1)
 
-    def infer(self, name: str, obj: Any, idx: int, fmt: str, expect: str | None, note: str, **extra) -> None:
+    def infer(self, name: str, idx: int, obj: Any, *, fmt: str, expect: str | None, note: str,
+              **extra) -> None:
+        """Write capture `name` of training sample `idx` and record what it is."""
         path = os.path.join(self.dir, "infer", name)
         if name.endswith(".safetensors"):
             # speculators (vLLM convention): layer id i captures the input of layer i, so b = i
@@ -185,122 +192,127 @@ class _Demo:
 
     # --- inference side --------------------------------------------------------------------
     def write_infer(self) -> None:
-        H = self.cfg.hidden
-        L = self.cfg.layers
-        aux = self.aux
-        ids_t = lambda ids: torch.tensor(ids, dtype=torch.int64)  # noqa: E731
+        self.write_correct()
+        self.write_faults()
 
-        # correctly wired -----------------------------------------------------------------
+    def write_correct(self) -> None:
+        aux, L = self.aux, self.cfg.layers
         p = self.prompts[0]
         st, fin = self.run(p.ids)
-        self.infer("ok_bf16_s0.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": self.aux_cat(st, aux)[None],
-                                     "hidden_state": fin[None]}, 0, "dict: input_ids, aux_hidden_state [1,T,kH], hidden_state [1,T,H]",
-                   None, "correctly wired; bf16 engine vs float32 training")
+        self.infer("ok_bf16_s0.pt", 0, {"input_ids": _ids(p.ids), "aux_hidden_state": self.aux_cat(st, aux)[None],
+                                        "hidden_state": fin[None]},
+                   fmt="dict: input_ids, aux_hidden_state [1,T,kH], hidden_state [1,T,H]", expect=None,
+                   note="correctly wired; bf16 engine vs float32 training")
 
         p = self.prompts[1]
-        generated = self.decode(p.prompt_ids, 4)
-        seq = p.prompt_ids + generated
+        seq = p.prompt_ids + self.decode(p.prompt_ids, 4)
         st, _ = self.run(seq)
-        self.infer("ok_prefix_s1.pt", {"input_ids": ids_t(seq), "aux_hidden_state": self.aux_cat(st, aux)}, 1,
-                   "dict: input_ids, aux_hidden_state [T,kH]", None,
-                   f"correctly wired prefix: the prompt ({len(p.prompt_ids)} tokens) plus 4 greedily decoded tokens",
-                   prompt_len=len(p.prompt_ids))
+        self.infer("ok_prefix_s1.pt", 1, {"input_ids": _ids(seq), "aux_hidden_state": self.aux_cat(st, aux)},
+                   fmt="dict: input_ids, aux_hidden_state [T,kH]", expect=None,
+                   note=f"correctly wired prefix: the prompt ({len(p.prompt_ids)} tokens) plus 4 greedily "
+                        "decoded tokens", prompt_len=len(p.prompt_ids))
 
-        p = self.prompts[2]
-        st, _ = self.run(p.ids)
-        self.infer("ok_noids_s2.pt", self.aux_cat(st, aux), 2, "bare tensor [T,kH], no token ids", None,
-                   "correctly wired, without token ids: aligned by the hidden states")
+        st, _ = self.run(self.prompts[2].ids)
+        self.infer("ok_noids_s2.pt", 2, self.aux_cat(st, aux), fmt="bare tensor [T,kH], no token ids", expect=None,
+                   note="correctly wired, without token ids: aligned by the hidden states")
 
-        p = self.prompts[4]
-        st, _ = self.run(p.prompt_ids)
-        self.infer("ok_list_s4.pt", [st[b].clone() for b in aux], 4, "list of k tensors [T,H], no token ids", None,
-                   "correctly wired prompt-only capture, as a list of tensors")
+        st, _ = self.run(self.prompts[4].prompt_ids)
+        self.infer("ok_list_s4.pt", 4, [st[b].clone() for b in aux], fmt="list of k tensors [T,H], no token ids",
+                   expect=None, note="correctly wired prompt-only capture, as a list of tensors")
 
         p = self.prompts[5]
         st, _ = self.run(p.ids)
-        hs = torch.stack([st[b] for b in aux] + [st[L]], dim=1)  # [T, k+1, H], last = final before the norm
-        self.infer("hs_5.safetensors", {"token_ids": ids_t(p.ids), "hidden_states": hs}, 5,
-                   "speculators safetensors: token_ids, hidden_states [T,k+1,H]", None,
-                   "correctly wired speculators capture; its final state is before the norm by design (info only)")
+        hs = torch.stack([st[b] for b in aux] + [st[L]], dim=1)  # [T, k+1, H]: last = final before the norm
+        self.infer("hs_5.safetensors", 5, {"token_ids": _ids(p.ids), "hidden_states": hs},
+                   fmt="speculators safetensors: token_ids, hidden_states [T,k+1,H]", expect=None,
+                   note="correctly wired speculators capture; its final state is before the norm by design "
+                        "(info only)")
 
-        # one per known fault -------------------------------------------------------------------
-        p = self.prompts[8]
-        st, _ = self.run(p.ids)
-        off = [b + 1 for b in aux]
-        self.infer("fault_layers_all_s8.pt", self.aux_cat(st, off)[None], 8, "bare tensor [1,T,kH]", "slot_mismatch",
-                   f"every slot one layer late: boundaries {off} instead of {aux} (ids read under the other convention)")
+    def write_faults(self) -> None:
+        """One capture per fault listed at the end of FORMATS.md."""
+        aux, H, L = self.aux, self.cfg.hidden, self.cfg.layers
+        dict_fmt = "dict: input_ids, aux_hidden_state [1,T,kH]"
+
+        def with_ids(ids, aux_states, **more):
+            return {"input_ids": _ids(ids), "aux_hidden_state": aux_states[None], **more}
+
+        st, _ = self.run(self.prompts[8].ids)
+        late = [b + 1 for b in aux]
+        self.infer("fault_layers_all_s8.pt", 8, self.aux_cat(st, late)[None], fmt="bare tensor [1,T,kH]",
+                   expect="slot_mismatch",
+                   note=f"every slot one layer late: boundaries {late} instead of {aux} (ids read under the "
+                        "other convention)")
 
         p = self.prompts[9]
         st, _ = self.run(p.ids)
         some = [aux[0], aux[1], aux[2] + 1]
-        self.infer("fault_layers_some_s9.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": self.aux_cat(st, some)[None]},
-                   9, "dict: input_ids, aux_hidden_state [1,T,kH]", "slot_mismatch",
-                   f"only the last slot one layer late: boundaries {some} instead of {aux}")
+        self.infer("fault_layers_some_s9.pt", 9, with_ids(p.ids, self.aux_cat(st, some)), fmt=dict_fmt,
+                   expect="slot_mismatch",
+                   note=f"only the last slot one layer late: boundaries {some} instead of {aux}")
 
-        p = self.prompts[10]
-        st, _ = self.run(p.ids)
+        st, _ = self.run(self.prompts[10].ids)
         order = [aux[2], aux[0], aux[1]]
-        self.infer("fault_permuted_s10.pt", [st[b].clone() for b in order], 10, "list of k tensors [T,H]", "slot_permutation",
-                   f"slots in list order {order} instead of ascending {aux}")
+        self.infer("fault_permuted_s10.pt", 10, [st[b].clone() for b in order], fmt="list of k tensors [T,H]",
+                   expect="slot_permutation", note=f"slots in list order {order} instead of ascending {aux}")
 
-        p = self.prompts[11]
-        st, _ = self.run(p.ids)
-        self.infer("fault_aux_disabled_s11.pt", st[L].clone(), 11, "bare tensor [T,H]", "width_mismatch",
-                   f"auxiliary capture disabled: only the last hidden state, width {H} instead of {3 * H}")
+        st, _ = self.run(self.prompts[11].ids)
+        self.infer("fault_aux_disabled_s11.pt", 11, st[L].clone(), fmt="bare tensor [T,H]", expect="width_mismatch",
+                   note=f"auxiliary capture disabled: only the last hidden state, width {H} instead of {3 * H}")
 
         p = self.prompts[12]
         st, _ = self.run(p.ids)
-        self.infer("fault_final_prenorm_s12.ckpt", {"input_ids": ids_t(p.ids), "loss_mask": ids_t(p.loss_mask),
-                                                   "hidden_state": st[L][None], "aux_hidden_state": self.aux_cat(st, aux)[None]},
-                   12, "SpecForge schema", "norm_mismatch",
-                   "hidden_state taken before the final norm (SpecForge stores it after)")
+        self.infer("fault_final_prenorm_s12.ckpt", 12,
+                   with_ids(p.ids, self.aux_cat(st, aux), loss_mask=_ids(p.loss_mask), hidden_state=st[L][None]),
+                   fmt="SpecForge schema", expect="norm_mismatch",
+                   note="hidden_state taken before the final norm (SpecForge stores it after)")
 
         p = self.prompts[13]
         st, _ = self.run(p.ids)
-        self.infer("fault_scale_s13.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": (self.aux_cat(st, aux) * 4.0)[None]},
-                   13, "dict: input_ids, aux_hidden_state [1,T,kH]", "scale_mismatch",
-                   "every slot multiplied by 4 (same direction, different magnitude)", factor=4.0)
+        self.infer("fault_scale_s13.pt", 13, with_ids(p.ids, self.aux_cat(st, aux) * 4.0), fmt=dict_fmt,
+                   expect="scale_mismatch", note="every slot multiplied by 4 (same direction, different magnitude)",
+                   factor=4.0)
 
         p, other = self.prompts[14], self.prompts[15]
         st, _ = self.run(other.ids)
         n = min(len(p.ids), len(other.ids))
-        self.infer("fault_other_request_s14.pt", {"input_ids": ids_t(p.ids[:n]), "aux_hidden_state": self.aux_cat(st, aux)[:n]},
-                   14, "dict: input_ids, aux_hidden_state [T,kH]", "unrelated_sample",
-                   "token ids of sample 14, hidden states of another request in the batch (sample 15)")
+        self.infer("fault_other_request_s14.pt", 14,
+                   {"input_ids": _ids(p.ids[:n]), "aux_hidden_state": self.aux_cat(st, aux)[:n]},
+                   fmt="dict: input_ids, aux_hidden_state [T,kH]", expect="unrelated_sample",
+                   note="token ids of sample 14, hidden states of another request in the batch (sample 15)")
 
         p = self.prompts[16]
-        drift_at = 1 + len(SYSTEM) - 1  # the template adds a newline token before <|end|>
+        drift_at = len(SYSTEM)  # the engine's template adds a newline token before <|end|>
         seq = p.ids[:drift_at] + [8] + p.ids[drift_at:]
         st, _ = self.run(seq)
-        self.infer("fault_template_drift_s16.pt", {"input_ids": ids_t(seq), "aux_hidden_state": self.aux_cat(st, aux)[None]},
-                   16, "dict: input_ids, aux_hidden_state [1,T,kH]", "token_divergence",
-                   f"chat-template drift: an extra template token at position {drift_at}, ids diverge there",
+        self.infer("fault_template_drift_s16.pt", 16, with_ids(seq, self.aux_cat(st, aux)), fmt=dict_fmt,
+                   expect="token_divergence",
+                   note=f"chat-template drift: an extra template token at position {drift_at}, ids diverge there",
                    position=drift_at)
 
         p = self.prompts[17]
         st, _ = self.run(p.ids)
         shifted = self.aux_cat(st, aux)[1:]  # row t holds the state of token t + 1
-        self.infer("fault_shifted_s17.pt", {"input_ids": ids_t(p.ids[:-1]), "aux_hidden_state": shifted[None]},
-                   17, "dict: input_ids, aux_hidden_state [1,T,kH]", "token_shift",
-                   "hidden rows shifted by one position relative to the token ids (row t = token t+1)", offset=1)
+        self.infer("fault_shifted_s17.pt", 17, with_ids(p.ids[:-1], shifted), fmt=dict_fmt, expect="token_shift",
+                   note="hidden rows shifted by one position relative to the token ids (row t = token t+1)",
+                   offset=1)
 
         p = self.prompts[18]
         st, _ = self.run(p.ids)
         bad = self.aux_cat(st, aux).clone()
-        bad[30:33, H : 2 * H] = float("nan")
+        bad[30:33, H:2 * H] = float("nan")
         bad[41, 5] = float("inf")
-        self.infer("fault_nan_s18.pt", {"input_ids": ids_t(p.ids), "aux_hidden_state": bad[None]}, 18,
-                   "dict: input_ids, aux_hidden_state [1,T,kH]", "nonfinite",
-                   f"NaN in rows 30-32 of slot 1 ({3 * H} values) and one Inf in row 41", nan=3 * H, inf=1, first=30)
+        self.infer("fault_nan_s18.pt", 18, with_ids(p.ids, bad), fmt=dict_fmt, expect="nonfinite",
+                   note=f"NaN in rows 30-32 of slot 1 ({3 * H} values) and one Inf in row 41",
+                   nan=3 * H, inf=1, first=30)
 
         i = self.padded_index()
-        ids = torch.tensor(self.padded[i], dtype=torch.int64)
-        st, _ = self.run(ids.tolist())
-        self.infer(f"fault_padding_s{i}.pt", {"input_ids": ids.clone(), "loss_mask": torch.ones_like(ids),
-                                               "aux_hidden_state": self.aux_cat(st, aux)[None]}, i,
-                   "dict: input_ids, loss_mask, aux_hidden_state [1,T,kH]", "padding",
-                   f"the whole padded batch row captured: {len(ids) - len(self.prompts[i].ids)} padding rows "
-                   "taken as real tokens, loss_mask 1 on them")
+        ids = self.padded[i]
+        st, _ = self.run(ids)
+        self.infer(f"fault_padding_s{i}.pt", i,
+                   with_ids(ids, self.aux_cat(st, aux), loss_mask=torch.ones(len(ids), dtype=torch.int64)),
+                   fmt="dict: input_ids, loss_mask, aux_hidden_state [1,T,kH]", expect="padding",
+                   note=f"the whole padded batch row captured: {len(ids) - len(self.prompts[i].ids)} padding rows "
+                        "taken as real tokens, loss_mask 1 on them")
 
     def padded_index(self) -> int:
         """A training sample not used by another capture with the most right padding."""
@@ -330,7 +342,8 @@ class _Demo:
             f"train/{SHARD}/data_{{i}}.ckpt   SpecForge offline schema, float32: input_ids, loss_mask,",
             "    hidden_state [1,T,H] after the final norm, aux_hidden_state [1,T,3H] before any norm.",
             f"    Batches of {BATCH} are right-padded (id 0, loss_mask 0, non-zero hidden rows on the pad).",
-            f"    Indices {', '.join(map(str, MISSING))} are missing; data_{GZIPPED} is stored as data_{GZIPPED}.ckpt.gz.",
+            f"    Indices {', '.join(map(str, MISSING))} are missing; "
+            f"data_{GZIPPED} is stored as data_{GZIPPED}.ckpt.gz.",
             f"train_pt/{SHARD}/data_{{i}}.pt  the same samples under .pt names.",
             "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
             "",
@@ -346,6 +359,23 @@ class _Demo:
             f.write("\n".join(lines))
 
 
+def _remove_stale_captures(directory: str, written: set[str]) -> None:
+    """An earlier demo with another seed may have named a capture differently: drop it, so that
+    infer/ holds exactly what README.txt lists."""
+    infer = os.path.join(directory, "infer")
+    for name in os.listdir(infer):
+        if name not in written and name.startswith(("ok_", "fault_", "hs_")):
+            os.remove(os.path.join(infer, name))
+
+
+def _is_demo_readme(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(len(README_MARK)) == README_MARK
+    except OSError:
+        return False
+
+
 def _check_target(directory: str) -> None:
     if not os.path.exists(directory):
         return
@@ -353,7 +383,7 @@ def _check_target(directory: str) -> None:
         raise FileExistsError(f"{directory}: exists and is not a folder")
     names = os.listdir(directory)
     readme = os.path.join(directory, "README.txt")
-    if names and not (os.path.isfile(readme) and open(readme, encoding="utf-8", errors="replace").read(len(README_MARK)) == README_MARK):
+    if names and not _is_demo_readme(readme):
         raise FileExistsError(f"{directory}: not empty and not a demo dataset; choose another folder")
 
 
@@ -373,6 +403,7 @@ def write_demo(directory: str, seed: int = 0) -> dict[str, Any]:
         demo.write_vocab_mapping()
         demo.write_infer()
         demo.write_readme()
+        _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
     finally:
         torch.set_num_threads(threads)
     total = 0
@@ -381,10 +412,12 @@ def write_demo(directory: str, seed: int = 0) -> dict[str, Any]:
     return {
         "dir": directory,
         "seed": seed,
-        "model": {"layers": demo.cfg.layers, "hidden": demo.cfg.hidden, "vocab": demo.cfg.vocab, "aux_boundaries": demo.aux},
+        "model": {"layers": demo.cfg.layers, "hidden": demo.cfg.hidden, "vocab": demo.cfg.vocab,
+                  "aux_boundaries": demo.aux},
         "train": [demo.train_files[i] for i in sorted(demo.train_files)],
         "train_pt": [f"train_pt/{SHARD}/data_{i}.pt" for i in sorted(demo.train_files)],
-        "infer": [{"file": c.file, "train": c.train, "format": c.format, "expect": c.expect, "note": c.note, **c.extra}
+        "infer": [{"file": c.file, "train": c.train, "format": c.format, "expect": c.expect, "note": c.note,
+                   **c.extra}
                   for c in demo.captures],
         "other": ["vocab_mapping/vocab_mapping.pt", "README.txt"],
         "bytes": total,

@@ -81,6 +81,11 @@ def _torch_load(src, *, mmap: bool) -> Any:
 
     import torch
 
+    if isinstance(src, str) and not _utf8(src):
+        # torch passes file names to C++ as strict UTF-8; a name with other bytes (legal on
+        # Linux) must be opened here and read through the file object, without mmap.
+        with open(src, "rb") as fh:
+            return _torch_load(fh, mmap=False)
     try:
         if mmap:
             return torch.load(src, map_location="cpu", weights_only=True, mmap=True)
@@ -94,6 +99,14 @@ def _torch_load(src, *, mmap: bool) -> Any:
         if "magic number" in text.lower():
             raise SampleError("not a torch.save file (a plain pickle, not torch's format)") from None
         raise SampleError(f"cannot load torch file: {text[:200]}") from None
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _unpickling_message(err: Exception) -> str:

@@ -7,6 +7,7 @@ into natural order), stats paths, and runs summarise/compare next to the data.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
@@ -17,15 +18,18 @@ _DIGITS = re.compile(r"(\d+)")
 
 
 def natural_key(name: str) -> tuple:
-    """data_2 < data_10, rows_2000-4000 < rows_10000-12000; ties broken by the raw name."""
-    parts = _DIGITS.split(name)
-    key = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            key.append((1, int(part), ""))
-        else:
-            key.append((0, 0, part.casefold()))
-    return (tuple(key), name)
+    """data_2 < data_10, rows_2000-4000 < rows_10000-12000; ties broken by the raw name.
+
+    One flat tuple (text, number, text, ..., -1, name): the split alternates text and digits,
+    so a position always holds the same type, and the -1 after the last text part sorts a
+    shorter name first and keeps the raw-name tie-break from meeting a number. Flat tuples
+    compare several times faster than nested ones, which matters for 20,000-entry folders.
+    """
+    parts: list = _DIGITS.split(name.casefold())
+    parts[1::2] = map(int, parts[1::2])
+    parts.append(-1)
+    parts.append(name)
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -40,36 +44,57 @@ class Entry:
 
 
 class NaturalListing:
-    """Keeps entries that arrive in pages sorted in natural order, directories first."""
+    """Keeps entries that arrive in pages sorted in natural order, directories first.
+
+    Each page is keyed and sorted when it arrives (overlapping with the next page's transfer);
+    the sorted runs are merged when `entries` is read, so list_all pays one merge at the end
+    and a UI that reads after every page pays one merge per read.
+    """
 
     def __init__(self) -> None:
         self._keys: list[tuple] = []
-        self.entries: list[Entry] = []
+        self._entries: list[Entry] = []
+        self._runs: list[list[tuple]] = []
 
     @staticmethod
     def key(entry: Entry) -> tuple:
         return (0 if entry.kind == "dir" else 1, natural_key(entry.name))
 
     def add(self, page: list[Entry]) -> None:
-        if not page:
+        if page:
+            self._runs.append(sorted(zip(map(self.key, page), page), key=_first))
+
+    @property
+    def entries(self) -> list[Entry]:
+        if self._runs:
+            self._merge()
+        return self._entries
+
+    def _merge(self) -> None:
+        runs, self._runs = self._runs, []
+        if len(runs) == 1 and (not self._keys or runs[0][0][0] > self._keys[-1]):
+            self._keys.extend(map(_first, runs[0]))
+            self._entries.extend(map(_second, runs[0]))
             return
-        if len(page) > 64 or not self.entries:
-            merged = sorted(zip(map(self.key, page), page), key=lambda kv: kv[0])
-            if self._keys and merged[0][0] < self._keys[-1]:
-                merged = sorted([*zip(self._keys, self.entries), *merged], key=lambda kv: kv[0])
-                self._keys, self.entries = [k for k, _ in merged], [e for _, e in merged]
-            else:
-                self._keys.extend(k for k, _ in merged)
-                self.entries.extend(e for _, e in merged)
+        if len(runs) == 1 and len(runs[0]) <= 64:
+            for k, entry in runs[0]:
+                i = bisect.bisect_right(self._keys, k)
+                self._keys.insert(i, k)
+                self._entries.insert(i, entry)
             return
-        for entry in page:
-            k = self.key(entry)
-            i = bisect.bisect_right(self._keys, k)
-            self._keys.insert(i, k)
-            self.entries.insert(i, entry)
+        both = list(zip(self._keys, self._entries))
+        for run in runs:
+            both.extend(run)
+        both.sort(key=_first)  # sorted runs: timsort merges them instead of sorting from scratch
+        self._keys = list(map(_first, both))
+        self._entries = list(map(_second, both))
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self._entries) + sum(map(len, self._runs))
+
+
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 class SourceError(Exception):

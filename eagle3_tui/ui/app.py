@@ -83,9 +83,11 @@ class Eagle3App(App):
 
     async def on_unmount(self) -> None:
         try:
-            source = self.main_screen.source
+            main = self.main_screen
         except LookupError:
             return
+        main.bookmarking.close()
+        source = main.source
         if source is not None:
             try:
                 await source.close()

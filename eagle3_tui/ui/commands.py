@@ -26,6 +26,9 @@ class Eagle3Commands(Provider):
             ("Last entry", browser.action_last, "G"),
             ("Show more first-k values", lambda: main.action_k(1), "+"),
             ("Show fewer first-k values", lambda: main.action_k(-1), "-"),
+            ("Bookmarks: list, filter, edit and jump", main.action_bookmarks, "B"),
+            ("Bookmark the sample under the cursor (or remove it)", main.action_toggle_bookmark, "b"),
+            ("Bookmark note: add or edit", main.action_bookmark_note, "N"),
             ("Quit eagle3-tui", app.exit, "q"),
         ] + compare_commands(app)
 

@@ -39,13 +39,14 @@ async def open_target(
         return Opened(LocalSource(), os.path.abspath(os.path.expanduser(text)), "local")
 
     target = parse_target(text)
-    source = await open_source(
+    source = open_source(
         target,
-        remote_python=remote_python,
+        remote_python=remote_python or "python3",
         accept_new_host_key=accept_new_host_key,
         confirm_host_key=confirm_host_key,
         on_status=on_status,
     )
+    await source.connect()
     where = "local" if target.host is None else source.label
     path = target.path
     if target.host is None:

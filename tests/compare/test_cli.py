@@ -99,3 +99,29 @@ def test_bare_capture_is_split_by_the_training_hidden_size(tmp_path):
     assert r["b"]["hidden"] == 96 and r["b"]["k"] == 1
     assert "taken from the training sample" in r["b"]["assumptions"][0]
     assert [f["code"] for f in r["findings"]] == ["width_mismatch"]
+
+
+def test_the_installed_entry_point_reports_findings_and_exit_codes(demo):
+    """Through `python -m eagle3_tui compare`, as a user runs it: 0 silent, 1 fault, 2 unloadable."""
+    import subprocess
+    import sys
+
+    d, _ = demo
+
+    def start(*argv):
+        return subprocess.Popen([sys.executable, "-m", "eagle3_tui", "compare", *map(str, argv)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finish(proc):
+        out, err = proc.communicate(timeout=120)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    train = d / "train/rows_0-2000"
+    procs = [start(train / "data_2.ckpt", d / "infer/ok_noids_s2.pt"),  # started together: torch
+             start(train / "data_10.ckpt", d / "infer/fault_permuted_s10.pt", "--json"),  # imports overlap
+             start(train / "data_2.ckpt", d / "vocab_mapping/vocab_mapping.pt")]
+    ok, bad, broken = (finish(p) for p in procs)
+    assert ok.returncode == 0 and "FINDINGS: none" in ok.stdout, ok.stderr
+    assert bad.returncode == 1 and json.loads(bad.stdout)["findings"][0]["mapping"] == [2, 0, 1]
+    assert broken.returncode == 2 and "not a hidden-state sample" in broken.stdout
+    assert "Traceback" not in ok.stderr + bad.stderr + broken.stderr

@@ -226,3 +226,46 @@ def test_a_set_cancel_event_stops_the_comparison(world):
     ev.set()
     with pytest.raises(Cancelled):
         compare(world.train(0), world.capture(0), cancel=ev)
+
+
+def test_a_slot_with_no_finite_row_is_not_called_a_mismatch(world):
+    a = world.train(0)
+    a.slots[0].tensor = torch.full_like(a.slots[0].tensor, float("nan"))
+    r = compare(a, world.capture(0))
+    assert codes(r) == {"nonfinite"} and r["slots"][0]["cos_mean"] is None
+    assert r["slots"][1]["cos_mean"] > 0.999
+
+
+def test_final_only_samples_compare_their_final_states(world):
+    a, b = world.train(0), world.capture(0, final="post", final_norm="post")
+    a_final = Sample(path="a", schema="EAGLE-1/2", slots=[], final=a.final, final_norm="post", ids=a.ids)
+    b_final = Sample(path="b", schema="EAGLE-1/2", slots=[], final=b.final, final_norm="post", ids=b.ids)
+    r = compare(a_final, b_final)
+    assert r["findings"] == [] and r["final"]["cos_mean"] > 0.999 and r["matrix"] == []
+    r = compare(a, b_final)
+    assert codes(r) == {"width_mismatch"} and "B has no auxiliary slots" in r["findings"][0]["message"]
+
+
+def test_worker_threads_give_the_same_numbers(world, monkeypatch):
+    import eagle3_tui.samples.compare as C
+
+    monkeypatch.setattr(C, "CHUNK_ELEMENTS", 8 * 64 * 7)  # 7 rows per chunk: many chunks
+    started = []
+    real_thread = threading.Thread
+    monkeypatch.setattr(threading, "Thread", lambda *a, **k: started.append(1) or real_thread(*a, **k))
+    a, b = world.train(0, pad=3), world.capture(0, final="post", final_norm="post")
+    one = compare(a, b)
+    assert not started
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        two = compare(a, b)
+        assert torch.get_num_threads() == 2
+        seen = []
+        t = real_thread(target=lambda: seen.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        assert seen == [2]  # new threads get the caller's setting back
+    finally:
+        torch.set_num_threads(before)
+    assert len(started) == 3 and two == one  # one for the comparison, two for the chunks

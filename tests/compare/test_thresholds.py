@@ -27,9 +27,9 @@ def test_noise_and_faults_fall_on_their_sides_of_the_thresholds():
         for b in range(1, len(s32)):
             noise = _cos(s32[b], s16[b])
             ratio = s16[b].float().norm(dim=-1) / s32[b].norm(dim=-1)
-            assert noise.mean() > 1 - (1 - C.MATCH_COS) / 10  # 10x margin on the mean
-            assert abs(ratio.median() - 1) < C.SCALE_TOL / 10
-            assert ratio.std() / ratio.mean() < C.RATIO_CV / 4
+            assert noise.mean() > 1 - (1 - C.MATCH_COS) / 5  # 5x margin on the mean
+            assert abs(ratio.median() - 1) < C.SCALE_TOL / 5
+            assert ratio.std() / ratio.mean() < C.RATIO_CV / 3
             if b < len(s32) - 1:
                 assert _cos(s32[b], s32[b + 1]).mean() < C.MATCH_COS - 0.05  # a layer off is not noise
             assert _cos(s32[b][:n], other[b][:n]).median() < C.UNRELATED_COS

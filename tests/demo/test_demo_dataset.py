@@ -130,8 +130,8 @@ def test_demo_refuses_a_folder_that_is_not_a_demo(tmp_path, capsys):
     assert (tmp_path / "mine.txt").read_text() == "precious" and len(os.listdir(tmp_path)) == 1
 
 
-def test_demo_command_write_only_prints_what_to_try(tmp_path, capsys):
-    from eagle3_tui.commands import demo
+def test_demo_command_writes_then_opens_the_tui_and_may_rewrite_an_earlier_demo(tmp_path, capsys, monkeypatch):
+    from eagle3_tui.commands import demo, tui
 
     parser = argparse.ArgumentParser()
     demo.add_arguments(parser)
@@ -140,5 +140,12 @@ def test_demo_command_write_only_prints_what_to_try(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "eagle3-tui compare" in out and str(target) in out
     assert "seed 2" in (target / "README.txt").read_text()
-    # writing again over an earlier demo is allowed
-    assert demo.run(parser.parse_args([str(target), "--write-only", "--seed", "2"])) == 0
+    # again over the earlier demo, this time opening the TUI on it
+    opened = []
+    monkeypatch.setattr(tui, "main", lambda argv: opened.append(argv) or 0)
+    assert demo.run(parser.parse_args([str(target), "--seed", "0"])) == 0
+    assert opened == [[str(target)]]
+    readme = (target / "README.txt").read_text()
+    assert "seed 0" in readme
+    for name in os.listdir(target / "infer"):  # infer/ holds what README.txt lists, nothing stale
+        assert f"infer/{name} |" in readme

@@ -31,6 +31,7 @@ def key_text(keys: str) -> str:
 def sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """(section title, [(keys, what they do)]) for every key the app answers."""
     from eagle3_tui.ui.app import Eagle3App
+    from eagle3_tui.ui.screens.bookmarks import LIST_KEYS
     from eagle3_tui.ui.screens.main import FILTER_KEYS, MainScreen
     from eagle3_tui.ui.widgets.browser import BrowserList
     from eagle3_tui.ui.screens.compare import CompareScreen
@@ -45,6 +46,7 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Sample panel", rows(MainScreen.BINDINGS)),
         ("Compare view (c)", rows(CompareScreen.BINDINGS) + rows(TokenTable.BINDINGS)),
         ("While filtering", FILTER_KEYS),
+        ("Bookmark list (B)", LIST_KEYS),
     ]
 
 

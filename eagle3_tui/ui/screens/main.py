@@ -23,6 +23,7 @@ from textual.markup import escape
 from textual.worker import get_current_worker
 
 from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.screens.compare import ComparePins, choose_inference, open_compare, pin_training
 from eagle3_tui.ui.messages import (
@@ -91,6 +92,12 @@ class MainScreen(Screen):
                 tooltip="Show one more first-k value per token"),
         Binding("minus", "k(-1)", "k", show=False, id="sample.k_fewer",
                 tooltip="Show one fewer first-k value per token"),
+        Binding("b", "toggle_bookmark", "Bookmark", show=False, id="main.bookmark",
+                tooltip="Bookmark or unbookmark the sample under the cursor"),
+        Binding("N", "bookmark_note", "Note", show=False, id="main.bookmark_note",
+                tooltip="Add or edit the note of its bookmark"),
+        Binding("B", "bookmarks", "Bookmarks", show=False, id="main.bookmarks",
+                tooltip="Bookmarks: filter, edit, delete, jump to one"),
     ]
 
     AUTO_FOCUS = "#browser"
@@ -110,6 +117,7 @@ class MainScreen(Screen):
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
+        self.bookmarking = Bookmarking(self)
         self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
@@ -136,6 +144,9 @@ class MainScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#sample-pane").border_title = "sample"
+        self.browser.marker = self.bookmarking.marker
+        self.bookmarking.start()
+        self.set_interval(POLL_SECONDS, self.bookmarking.poll, name="bookmarks-poll")
         self.set_status(f"opening {self.app.target}…")
         self._update_location()
         self.connect()
@@ -190,6 +201,7 @@ class MainScreen(Screen):
         self.listing_done = False
         self.listing_error = None
         self.browser.reset(select=select)
+        self.bookmarking.refresh_marks()
         self._update_location()
         self.stream_listing(path, self.generation)
 
@@ -234,6 +246,7 @@ class MainScreen(Screen):
             return
         self.listing_done = True
         self.listing_error = message.error
+        self.bookmarking.listing_done(self.path, message.error)
         if message.error:
             self.browser.set_message(message.error, "browser--error")
             self.set_status(message.error, error=True)
@@ -347,6 +360,7 @@ class MainScreen(Screen):
             return  # the user has moved on; a newer load is on its way
         self.shown = message.path
         self.sample.show(message.summary)
+        self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
         self.query_one("#sample-pane").border_title = escape(posixpath.basename(message.path))
 
@@ -360,6 +374,42 @@ class MainScreen(Screen):
             self.set_status(f"first {k} values per token")
             if self.shown:
                 self.schedule_load(self.shown)
+
+    # ----- bookmarks (b, N, B)
+
+    def action_toggle_bookmark(self) -> None:
+        self.bookmarking.toggle()
+
+    def action_bookmark_note(self) -> None:
+        self.bookmarking.edit_note()
+
+    def action_bookmarks(self) -> None:
+        self.bookmarking.open_list()
+
+    def switch_target(self, target: str) -> None:
+        """Open another target (a bookmark on another host): drop this source, connect anew."""
+        self.workers.cancel_group(self, "listing")
+        self.workers.cancel_group(self, "summary")
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        old, self.source = self.source, None
+        self.app.target = target
+        self.where, self.path, self.shown, self.wanted = "", "", None, None
+        self.browser.reset(message=f"connecting to {target}…")
+        self.sample.clear(f"connecting to {target}…")
+        self.set_status(f"opening {target}…")
+        self._update_location()
+        self._close_then_connect(old)
+
+    @work(group="switch")
+    async def _close_then_connect(self, old: Source | None) -> None:
+        if old is not None:
+            try:
+                await old.close()
+            except Exception:  # noqa: BLE001 - a dead connection must not keep us from the new one
+                pass
+        self.connect()
 
     # ----- app-wide actions (n/p come from the app bindings)
 

@@ -1,0 +1,74 @@
+"""`eagle3-tui ls TARGET`: a local or remote folder in natural order, folders first."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+from eagle3_tui.commands.summary import add_connection_arguments
+
+KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET", help="folder: /path, [user@]host:path or ssh://[user@]host[:port]/path")
+    p.add_argument("--json", action="store_true", help="one JSON object per entry: name, kind, size, mtime")
+    add_connection_arguments(p)
+
+
+def printable(name: str) -> str:
+    """A name on one terminal line, unable to steer the terminal: control and format characters
+    and non-UTF-8 bytes are shown as escapes (a backslash too, so the result is unambiguous)."""
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch == "\\" or not ch.isprintable():  # newlines, escape sequences, bidi overrides
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def format_entry(entry) -> str:
+    size = "" if entry.size is None else str(entry.size)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.mtime)) if entry.mtime is not None else ""
+    suffix = "/" if entry.kind == "dir" else ""
+    return f"{KIND_MARK.get(entry.kind, '?')} {size:>12} {when:16} {printable(entry.name)}{suffix}"
+
+
+async def _list(args: argparse.Namespace):
+    from eagle3_tui.commands._targets import open_cli_source
+    from eagle3_tui.sources.target import parse_target
+
+    target = parse_target(args.target)
+    source = open_cli_source(target, args)
+    await source.connect()
+    try:
+        return await source.list_all(target.path)
+    finally:
+        await source.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    from eagle3_tui.commands._targets import explain_source_error
+    from eagle3_tui.sources.base import SourceError
+
+    try:
+        entries = asyncio.run(_list(args))
+    except SourceError as err:
+        print(f"eagle3-tui ls: {err}", file=sys.stderr)
+        explain_source_error(err)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    out = sys.stdout
+    for entry in entries:
+        # ensure_ascii keeps every name valid JSON on one line, non-UTF-8 bytes included
+        out.write((json.dumps(entry.to_json()) if args.json else format_entry(entry)) + "\n")
+    out.flush()
+    return 0

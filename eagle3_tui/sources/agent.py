@@ -1,0 +1,195 @@
+"""The program the SSH source runs on the remote box, next to the data.
+
+It is not imported there: eagle3_tui/sources/agent_client.py sends this file's text, followed by
+a call to main() with the source of eagle3_tui/samples/*.py, over the stdin of
+`<remote python> -c <bootstrap>`. So this module must run on a bare Python (3.8+) with only the
+standard library; torch is imported on first need by the shipped samples code.
+
+Protocol, JSON lines both ways. The agent first prints one line
+    EAGLE3-AGENT {"protocol": 1, "python": "3.11.7", "torch": "2.13.0" | null, ...}
+(after whatever a login script printed), then answers requests {"id": n, "op": ..., ...}:
+    ls        {"path", "page"}           -> {"id", "page": [[name, kind, size, mtime], ...]} ...
+                                            then {"id", "page": [...], "done": true}
+    stat      {"path"}                   -> {"id", "entry": [name, kind, size, mtime]}
+    summarize {"path", "k", "slots", "hidden"}  -> {"id", "result": {...}}
+    compare   {"a", "b", "slots", "hidden"}     -> {"id", "result": {...}}
+    cancel    {"target": id}             (no answer; the target answers when it stops)
+Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
+when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
+File names travel only inside these lines; the agent exits when its stdin closes.
+"""
+
+import json
+import os
+import stat as stat_mod
+import sys
+import threading
+
+PROTOCOL = 1
+HELLO = "EAGLE3-AGENT"
+
+
+def install_modules(modules):
+    """Make the shipped modules importable: {name: [is_package, source]} -> sys.meta_path."""
+    import importlib.abc
+    import importlib.util
+
+    class ShippedSource(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path=None, target=None):
+            if name not in modules:
+                return None
+            spec = importlib.util.spec_from_loader(name, self, is_package=modules[name][0])
+            spec.has_location = False
+            return spec
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            is_package, source = modules[module.__name__]
+            filename = module.__name__.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+            exec(compile(source, "<eagle3-agent>/" + filename, "exec"), module.__dict__)
+
+    # First, so that a different eagle3_tui installed on the box never shadows the shipped code.
+    sys.meta_path.insert(0, ShippedSource())
+
+
+def torch_version():
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return None
+    try:
+        from importlib import metadata
+
+        return metadata.version("torch")
+    except Exception:
+        return "unknown"
+
+
+def entry_from_stat(name, st):
+    """[name, kind, size, mtime] as in sources.base.Entry; st None means a dead link."""
+    if st is None:
+        return [name, "link", None, None]
+    if stat_mod.S_ISDIR(st.st_mode):
+        return [name, "dir", None, st.st_mtime]
+    if stat_mod.S_ISREG(st.st_mode):
+        return [name, "file", st.st_size, st.st_mtime]
+    return [name, "other", None, st.st_mtime]
+
+
+def scan_entry(d):
+    try:
+        st = d.stat()
+    except OSError:
+        st = None
+    return entry_from_stat(d.name, st)
+
+
+class Agent:
+    def __init__(self, out):
+        self._out = out
+        self._write_lock = threading.Lock()
+        self._cancels = {}
+
+    def send(self, obj):
+        line = json.dumps(obj, separators=(",", ":")).encode("ascii") + b"\n"
+        with self._write_lock:
+            self._out.write(line)
+            self._out.flush()
+
+    def serve(self, stdin):
+        for raw in stdin:
+            try:
+                req = json.loads(raw)
+            except ValueError:
+                continue
+            if req.get("op") == "cancel":
+                event = self._cancels.get(req.get("target"))
+                if event is not None:
+                    event.set()
+                continue
+            event = threading.Event()
+            self._cancels[req["id"]] = event
+            # A thread per request: a long summary never holds up a listing (concurrent.futures
+            # would cost ~15 ms of start-up on every connection).
+            threading.Thread(target=self.handle, args=(req, event), daemon=True).start()
+
+    def handle(self, req, cancel):
+        rid = req["id"]
+        try:
+            op = getattr(self, "op_" + str(req.get("op")), None)
+            if op is None:
+                self.send({"id": rid, "error": "unknown request %r" % req.get("op")})
+            else:
+                op(rid, req, cancel)
+        except OSError as err:
+            self.send({"id": rid, "oserror": [err.errno, err.strerror or type(err).__name__]})
+        except (ImportError, SyntaxError) as err:
+            self.send({"id": rid, "unusable": "%s: %s" % (type(err).__name__, err)})
+        except BaseException as err:  # one bad request must not end the agent
+            self.send({"id": rid, "error": "%s: %s" % (type(err).__name__, err)})
+        finally:
+            self._cancels.pop(rid, None)
+
+    def op_ls(self, rid, req, cancel):
+        page_size = max(1, int(req.get("page") or 1000))
+        page = []
+        with os.scandir(req["path"]) as it:
+            for d in it:
+                if cancel.is_set():
+                    break
+                page.append(scan_entry(d))
+                if len(page) >= page_size:
+                    self.send({"id": rid, "page": page})
+                    page = []
+        self.send({"id": rid, "page": page, "done": True})
+
+    def op_stat(self, rid, req, cancel):
+        path = req["path"]
+        name = os.path.basename(path.rstrip("/")) or path
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            os.lstat(path)  # a dead link is an entry; anything else raises the real error
+            st = None
+        self.send({"id": rid, "entry": entry_from_stat(name, st)})
+
+    def op_summarize(self, rid, req, cancel):
+        from eagle3_tui.samples.stats import summarize_file
+
+        result = summarize_file(
+            req["path"], k=req.get("k", 5), slots=req.get("slots"), hidden=req.get("hidden"),
+            cancel=cancel,
+        )
+        self.send({"id": rid, "result": result})
+
+    def op_compare(self, rid, req, cancel):
+        from eagle3_tui.samples.compare import compare_files
+
+        result = compare_files(
+            req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
+        )
+        self.send({"id": rid, "result": result})
+
+
+def main(modules):
+    install_modules(modules)
+    out = sys.stdout.buffer
+    # Anything else that writes to stdout would corrupt the protocol: send it to stderr.
+    sys.stdout = sys.stderr
+    agent = Agent(out)
+    hello = {
+        "protocol": PROTOCOL,
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
+        "torch": torch_version(),
+        "pid": os.getpid(),
+    }
+    out.write((HELLO + " " + json.dumps(hello) + "\n").encode("ascii"))
+    out.flush()
+    try:
+        agent.serve(sys.stdin.buffer)
+    finally:
+        # stdin closed: the channel is gone, nobody will read what running requests produce.
+        os._exit(0)

@@ -1,0 +1,402 @@
+"""A folder on an SSH host as a Source.
+
+Listing, stat, summarise and compare go to a long-lived agent on the box (sources/agent.py), so
+only summaries cross the network. If the box has no usable Python, listing uses SFTP; if it has
+no torch (or cannot run the shipped code), files are fetched over SFTP into the local cache and
+computed here with the same code. Each is said once through on_status.
+
+Dropped connections: idempotent operations (all of them: the tool never writes to the box) are
+retried after reconnecting with backoff. A listing that already handed out pages is not
+restarted (that would duplicate entries); it fails, and the next call reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno as errno_mod
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncssh
+
+from eagle3_tui.sources import sftp_fallback
+from eagle3_tui.sources.agent_client import AgentClient, AgentError, AgentLost, AgentUnavailable
+from eagle3_tui.sources.base import Entry, Progress, Source, SourceError
+from eagle3_tui.sources.hostkeys import HostKeyPrompt
+from eagle3_tui.sources.local import LocalSource, os_error_message
+from eagle3_tui.sources.sshconnect import ConnectError, Connector
+from eagle3_tui.sources.target import Target
+
+T = TypeVar("T")
+
+
+class PathError(SourceError):
+    """A problem with one remote file or folder (missing, permission denied), not the connection."""
+
+
+class ConnectionGone(SourceError):
+    """The connection dropped and reconnecting did not help (or a listing broke half-way)."""
+
+# Errors that mean the connection (or the agent's channel) is gone, not that a file is bad.
+DROPPED = (
+    AgentLost,
+    asyncssh.DisconnectError,
+    asyncssh.ChannelOpenError,
+    asyncssh.SFTPConnectionLost,
+    asyncssh.SFTPNoConnection,
+    ConnectionError,
+)
+
+
+#: the shipped samples code needs this on the box (str.removeprefix, PEP 563 annotations)
+MIN_REMOTE_PYTHON = (3, 9)
+
+FILE_PROBLEMS = {errno_mod.ENOENT: "no such file", errno_mod.EACCES: "permission denied"}
+KIND_PROBLEMS = {"dir": "is a folder, not a file", "link": "dead symbolic link", "other": "not a regular file"}
+
+
+class SshSource(Source):
+    #: seconds to wait before each reconnection attempt (the first one is immediate)
+    backoff: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        remote_python: str = "python3",
+        accept_new_host_key: bool = False,
+        confirm_host_key: Callable[[HostKeyPrompt], Awaitable[bool]] | None = None,
+        on_status: Callable[[str], None] | None = None,
+        ssh_config: str | None = None,
+        known_hosts: str | None = None,
+    ):
+        self.target = target
+        self.host = target.host
+        self.label = f"{target.user}@{target.host}" if target.user else str(target.host)
+        self.remote_python = remote_python
+        self._on_status = on_status
+        self._said: set[str] = set()
+        self._connector = Connector(
+            target,
+            ssh_config=ssh_config,
+            known_hosts=known_hosts,
+            accept_new_host_key=accept_new_host_key,
+            confirm_host_key=confirm_host_key,
+            on_status=on_status,
+        )
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._agent: AgentClient | None = None
+        self._sftp: asyncssh.SFTPClient | None = None
+        self._remote_compute = True
+        self._connected_once = False
+        self._lock = asyncio.Lock()
+
+    # -- status and connection -------------------------------------------------------------
+
+    def _status(self, message: str, once: bool = False) -> None:
+        if once:
+            if message in self._said:
+                return
+            self._said.add(message)
+        if self._on_status is not None:
+            self._on_status(message)
+
+    @property
+    def where(self) -> str:
+        return self._connector.where
+
+    @property
+    def computed(self) -> str:
+        """Where summaries are computed now: "remote" (agent) or "local" (fetched files)."""
+        return "remote" if self._agent is not None and self._remote_compute else "local"
+
+    async def connect(self) -> None:
+        async with self._lock:
+            if self._conn is None:
+                try:
+                    await self._open()
+                except DROPPED as err:
+                    reason = getattr(err, "reason", None) or str(err) or type(err).__name__
+                    raise ConnectionGone(f"{self.where}: connection lost while starting the agent ({reason})") from None
+
+    async def _open(self) -> None:
+        self._status(f"connecting to {self.target.host}…")
+        self._conn = await self._connector.connect()
+        self._connected_once = True
+        self._status("starting agent…")
+        try:
+            self._agent = await AgentClient.start(self._conn, self.remote_python)
+        except AgentUnavailable as err:
+            self._agent = None
+            self._status(f"{err} on {self.target.host}: listing over SFTP, computing locally", once=True)
+            return
+        except DROPPED:
+            self._forget()
+            raise
+        torch = self._agent.hello.get("torch")
+        python = self._agent.hello.get("python", "0")
+        if _version(python) < MIN_REMOTE_PYTHON:
+            self._remote_compute = False
+            needed = ".".join(map(str, MIN_REMOTE_PYTHON))
+            self._status(
+                f"remote Python {python} on {self.target.host} is older than {needed}: computing locally", once=True
+            )
+        elif not torch:
+            self._remote_compute = False
+            self._status(f"no torch on {self.target.host}: computing locally", once=True)
+        elif self._remote_compute:
+            self._status(f"connected (agent: python {python}, torch {torch})", once=True)
+        else:
+            self._status("connected (agent lists; computing locally)", once=True)
+
+    def _forget(self) -> None:
+        """Drop every handle on a connection that is gone; the next call reconnects."""
+        conn, self._conn, self._agent, self._sftp = self._conn, None, None, None
+        if conn is not None:
+            conn.abort()
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._agent is not None:
+                await self._agent.close()
+            if self._sftp is not None:
+                self._sftp.exit()
+            if self._conn is not None:
+                self._conn.close()
+                await self._conn.wait_closed()
+            self._conn, self._agent, self._sftp = None, None, None
+
+    async def _ensure(self) -> None:
+        """Connect if never connected; raise AgentLost if the connection or agent died since."""
+        if self._conn is None:
+            async with self._lock:
+                if self._conn is None:
+                    await self._open()
+        elif self._conn.is_closed() or (self._agent is not None and self._agent.lost):
+            raise AgentLost("connection lost")
+
+    async def _sftp_client(self) -> asyncssh.SFTPClient:
+        if self._sftp is None:
+            assert self._conn is not None
+            # surrogateescape: names that are not UTF-8 round-trip to the same bytes
+            self._sftp = await self._conn.start_sftp_client(path_errors="surrogateescape")
+        return self._sftp
+
+    async def _after_drop(self, tries: int, what: str) -> int:
+        """Wait before reconnection attempt number tries+1, or give up."""
+        tries += 1
+        if tries > len(self.backoff):
+            raise ConnectionGone(
+                f"{self.where}: connection lost while {what}; gave up after {len(self.backoff)} reconnects"
+            )
+        self._status(f"connection lost, reconnecting ({tries}/{len(self.backoff)})…")
+        await asyncio.sleep(self.backoff[tries - 1])
+        return tries
+
+    def _retryable(self, err: ConnectError) -> bool:
+        # Refused or timed out on first contact is the user's answer; after a drop it may pass.
+        return err.retryable and self._connected_once
+
+    async def _retrying(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run `attempt` on a live connection; after a drop, reconnect with backoff and rerun it."""
+        tries = 0
+        while True:
+            try:
+                await self._ensure()
+                return await attempt()
+            except DROPPED:
+                self._forget()
+            except ConnectError as err:
+                if not self._retryable(err):
+                    raise
+            tries = await self._after_drop(tries, what)
+
+    # -- listing and stat ------------------------------------------------------------------
+
+    async def list_pages(self, path: str, page_size: int = 1000) -> AsyncIterator[list[Entry]]:
+        delivered = False
+        tries = 0
+        while True:
+            try:
+                await self._ensure()
+                async for page in self._pages(path, page_size):
+                    delivered = True
+                    yield page
+                return
+            except DROPPED:
+                self._forget()
+                if delivered:  # restarting would hand out the first pages twice
+                    raise ConnectionGone(f"{self.where}: connection lost while listing {path}") from None
+            except OSError as err:
+                raise PathError(os_error_message(self._show(path), err)) from None
+            except ConnectError as err:
+                if not self._retryable(err):
+                    raise
+            tries = await self._after_drop(tries, f"listing {path}")
+
+    async def _pages(self, path: str, page_size: int) -> AsyncIterator[list[Entry]]:
+        if self._agent is not None:
+            try:
+                async for reply in self._agent.stream("ls", path=path, page=page_size):
+                    if reply["page"]:
+                        yield [Entry(*e) for e in reply["page"]]
+            except AgentError as err:
+                raise _as_oserror(err) from None
+        else:
+            sftp = await self._sftp_client()
+            async for page in sftp_fallback.list_pages(sftp, path, page_size):
+                yield page
+
+    async def _stat(self, path: str) -> Entry:
+        """Entry for `path`; file problems raise OSError, connection problems SourceError."""
+
+        async def attempt() -> Entry:
+            if self._agent is not None:
+                try:
+                    return Entry(*(await self._agent.call("stat", path=path))["entry"])
+                except AgentError as err:
+                    raise _as_oserror(err) from None
+            return await sftp_fallback.stat(await self._sftp_client(), path)
+
+        return await self._retrying(f"reading {path}", attempt)
+
+    async def stat(self, path: str) -> Entry:
+        try:
+            return await self._stat(path)
+        except OSError as err:
+            raise PathError(os_error_message(self._show(path), err)) from None
+
+    def _show(self, path: str) -> str:
+        return self.target.with_path(path).display()
+
+    # -- numbers ---------------------------------------------------------------------------
+
+    async def summarize(
+        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None
+    ) -> dict[str, Any]:
+        args = {"path": path, "k": k, "slots": slots, "hidden": hidden}
+        remote = await self._remote("summarize", f"summarising {path}", args)
+        if remote is not None:
+            return remote
+        local = await self._local_copy(path)
+        if isinstance(local, str):
+            return {"path": path, "error": local, "computed": "local"}
+        result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
+        return _restore_paths(result, {str(local): path})
+
+    async def compare(
+        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
+    ) -> dict[str, Any]:
+        args = {"a": a, "b": b, "slots": slots, "hidden": hidden}
+        remote = await self._remote("compare", f"comparing {a} and {b}", args)
+        if remote is not None:
+            return remote
+        local_a, local_b = await self._local_copy(a), await self._local_copy(b)
+        if isinstance(local_a, str) or isinstance(local_b, str):
+            # the shape compare_files gives when a side cannot be loaded
+            sides = {
+                key: {"path": path, "error": got} if isinstance(got, str) else {"path": path}
+                for key, path, got in (("a", a, local_a), ("b", b, local_b))
+            }
+            failed = [k for k in ("a", "b") if "error" in sides[k]]
+            error = "; ".join(f"{k.upper()} {sides[k]['path']}: {sides[k]['error']}" for k in failed)
+            return {**sides, "error": error, "computed": "local"}
+        result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
+        return _restore_paths(result, {str(local_a): a, str(local_b): b})
+
+    async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The agent's answer, or None when this box cannot compute (then we compute here)."""
+
+        async def attempt() -> dict[str, Any] | None:
+            if self._agent is None or not self._remote_compute:
+                return None
+            try:
+                reply = await self._agent.call(op, **args)
+            except AgentError as err:
+                if err.unusable:
+                    self._remote_compute = False
+                    self._status(f"cannot compute on {self.target.host} ({err}): computing locally", once=True)
+                    return None
+                path = args.get("path") or args.get("a")
+                return {"path": path, "error": str(err), "computed": "remote"}
+            result = reply["result"]
+            result["computed"] = "remote"
+            return result
+
+        return await self._retrying(what, attempt)
+
+    async def _local_copy(self, path: str) -> Path | str:
+        """A local cached copy of remote `path`, or why there is none in the words loading a
+        local file would use for the same problem ("no such file", "permission denied", ...)."""
+        try:
+            entry = await self._stat(path)
+        except OSError as err:
+            return FILE_PROBLEMS.get(err.errno, f"cannot read file: {err.strerror}")
+        problem = KIND_PROBLEMS.get(entry.kind)
+        if problem is not None:
+            return problem
+        try:
+            return await self.cached_copy(path, entry)
+        except PathError as err:
+            return str(err)
+
+    # -- files -----------------------------------------------------------------------------
+
+    async def cached_copy(self, path: str, entry: Entry | None = None, progress: Progress | None = None) -> Path:
+        """A local copy of remote file `path` in the cache (fetched unless size and mtime match)."""
+        if entry is None:
+            entry = await self.stat(path)
+        dest = sftp_fallback.cache_path(self.where, path, entry.size, entry.mtime)
+        if dest.is_file() and dest.stat().st_size == entry.size:
+            return dest
+        await self.fetch(path, dest, progress)
+        return dest
+
+    async def fetch(self, path: str, dest: str | os.PathLike, progress: Progress | None = None) -> None:
+        """Download remote `path` to local `dest` over SFTP (retried from the start after a drop)."""
+        dest = Path(dest)
+        self._status(f"fetching {path} from {self.target.host}…")
+
+        async def attempt() -> None:
+            await sftp_fallback.download(await self._sftp_client(), path, dest, progress)
+
+        try:
+            await self._retrying(f"fetching {path}", attempt)
+        except asyncssh.SFTPError as err:
+            raise PathError(
+                os_error_message(self._show(path), sftp_fallback.oserror_from_sftp(err))
+            ) from None
+        except OSError as err:
+            raise SourceError(f"cannot write {dest}: {err.strerror or err}") from None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(".")[:2])
+    except ValueError:
+        return (0,)
+
+
+def _as_oserror(err: AgentError) -> OSError:
+    if err.errno is not None:
+        return OSError(err.errno, str(err))
+    return OSError(errno_mod.EIO, str(err))
+
+
+def _restore_paths(result: dict[str, Any], cached_to_remote: dict[str, str]) -> dict[str, Any]:
+    """Results computed on cached copies name the remote files, as the agent's results do."""
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            for cached, remote in cached_to_remote.items():
+                value = value.replace(cached, remote)
+            return value
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {key: fix(v) for key, v in value.items()}
+        return value
+
+    return fix(result)

@@ -1,0 +1,317 @@
+"""Bookmark screens: the list (filter, edit note and tags, delete, jump) and small dialogs.
+
+The screens only render and dispatch; the BookmarkStore (eagle3_tui.bookmarks) owns the data.
+A store error (say, the file went bad while the app runs) is shown, never raised.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
+
+from eagle3_tui.bookmarks import Bookmark, BookmarkError, BookmarkStore
+
+MARKER = "*"
+TARGET_WIDTH = 44
+
+LIST_KEYS = [
+    ("enter", "Jump to the sample (connecting to its host when needed)"),
+    ("/", "Filter by target, note, #tag or headline (every word must match)"),
+    ("N or e", "Edit the note"),
+    ("t", "Edit the tags (space-separated words)"),
+    ("d or delete", "Delete the bookmark (asks first)"),
+    ("esc, q or B", "Back to the browser"),
+]
+
+
+def elide(text: str, width: int) -> str:
+    """Keep both ends of a long target: the host and the file name are what tell them apart."""
+    if len(text) <= width:
+        return text
+    head = width // 3
+    return text[:head] + "…" + text[len(text) - (width - head - 1) :]
+
+
+class TextPrompt(ModalScreen[str | None]):
+    """One line of text: enter returns it, esc returns None."""
+
+    DEFAULT_CSS = """
+    TextPrompt { align: center middle; }
+    TextPrompt > #prompt-dialog {
+        width: 72; max-width: 95%; height: auto;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    TextPrompt #prompt-title { text-style: bold; }
+    TextPrompt #prompt-help { color: $text-muted; }
+    TextPrompt Input { margin: 1 0 0 0; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+
+    def __init__(self, title: str, value: str = "", *, placeholder: str = "", help: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.value = value
+        self.placeholder = placeholder
+        self.help_text = help or "enter saves · esc cancels"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-dialog"):
+            yield Label(Text(self.title_text), id="prompt-title")
+            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Label(self.help_text, id="prompt-help")
+
+    @on(Input.Submitted, "#prompt-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question; only y answers yes."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > #confirm-dialog {
+        width: 72; max-width: 95%; height: auto;
+        border: round $error; background: $surface; padding: 0 1;
+    }
+    ConfirmScreen #confirm-help { color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, question: str, help: str = "y: yes · n or esc: no") -> None:
+        super().__init__()
+        self.question = question
+        self.help_text = help
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog"):
+            yield Label(Text(self.question), id="confirm-question")
+            yield Label(self.help_text, id="confirm-help")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class BookmarkTable(DataTable):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_top", "First", show=False),
+        Binding("G", "scroll_bottom", "Last", show=False),
+    ]
+
+
+class BookmarksScreen(Screen[str | None]):
+    """Every bookmark, newest last. Dismisses with the target to jump to, or None."""
+
+    DEFAULT_CSS = """
+    BookmarksScreen #bm-title { height: 1; width: 1fr; background: $panel; text-style: bold; }
+    BookmarksScreen #bm-filter { height: 1; border: none; padding: 0 1; background: $boost; display: none; }
+    BookmarksScreen #bm-filter.-shown { display: block; }
+    BookmarksScreen BookmarkTable { height: 1fr; background: $surface; }
+    BookmarksScreen #bm-detail {
+        height: auto; max-height: 8; border-top: solid $panel-lighten-2; padding: 0 1;
+    }
+    BookmarksScreen #bm-status { height: 1; color: $text-muted; }
+    BookmarksScreen #bm-status.-error { color: $text-error; text-style: bold; }
+    """
+    BINDINGS = [
+        Binding("escape,q,B", "close", "Back", key_display="esc", id="bookmarks.close",
+                tooltip="Back to the browser (esc first clears the filter)"),
+        Binding("slash", "filter", "Filter", id="bookmarks.filter",
+                tooltip="Filter by target, note, #tag or headline"),
+        Binding("N,e", "edit_note", "Note", key_display="N", id="bookmarks.note",
+                tooltip="Edit the note of the bookmark under the cursor"),
+        Binding("t", "edit_tags", "Tags", id="bookmarks.tags",
+                tooltip="Edit the tags of the bookmark under the cursor"),
+        Binding("d,delete", "delete", "Delete", key_display="d", id="bookmarks.delete",
+                tooltip="Delete the bookmark under the cursor (asks first)"),
+    ]  # fmt: skip
+
+    AUTO_FOCUS = "#bm-table"
+
+    def __init__(self, store: BookmarkStore, select: str | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.filter_text = ""
+        self.rows: list[Bookmark] = []
+        self._select = select
+
+    def compose(self) -> ComposeResult:
+        yield Label(id="bm-title")
+        yield Input(placeholder="filter: words in target, note, #tag or headline…", id="bm-filter")
+        table = BookmarkTable(id="bm-table", cursor_type="row", zebra_stripes=True)
+        table.add_columns("target", "tags", "note", "sample")
+        yield table
+        yield Static(id="bm-detail")
+        yield Static(id="bm-status")
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> BookmarkTable:
+        return self.query_one(BookmarkTable)
+
+    @property
+    def current(self) -> Bookmark | None:
+        row = self.table.cursor_row
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def on_mount(self) -> None:
+        self.reload(select=self._select)
+
+    def reload(self, select: str | None = None) -> None:
+        """Read the store again, keeping the cursor on `select` (default: the current row)."""
+        if select is None and self.current is not None:
+            select = self.current.target
+        try:
+            self.rows = self.store.list(self.filter_text or None)
+        except BookmarkError as err:
+            self.rows = []
+            self.set_status(str(err), error=True)
+        table = self.table
+        table.clear()
+        for b in self.rows:
+            table.add_row(
+                Text(elide(b.target, TARGET_WIDTH)),
+                Text(" ".join("#" + t for t in b.tags)),
+                Text(elide(" ".join(b.note.split()), 40)),
+                Text(elide(b.headline_text, 48)),
+                key=b.target,
+            )
+        index = next((i for i, b in enumerate(self.rows) if b.target == select), 0)
+        if self.rows:
+            table.move_cursor(row=index, animate=False)
+        self._update_title()
+        self._show_detail()
+
+    def _update_title(self) -> None:
+        total = f"{len(self.rows)} bookmark{'s' if len(self.rows) != 1 else ''}"
+        if self.filter_text:
+            total += f" matching {self.filter_text!r}"
+        self.query_one("#bm-title", Label).update(Text(f" Bookmarks: {total}  ({self.store.path})"))
+
+    def _show_detail(self) -> None:
+        b = self.current
+        detail = self.query_one("#bm-detail", Static)
+        if b is None:
+            detail.update(Text("No bookmarks here. In the browser, b bookmarks the sample under the "
+                               "cursor.", style="italic") if not self.filter_text else
+                          Text("Nothing matches the filter.", style="italic"))  # fmt: skip
+            return
+        lines = Text(b.target, style="bold")
+        if b.tags:
+            lines.append("\n" + " ".join("#" + t for t in b.tags))
+        if b.headline_text:
+            lines.append("\n" + b.headline_text)
+        if b.note:
+            lines.append("\n" + b.note)
+        detail.update(lines)
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        status = self.query_one("#bm-status", Static)
+        status.update(Text(text))
+        status.set_class(error, "-error")
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        b = self.current
+        if b is not None:
+            self.dismiss(b.target)
+
+    # ----- filter
+
+    def action_filter(self) -> None:
+        box = self.query_one("#bm-filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    @on(Input.Changed, "#bm-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.reload()
+
+    @on(Input.Submitted, "#bm-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            event.input.remove_class("-shown")
+        self.table.focus()
+
+    def action_close(self) -> None:
+        box = self.query_one("#bm-filter", Input)
+        if box.has_focus or self.filter_text:
+            box.value = ""
+            box.remove_class("-shown")
+            self.table.focus()
+            return
+        self.dismiss(None)
+
+    # ----- edits
+
+    def action_edit_note(self) -> None:
+        b = self.current
+        if b is None:
+            return
+
+        def save(note: str | None) -> None:
+            if note is not None:
+                self._write(lambda: self.store.set_note(b.target, note), f"note saved for {b.target}")
+
+        self.app.push_screen(TextPrompt(f"Note for {b.target}", b.note, placeholder="why is it suspect?"), save)
+
+    def action_edit_tags(self) -> None:
+        b = self.current
+        if b is None:
+            return
+
+        def save(text: str | None) -> None:
+            if text is not None:
+                tags = [t.lstrip("#") for t in text.replace(",", " ").split()]
+                self._write(lambda: self.store.set_tags(b.target, tags), f"tags saved for {b.target}")
+
+        self.app.push_screen(
+            TextPrompt(f"Tags for {b.target}", " ".join(b.tags), placeholder="words separated by spaces",
+                       help="enter saves · esc cancels · one word per tag"),
+            save,
+        )  # fmt: skip
+
+    def action_delete(self) -> None:
+        b = self.current
+        if b is None:
+            return
+        index = self.table.cursor_row
+        others = [r for r in self.rows if r.target != b.target]
+        neighbour = others[min(index, len(others) - 1)].target if others else None
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._write(lambda: self.store.remove(b.target), f"deleted {b.target}", select=neighbour)
+            else:
+                self.set_status("kept")
+
+        self.app.push_screen(ConfirmScreen(f"Delete the bookmark of {b.target}?"), answer)
+
+    def _write(self, change, done: str, select: str | None = None) -> None:
+        try:
+            change()
+        except BookmarkError as err:
+            self.set_status(str(err), error=True)
+            return
+        self.set_status(done)
+        self.reload(select=select)

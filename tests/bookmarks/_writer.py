@@ -1,0 +1,26 @@
+"""A bookmark writer run as a separate process by the concurrency tests.
+
+    _writer.py DATA_DIR NAME COUNT [SHARED]
+
+Waits for DATA_DIR/go (so two writers really overlap), then adds COUNT bookmarks
+/data/NAME/data_I.ckpt, printing each key only after add() returned (i.e. committed).
+With SHARED, each step also adds the tag NAME-I to the one bookmark every writer shares.
+"""
+
+import os
+import sys
+import time
+
+from eagle3_tui.bookmarks import open_store
+
+data_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+shared = len(sys.argv) > 4
+go = os.path.join(data_dir, "go")
+while not os.path.exists(go):
+    time.sleep(0.002)
+with open_store(data_dir) as store:
+    for i in range(count):
+        b = store.add(f"/data/{name}/data_{i}.ckpt", note=f"{name} {i} " + "x" * (i % 50) * 40, tags=[name])
+        if shared:
+            store.add("gpu:/data/shared.ckpt", tags=[f"{name}-{i}"])
+        print(b.target, flush=True)

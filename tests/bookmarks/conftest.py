@@ -1,0 +1,50 @@
+"""Fixtures for the bookmark store and CLI tests: real SQLite files, real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import eagle3_tui
+
+REPO_ROOT = Path(eagle3_tui.__file__).resolve().parent.parent
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The test's environment (temp data dirs from tests/conftest.py) plus this checkout on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def store(data_dir: Path):
+    from eagle3_tui.bookmarks import open_store
+
+    with open_store(data_dir) as s:
+        yield s
+
+
+@pytest.fixture
+def cli(data_dir: Path):
+    """Run `python -m eagle3_tui bookmarks ARGS... --data-dir DATA_DIR` as a user would."""
+
+    def run(*args: str, stdin: str | None = None, data: bool = True) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "eagle3_tui", "bookmarks", *args]
+        if data:
+            argv += ["--data-dir", str(data_dir)]
+        return subprocess.run(
+            argv, input=stdin, capture_output=True, text=True, env=subprocess_env(), timeout=60
+        )
+
+    return run
