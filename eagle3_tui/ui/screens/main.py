@@ -75,7 +75,7 @@ class MainScreen(Screen):
         Binding("i", "choose_inference", "Pick B", show=False, id="main.choose_inference",
                 tooltip="Compare: choose this file as the inference side (B)"),
         Binding("c", "open_compare", "Compare", show=False, id="main.open_compare",
-                tooltip="Compare A with B (or with the file under the cursor)"),
+                tooltip="Compare A with B (or the file under the cursor)"),
         Binding("slash", "filter", "Filter", id="main.filter",
                 tooltip="Filter this folder by name (incremental)"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
