@@ -94,15 +94,18 @@ class CompareSides(_Panel):
         out = Text(no_wrap=True, overflow="ellipsis")
         if not self.tall:
             a, b = _base(self.a), _base(self.b)
-            out.append("A ", self.s("cmp--side-a"))
-            out.append(a)
-            out.append("  ⇄  ", self.s("cmp--dim"))
-            out.append("B ", self.s("cmp--side-b"))
-            out.append(b)
             al = r.get("alignment")
+            tail = ""
             if al:
                 how = {"ids": "by ids", "hidden": "by states", "position": "by position"}.get(al.get("method"), "")
-                out.append(f"  · {how} {al.get('offset', 0):+d} · {al.get('length', 0)} rows", self.s("cmp--dim"))
+                tail = f"  · {how} {al.get('offset', 0):+d} · {al.get('length', 0)} rows"
+            roles = len(a) + len(b) + len(tail) + 30 <= width  # "training"/"inference" when they fit
+            out.append("A training " if roles else "A ", self.s("cmp--side-a"))
+            out.append(a)
+            out.append("  ⇄  ", self.s("cmp--dim"))
+            out.append("B inference " if roles else "B ", self.s("cmp--side-b"))
+            out.append(b)
+            out.append(tail, self.s("cmp--dim"))
             return out
         for tag, path, style in (("A", self.a, "cmp--side-a"), ("B", self.b, "cmp--side-b")):
             role = "training " if tag == "A" else "inference"
