@@ -63,6 +63,8 @@ LAG_ROWS = 128
 BF16_RTOL, BF16_ATOL = 1.6e-2, 1e-5
 #: float32 elements per chunk of the main pass (all parts of both sides)
 CHUNK_ELEMENTS = 1 << 20
+#: leading values per token of each compared part that the result carries (the UI's side-by-side)
+FIRST_K = 5
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
@@ -156,6 +158,7 @@ class _Comparison:
         result: dict[str, Any] = {
             "a": _header(self.a), "b": _header(self.b), "alignment": alignment,
             "slots": [], "matrix": [], "final": None, "findings": self.findings,
+            "rows": self.aligned_rows_ids(alignment),
         }
         self.check_width()
         if self.same_h and alignment["length"] > 0:
@@ -385,6 +388,7 @@ class _Comparison:
             out["b_boundary"] = self.b.slots[ib].boundary
         if m == 0:
             out.update({"cos_mean": None, "cos_min": None, "per_token_cos": [_num(c, 5) for c in cos.tolist()]})
+            out.update(self.per_token_values(ia, ib))
             return out
         c, ra, rb = cos[ok], na_[ok], nb_[ok]
         ratio = rb / ra
@@ -406,7 +410,30 @@ class _Comparison:
             "excluded_rows": int((~ok & self.real).sum()),
             "per_token_cos": [_num(v, 5) for v in cos.tolist()],
         })
+        out.update(self.per_token_values(ia, ib))
         return out
+
+    def per_token_values(self, ia: int, ib: int) -> dict[str, Any]:
+        """Per compared row (B row b_start + i): both sides' L2 norms and first FIRST_K values,
+        rounded to 5 significant digits (the UI shows them side by side)."""
+        b0, b1, off = self.span
+        a_part, b_part = self.a_parts[ia], self.b_parts[ib]
+        return {
+            "a_norms": _short(self.norm_a[:, ia]), "b_norms": _short(self.norm_b[:, ib]),
+            "a_first": _short(a_part[b0 + off:b1 + off, :FIRST_K]),
+            "b_first": _short(b_part[b0:b1, :FIRST_K]),
+        }
+
+    def aligned_rows_ids(self, al: dict[str, Any]) -> dict[str, Any]:
+        """Token ids of both sides (and A's loss mask) for the aligned B rows b_start..b_end-1."""
+        b0, b1, a0 = al["b_start"], al["b_end"], al["a_start"]
+        n = max(0, b1 - b0)
+
+        def cut(t, start):
+            return None if t is None else t.reshape(-1)[start:start + n].tolist()
+
+        return {"b_start": b0, "a_start": a0, "count": n, "a_ids": cut(self.a.ids, a0),
+                "b_ids": cut(self.b.ids, b0), "a_loss_mask": cut(self.a.loss_mask, a0)}
 
     # -- findings from the numbers -------------------------------------------------------------------
     def judge(self, result: dict[str, Any]) -> None:
@@ -787,6 +814,27 @@ def _num(x, digits: int | None = None) -> float | None:
     if math.isnan(v) or math.isinf(v):
         return None
     return round(v, digits) if digits is not None else v
+
+
+def _short(x, digits: int = 5) -> list:
+    """x as nested lists of floats rounded to `digits` significant digits (short JSON);
+    NaN/Inf become None. Rounded in float64 so that each value prints as its short decimal."""
+    import torch
+
+    x = x.detach().double()
+    finite = torch.isfinite(x)
+    mag = torch.where(finite & (x != 0), x.abs(), torch.ones_like(x))
+    scale = torch.pow(10.0, (digits - 1) - torch.floor(torch.log10(mag)))
+    out = torch.where(finite, torch.round(x * scale) / scale, x).tolist()
+    if bool(finite.all()):
+        return out
+
+    def clean(v):
+        if isinstance(v, list):
+            return [clean(u) for u in v]
+        return None if math.isnan(v) or math.isinf(v) else v
+
+    return clean(out)
 
 
 def _header(s: Sample) -> dict[str, Any]:

@@ -104,11 +104,17 @@ class LocalSource(Source):
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
     ) -> dict[str, Any]:
+        cancel = threading.Event()
+
         def _run() -> dict[str, Any]:
             from eagle3_tui.samples.compare import compare_files
 
-            return compare_files(a, b, slots=slots, hidden=hidden)
+            return compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel)
 
-        result = await asyncio.to_thread(_run)
+        try:
+            result = await asyncio.to_thread(_run)
+        except asyncio.CancelledError:
+            cancel.set()  # the thread stops at its next chunk instead of running on unseen
+            raise
         result["computed"] = "local"
         return result

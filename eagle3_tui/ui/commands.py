@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from eagle3_tui.ui.screens.compare import compare_commands
+
 
 class Eagle3Commands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
@@ -28,7 +30,7 @@ class Eagle3Commands(Provider):
             ("Bookmark the sample under the cursor (or remove it)", main.action_toggle_bookmark, "b"),
             ("Bookmark note: add or edit", main.action_bookmark_note, "N"),
             ("Quit eagle3-tui", app.exit, "q"),
-        ]
+        ] + compare_commands(app)
 
     async def discover(self) -> Hits:
         for name, callback, keys in self._commands():

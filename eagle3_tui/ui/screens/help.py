@@ -34,6 +34,8 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from eagle3_tui.ui.screens.bookmarks import LIST_KEYS
     from eagle3_tui.ui.screens.main import FILTER_KEYS, MainScreen
     from eagle3_tui.ui.widgets.browser import BrowserList
+    from eagle3_tui.ui.screens.compare import CompareScreen
+    from eagle3_tui.ui.widgets.compare_tokens import TokenTable
 
     def rows(bindings: list[Binding]) -> list[tuple[str, str]]:
         return [(key_text(b.key), b.tooltip or b.description) for b in bindings if b.description]
@@ -42,6 +44,7 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Anywhere", rows(Eagle3App.BINDINGS) + [("ctrl+p", "Command palette"), ("ctrl+q", "Quit")]),
         ("Folder browser", rows(BrowserList.BINDINGS)),
         ("Sample panel", rows(MainScreen.BINDINGS)),
+        ("Compare view (c)", rows(CompareScreen.BINDINGS) + rows(TokenTable.BINDINGS)),
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
     ]

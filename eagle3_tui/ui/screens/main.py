@@ -27,6 +27,7 @@ from eagle3_tui.sources.base import Entry, Source, SourceError
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.listing import merge_batch, merge_due
+from eagle3_tui.ui.screens.compare import ComparePins, choose_inference, open_compare, pin_training
 from eagle3_tui.ui.messages import (
     ConnectionStatus,
     ListingDone,
@@ -72,6 +73,12 @@ def describe_entry(entry: Entry) -> str:
 
 class MainScreen(Screen):
     BINDINGS = [
+        Binding("t", "pin_training", "Pin A", show=False, id="main.pin_training",
+                tooltip="Compare: pin this sample as the training side (A)"),
+        Binding("i", "choose_inference", "Pick B", show=False, id="main.choose_inference",
+                tooltip="Compare: choose this file as the inference side (B)"),
+        Binding("c", "open_compare", "Compare", show=False, id="main.open_compare",
+                tooltip="Compare A with B (or the file under the cursor)"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
                 tooltip="Clear the filter"),
         Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",
@@ -107,6 +114,7 @@ class MainScreen(Screen):
         self.listing_done = False
         self.listing_error: str | None = None
         self.k = 5
+        self.pins = ComparePins()  # the two sides of the compare view (t / i / c)
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
@@ -439,6 +447,17 @@ class MainScreen(Screen):
     def step_sample(self, step: int) -> None:
         if not self.browser.next_sample(step):
             self.set_status("no " + ("next" if step > 0 else "previous") + " sample file in this folder")
+
+    # ----- compare (t, i, c): the pins and the compare view live in screens/compare.py
+
+    def action_pin_training(self) -> None:
+        pin_training(self)
+
+    def action_choose_inference(self) -> None:
+        choose_inference(self)
+
+    def action_open_compare(self) -> None:
+        open_compare(self)
 
     # ----- lines
 

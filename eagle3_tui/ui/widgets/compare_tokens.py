@@ -1,0 +1,267 @@
+"""The aligned tokens of a comparison: one row per aligned token, a Line API view.
+
+Only the rows on screen are drawn, so a 32k-token comparison costs what a 40-token one does.
+Columns: a marker, the row (B row and A row when they differ), both sides' token ids, then per
+compared pair (slot 0..k-1, final) A's norm, B's norm and their cosine for that token. The row
+and id columns stay put while the pair columns scroll sideways (left/right) on narrow screens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from eagle3_tui.ui.format import num
+from eagle3_tui.ui.widgets.compare_format import cos_kind, cos_text, pairs, row_count, worst_row
+
+NUM_W = 6  # a norm or a cosine
+GROUP_W = 1 + NUM_W + 1 + NUM_W + 1 + NUM_W  # "│‖A‖ ‖B‖ cos"
+HEADER_ROWS = 1
+
+
+class TokenTable(ScrollView, can_focus=True):
+    """Posts CursorMoved when the token under the cursor changes; does no I/O."""
+
+    COMPONENT_CLASSES = {
+        "tokens--head",
+        "tokens--cursor",
+        "tokens--dim",
+        "tokens--match",
+        "tokens--near",
+        "tokens--far",
+        "tokens--none",
+        "tokens--pad",
+        "tokens--worst",
+        "tokens--iddiff",
+        "tokens--sep",
+    }
+
+    DEFAULT_CSS = """
+    TokenTable { background: $surface; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 1; }
+    TokenTable > .tokens--head { color: $text-secondary; text-style: bold; }
+    TokenTable > .tokens--cursor { background: $block-cursor-blurred-background; }
+    TokenTable:focus > .tokens--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    TokenTable > .tokens--dim { color: $text-muted; }
+    TokenTable > .tokens--match { color: $text-success; }
+    TokenTable > .tokens--near { color: $text-warning; }
+    TokenTable > .tokens--far { color: $text-error; text-style: bold; }
+    TokenTable > .tokens--none { color: $text-error; text-style: bold; }
+    TokenTable > .tokens--pad { color: $text-warning; text-style: dim; }
+    TokenTable > .tokens--worst { color: $text-error; text-style: bold; }
+    TokenTable > .tokens--iddiff { color: $text-error; text-style: bold reverse; }
+    TokenTable > .tokens--sep { color: $panel-lighten-2; }
+    """
+
+    BINDINGS = [
+        Binding("j,down", "move(1)", "Token", key_display="j/k", id="compare.down", tooltip="Next aligned token"),
+        Binding("k,up", "move(-1)", "Up", show=False, id="compare.up", tooltip="Previous aligned token"),
+        Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="compare.page_down",
+                tooltip="One screen of tokens down"),
+        Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="compare.page_up",
+                tooltip="One screen of tokens up"),
+        Binding("g,home", "first", "First", show=False, id="compare.first", tooltip="First aligned token"),
+        Binding("G,end", "last", "Last", show=False, id="compare.last", tooltip="Last aligned token"),
+    ]
+
+    class CursorMoved(Message):
+        def __init__(self, table: TokenTable, index: int) -> None:
+            super().__init__()
+            self.table = table
+            self.index = index
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.result: dict[str, Any] | None = None
+        self.cursor = 0
+        self.count = 0
+        self.message = "Comparing…"
+        self._styles: dict[str, Style] | None = None
+        self._pairs: list[tuple[str, dict[str, Any]]] = []
+        self._worst: int | None = None
+        self._widths = (3, 3, 0, 0)  # B row, A row (0: same as B), A id, B id
+
+    # ----- state
+
+    def show(self, result: dict[str, Any]) -> None:
+        self.result = result
+        self._pairs = pairs(result)
+        self.count = row_count(result)
+        worst = worst_row(result)
+        self._worst = worst[0] if worst else None
+        rows = result.get("rows") or {}
+        b0, a0 = rows.get("b_start", 0), rows.get("a_start", 0)
+        last = max(0, self.count - 1)
+        b_w = max(3, len(str(b0 + last)))  # "row" / "B#"
+        a_w = 0 if a0 == b0 else max(2, len(str(a0 + last)))
+        ids = [v for key in ("a_ids", "b_ids") for v in (rows.get(key) or [])]
+        id_w = max(4, *(len(str(v)) for v in ids)) if ids else 0  # "A id"
+        self._widths = (b_w, a_w, id_w if rows.get("a_ids") is not None else 0,
+                        id_w if rows.get("b_ids") is not None else 0)
+        self.cursor = max(0, min(self.cursor, last))
+        self.message = "" if self.count else "No aligned tokens were compared."
+        self._update_size()
+        self._scroll_cursor_into_view()
+        self.refresh()
+        self.post_message(self.CursorMoved(self, self.cursor))
+
+    def clear(self, message: str) -> None:
+        self.result = None
+        self._pairs = []
+        self.count = 0
+        self.message = message
+        self._update_size()
+        self.refresh()
+
+    def move_to(self, index: int) -> None:
+        if not self.count:
+            return
+        index = max(0, min(self.count - 1, index))
+        if index != self.cursor:
+            self.cursor = index
+            self.refresh()
+            self.post_message(self.CursorMoved(self, index))
+        self._scroll_cursor_into_view()
+
+    @property
+    def worst(self) -> int | None:
+        return self._worst
+
+    # ----- actions
+
+    def action_move(self, delta: int) -> None:
+        self.move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.move_to(self.cursor + direction * max(1, self.size.height - HEADER_ROWS - 1))
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(self.count - 1)
+
+    # ----- layout
+
+    @property
+    def fixed_width(self) -> int:
+        b_w, a_w, ida_w, idb_w = self._widths
+        return 1 + b_w + sum(1 + w for w in (a_w, ida_w, idb_w) if w)
+
+    def _update_size(self) -> None:
+        width = self.fixed_width + GROUP_W * len(self._pairs) + 1
+        self.virtual_size = Size(width, self.count + HEADER_ROWS)
+
+    def on_resize(self) -> None:
+        self._update_size()
+        self._scroll_cursor_into_view()
+
+    def _scroll_cursor_into_view(self) -> None:
+        rows = max(1, (self.scrollable_content_region.height or self.size.height) - HEADER_ROWS)
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + rows:
+            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
+
+    # ----- rendering
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+
+    def _style(self, name: str) -> Style:
+        if self._styles is None:
+            self._styles = {c: self.get_component_rich_style(c, partial=True) for c in self.COMPONENT_CLASSES}
+        return self._styles[name]
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if self.result is None or not self.count:
+            if y == 0 and self.message:
+                return Strip([Segment(" " + self.message, base + self._style("tokens--dim"))]).adjust_cell_length(width, base)
+            return Strip.blank(width, base)
+        if y < HEADER_ROWS:
+            fixed, moving = self._header(base)
+        else:
+            index = scroll_y + y - HEADER_ROWS
+            if index >= self.count:
+                return Strip.blank(width, base)
+            fixed, moving = self._row(index, base)
+        fixed_w = self.fixed_width
+        moving = moving.crop(scroll_x, scroll_x + max(0, width - fixed_w))
+        return Strip.join([fixed, moving]).adjust_cell_length(width, base)
+
+    def _header(self, base: Style) -> tuple[Strip, Strip]:
+        head = base + self._style("tokens--head")
+        b_w, a_w, ida_w, idb_w = self._widths
+        cells = [" ", ("row" if not a_w else "B#").rjust(b_w)[-b_w:]]
+        if a_w:
+            cells.append(" " + "A#".rjust(a_w))
+        if ida_w:
+            cells.append(" " + "A id".rjust(ida_w)[-ida_w:])
+        if idb_w:
+            cells.append(" " + "B id".rjust(idb_w)[-idb_w:])
+        fixed = Strip([Segment("".join(cells), head)])
+        moving = []
+        for label, _m in self._pairs:
+            moving.append(Segment("│", base + self._style("tokens--sep")))
+            moving.append(Segment(f"‖A{label}‖".rjust(NUM_W) + " " + f"‖B{label}‖".rjust(NUM_W) + " "
+                                  + f"cos{label}".rjust(NUM_W), head))
+        return fixed, Strip(moving)
+
+    def _row(self, i: int, base: Style) -> tuple[Strip, Strip]:
+        result = self.result or {}
+        rows = result.get("rows") or {}
+        al = result.get("alignment") or {}
+        b_w, a_w, ida_w, idb_w = self._widths
+        b_row = rows.get("b_start", al.get("b_start", 0)) + i
+        a_row = rows.get("a_start", al.get("a_start", 0)) + i
+        a_valid = (result.get("a") or {}).get("valid_tokens")
+        on_pad = a_valid is not None and a_row >= a_valid
+        if i == self.cursor:
+            base = base + self._style("tokens--cursor")
+        dim = base + self._style("tokens--dim")
+        fixed: list[Segment] = []
+        cos_cells = [_at(m.get("per_token_cos"), i) for _l, m in self._pairs]
+        if i == self._worst:
+            fixed.append(Segment("◆", base + self._style("tokens--worst")))
+        elif on_pad:
+            fixed.append(Segment("░", base + self._style("tokens--pad")))
+        elif any(c is None for c in cos_cells) and self._pairs:
+            fixed.append(Segment("×", base + self._style("tokens--none")))
+        else:
+            fixed.append(Segment(" ", base))
+        row_style = base + self._style("tokens--pad") if on_pad else base
+        fixed.append(Segment(str(b_row).rjust(b_w), row_style))
+        if a_w:
+            fixed.append(Segment(" " + str(a_row).rjust(a_w), row_style))
+        a_id, b_id = _at(rows.get("a_ids"), i), _at(rows.get("b_ids"), i)
+        differ = a_id is not None and b_id is not None and a_id != b_id
+        for w, v in ((ida_w, a_id), (idb_w, b_id)):
+            if w:
+                style = base + self._style("tokens--iddiff") if differ else dim
+                fixed.append(Segment(" ", base))
+                fixed.append(Segment(("—" if v is None else str(v)).rjust(w), style))
+        moving: list[Segment] = []
+        for (_label, m), cos in zip(self._pairs, cos_cells):
+            moving.append(Segment("│", base + self._style("tokens--sep")))
+            for key in ("a_norms", "b_norms"):
+                v = _at(m.get(key), i)
+                text = "—" if v is None and m.get(key) is None else num(v, NUM_W)
+                style = base + self._style("tokens--none") if v is None and m.get(key) is not None else base
+                moving.append(Segment(text.rjust(NUM_W) + " ", style))
+            moving.append(Segment(cos_text(cos, NUM_W), base + self._style(f"tokens--{cos_kind(cos)}")))
+        return Strip(fixed), Strip(moving)
+
+
+def _at(values: list | None, i: int) -> Any:
+    return values[i] if values is not None and 0 <= i < len(values) else None
