@@ -27,7 +27,6 @@ from eagle3_tui.sources.base import Entry, Source, SourceError
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.listing import merge_batch, merge_due
-from eagle3_tui.ui.screens.compare import ComparePins, choose_inference, open_compare, pin_training
 from eagle3_tui.ui.messages import (
     ConnectionStatus,
     ListingDone,
@@ -114,7 +113,7 @@ class MainScreen(Screen):
         self.listing_done = False
         self.listing_error: str | None = None
         self.k = 5
-        self.pins = ComparePins()  # the two sides of the compare view (t / i / c)
+        self._pins = None  # the two sides of the compare view (t / i / c), made on first use
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
@@ -450,13 +449,29 @@ class MainScreen(Screen):
 
     # ----- compare (t, i, c): the pins and the compare view live in screens/compare.py
 
+    # the compare view is imported on first use: it is not needed for the first frame
+
+    @property
+    def pins(self):
+        if self._pins is None:
+            from eagle3_tui.ui.screens.compare import ComparePins
+
+            self._pins = ComparePins()
+        return self._pins
+
     def action_pin_training(self) -> None:
+        from eagle3_tui.ui.screens.compare import pin_training
+
         pin_training(self)
 
     def action_choose_inference(self) -> None:
+        from eagle3_tui.ui.screens.compare import choose_inference
+
         choose_inference(self)
 
     def action_open_compare(self) -> None:
+        from eagle3_tui.ui.screens.compare import open_compare
+
         open_compare(self)
 
     # ----- lines
