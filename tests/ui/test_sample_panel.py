@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ui.conftest import hold_key, make_app, screen_text, wait_until
+from tests.ui.conftest import hold_key, hold_keys, make_app, screen_text, wait_until
 
 
 def shown_path(app) -> str | None:
@@ -16,7 +16,7 @@ async def test_fifty_quick_moves_load_only_the_last_file(many_samples):
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
         sample = app.main_screen.sample
-        await pilot.press("j", "enter")  # load data_0 now, so there is a result on screen
+        await hold_keys(pilot, ["j", "enter"])  # load data_0 now, so there is a result on screen
         first = str(many_samples / "data_0.ckpt")
         await wait_until(pilot, lambda: shown_path(app) == first, what="first sample")
         assert source.summarized == [first]
