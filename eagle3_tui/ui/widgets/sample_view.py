@@ -200,7 +200,12 @@ class SampleView(Widget):
         for label, slot in rows:
             out.append(label.ljust(label_w), self._s("sample--label"))
             b = slot.get("boundary")
-            b_text = str(b) if b is not None else (slot.get("boundary_note") or "?")
+            if b is not None:
+                b_text = str(b)
+            elif slot is s.get("final") and s.get("final_norm") == "post":
+                b_text = "post"  # after the final norm: past the last boundary
+            else:
+                b_text = slot.get("boundary_note") or "?"
             values = [b_text, num(slot.get("norm_mean"), 8)]
             if wide:
                 values += [num(slot.get("norm_min")), num(slot.get("norm_max"))]
