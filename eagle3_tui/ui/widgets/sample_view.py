@@ -126,7 +126,7 @@ class SampleView(Widget):
         out.append(_left_trim(summary.get("path", ""), width) + "\n", self._s("sample--title"))
         if summary.get("not_sample"):
             out.append("Not a sample: ", self._s("sample--warn"))
-            out.append(f"{summary['error']}\n\n")
+            out.append(_wrap(str(summary["error"]), width, first=len("Not a sample: ")) + "\n\n")
             contents = summary.get("contents") or {}
             if contents:
                 key_w = min(max(len(k) for k in contents), width // 2)
@@ -135,8 +135,9 @@ class SampleView(Widget):
                     out.append(f"{key[:key_w].ljust(key_w)}  ", self._s("sample--label"))
                     out.append(f"{desc}\n")
         else:
+            # the panel does not wrap (tables), but an error is read whole: wrap it here
             out.append("✗ ", self._s("sample--error"))
-            out.append(str(summary["error"]) + "\n", self._s("sample--error"))
+            out.append(_wrap(str(summary["error"]), width, first=2) + "\n", self._s("sample--error"))
 
     def _gap(self, out: Text) -> None:
         if not self.compact:
@@ -310,3 +311,11 @@ class SampleView(Widget):
 
 def _left_trim(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _wrap(text: str, width: int, *, first: int = 0) -> str:
+    """Wrap `text` to `width` columns; the first line already has `first` columns used."""
+    import textwrap
+
+    lines = textwrap.wrap(" " * first + text, max(10, width - 1), subsequent_indent="  ")
+    return "\n".join(lines)[first:] if lines else ""
