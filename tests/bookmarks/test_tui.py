@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import posixpath
+import sys
 from pathlib import Path
 
 import pytest
 
-from eagle3_tui.bookmarks import open_store, split_target
-from eagle3_tui.sources.local import LocalSource
+from eagle3_tui.bookmarks import open_store
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import Opened
+from eagle3_tui.ui.connect import open_target
 from eagle3_tui.ui.screens.bookmarks import BookmarksScreen, ConfirmScreen, TextPrompt
+from tests.ssh.servers import write_client_files
 from tests.ui.conftest import make_app, screen_text, wait_until
+from tests.ui.test_remote import box  # noqa: F401 - the in-process SSH server fixture
 from tests.ui.data import make_tree
 
 
@@ -185,42 +187,34 @@ async def test_enter_jumps_to_a_bookmark_in_another_folder(tree):
         assert marked(app, "data_2000.ckpt")
 
 
-async def test_jump_connects_to_the_bookmarks_host(tree):
-    """A bookmark on another host reconnects through the app's opener with that target.
-
-    The opener here serves host "box" from local disk, so the test needs no SSH server; what it
-    checks is the app's side: the old source closed, the new target opened, the file selected.
-    """
+async def test_jump_connects_to_the_bookmarks_host(box, tree, tmp_path):
+    """A bookmark on an SSH host: enter connects there (a real asyncssh server) and loads it."""
+    config, known = write_client_files(tmp_path / "client", "box", box.port, box.keys)
     opened: list[str] = []
-    closed: list[str] = []
 
-    class Tracked(LocalSource):
-        def __init__(self, label: str) -> None:
-            super().__init__()
-            self.label = label
-
-        async def close(self) -> None:
-            closed.append(self.label)
-            await super().close()
-
-    async def opener(text, **_kwargs):
+    async def opener(text, **kwargs):
         opened.append(text)
-        parts = split_target(text)
-        return Opened(Tracked(parts.host or "local"), parts.path, parts.host or "local")
+        return await open_target(text, **{**kwargs, "ssh_config": config, "known_hosts": known})
 
     remote_file = tree / "rows_0-2000" / "data_10.ckpt"
     with open_store() as store:
         store.add(f"box:{remote_file}", note="on the GPU box")
-    app = Eagle3App(str(tree), opener=opener)
+    app = Eagle3App(str(tree), remote_python=sys.executable, opener=opener)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         await pilot.press("B")
         await wait_until(pilot, lambda: isinstance(app.screen, BookmarksScreen), what="list")
         await pilot.press("enter")
         main = app.main_screen
-        await wait_until(pilot, lambda: main.shown == str(remote_file), what="remote sample loaded")
-        assert opened == [str(tree), f"box:{remote_file}"] and closed == ["local"]
+        await wait_until(
+            pilot,
+            lambda: (main.sample.summary or {}).get("path", "").endswith("data_10.ckpt"),
+            timeout=60,
+            what="remote sample loaded",
+        )
+        assert opened == [str(tree), f"box:{remote_file}"]
         assert main.where == "box" and main.browser.current.name == "data_10.ckpt"
+        assert main.sample.summary.get("computed") == "remote"
         assert marked(app, "data_10.ckpt")  # marks follow the host: box's file is bookmarked
         assert not marked(app, "data_11.ckpt")
 
