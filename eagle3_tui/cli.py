@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 # subcommand -> (module under eagle3_tui.commands, one-line help)
@@ -52,10 +53,19 @@ def _command_module(name: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
-        args = build_parser().parse_args(argv)
-        return int(_command_module(args._module).run(args) or 0)
-    return _command_module("tui").main(argv)
+    try:
+        if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
+            args = build_parser().parse_args(argv)
+            return int(_command_module(args._module).run(args) or 0)
+        return _command_module("tui").main(argv)
+    except BrokenPipeError:
+        # `eagle3-tui ls box:/data | head`: the reader left; stop quietly, as ls would
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        print("eagle3-tui: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

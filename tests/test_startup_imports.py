@@ -44,3 +44,4 @@ def test_core_never_imports_textual_or_asyncssh():
     )
     mods = _modules_after(code)
     assert not {"textual", "asyncssh", "numpy"} & mods
+
