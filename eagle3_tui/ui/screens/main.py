@@ -154,7 +154,10 @@ class MainScreen(Screen):
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
-        self.query_one("#sample-pane").mount(self._sample)
+        pane = self.query("#sample-pane")
+        if not pane or not pane.first().is_attached:
+            return  # q pressed before the first frame: the app is already closing
+        pane.first().mount(self._sample)
         self.connect()
 
     # ----- connecting
