@@ -5,6 +5,8 @@ Writes the demo dataset (seed 0) to a temporary folder, drives the real app head
   screenshots/browser.svg   browser with the sample view of data_0.ckpt
   screenshots/padded.svg    a right-padded sample, token cursor in the padding
   screenshots/help.svg      the help screen
+  screenshots/compare_permuted_{120x40,80x24}.svg
+                            the compare view: data_10.ckpt against a capture with permuted slots
 Paths on screen are relative to the demo folder, so the images do not depend on where it ran.
 """
 
@@ -66,6 +68,19 @@ async def shoot(out: Path) -> list[Path]:
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen")
         save(app, "help.svg", "eagle3-tui: keys")
+
+    for size in (SIZE, (80, 24)):
+        app = Eagle3App("train/rows_0-2000/data_10.ckpt", opener=relative)
+        async with app.run_test(size=size) as pilot:
+            main = app.main_screen
+            await wait_for(pilot, lambda: (main.shown or "").endswith("data_10.ckpt"))
+            await pilot.press("t", "h", "h", "g", "l")  # pin A, then up to the demo root and into infer/
+            await wait_for(pilot, lambda: main.path.endswith("infer") and main.listing_done)
+            await pilot.press("slash", *"permuted", "enter", "i", "c")
+            await wait_for(pilot, lambda: getattr(app.screen, "result", None) is not None)
+            await pilot.press("w")
+            save(app, f"compare_permuted_{size[0]}x{size[1]}.svg",
+                 "eagle3-tui: compare view, slots in another order")
     return written
 
 

@@ -170,3 +170,15 @@ async def test_names_that_look_like_markup_are_shown_literally(tmp_path):
         assert "─ [weird] ─" in text  # the panel title
         assert "[red]x[.txt" in text  # the row
         assert "[red]x[.txt · 1 bytes" in text.splitlines()[-2]  # the status line
+
+
+def test_parent_of_a_home_relative_remote_path_stays_relative():
+    """box:data/eagle3 is relative to the login's home: going up must not jump to "/"."""
+    from eagle3_tui.ui.screens.main import parent_folder
+
+    assert parent_folder("/data/eagle3/rows_0-2000") == "/data/eagle3"
+    assert parent_folder("/data") == "/" and parent_folder("/") == "/"
+    assert parent_folder("data/eagle3") == "data"
+    assert parent_folder("data") == "."
+    assert parent_folder(".") == ".."
+    assert parent_folder("..") == "../.."

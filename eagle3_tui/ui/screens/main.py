@@ -70,6 +70,19 @@ def describe_entry(entry: Entry) -> str:
     return " · ".join(parts)
 
 
+def parent_folder(path: str) -> str:
+    """The folder above `path`. Remote paths may be relative to the login's home folder
+    ("data/x", "."), whose parents are "data", "." and "..", never "/"."""
+    path = path.rstrip("/") or "/"
+    if path.startswith("/"):
+        return posixpath.dirname(path) or "/"
+    if path == ".":
+        return ".."
+    if posixpath.basename(path) == "..":
+        return path + "/.."
+    return posixpath.dirname(path) or "."
+
+
 class MainScreen(Screen):
     BINDINGS = [
         Binding("t", "pin_training", "Pin A", show=False, id="main.pin_training",
@@ -176,7 +189,7 @@ class MainScreen(Screen):
             path, select = opened.path, None
             entry = await opened.source.stat(path)
             if entry.kind == "file":  # a file target: open its folder with the cursor on it
-                path, select = posixpath.dirname(path) or "/", posixpath.basename(path)
+                path, select = parent_folder(path), posixpath.basename(path)
         except SourceError as err:
             self.post_message(SourceFailed(str(err)))
             return
@@ -302,7 +315,7 @@ class MainScreen(Screen):
             self.set_status(f"{entry.name}: a dead link or special file", error=True)
 
     def on_browser_list_parent_requested(self, message: BrowserList.ParentRequested) -> None:
-        parent = posixpath.dirname(self.path.rstrip("/")) or "/"
+        parent = parent_folder(self.path)
         if parent != self.path:
             self.open_folder(parent, select=posixpath.basename(self.path.rstrip("/")))
 
