@@ -174,10 +174,13 @@ class SampleView(Widget):
                     out.append(" · ", self._s("sample--dim"))
                 out.append(text, self._s(style))
             out.append("\n")
+        # warnings and assumptions are read whole where there is room; 80x24 keeps one line each
         for w in s.get("warnings") or []:
-            out.append(f"⚠ {w}\n", self._s("sample--warn"))
+            text = f"{w}" if self.compact else _wrap(w, width, first=2)
+            out.append(f"⚠ {text}\n", self._s("sample--warn"))
         for a in s.get("assumptions") or []:
-            out.append(f"assumed: {a}\n", self._s("sample--dim"))
+            text = a if self.compact else _wrap(a, width, first=len("assumed: "))
+            out.append(f"assumed: {text}\n", self._s("sample--dim"))
 
     def _rows(self, s: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         rows = [(slot.get("label") or f"aux{i}", slot) for i, slot in enumerate(s.get("slots") or [])]
