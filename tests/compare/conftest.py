@@ -10,17 +10,9 @@ import torch
 from eagle3_tui.samples.demo import _make_prompt
 from eagle3_tui.samples.model import build_model
 from eagle3_tui.samples.sample import Sample, Slot
+from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
 
 AUX = (2, 5, 7)  # the model's default EAGLE-3 boundaries (L = 10)
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _one_torch_thread():
-    """Tiny tensors: a second intra-op thread only adds contention on a busy 2-core box."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 class World:

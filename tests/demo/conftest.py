@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
+
 
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory):
@@ -12,13 +14,3 @@ def demo_dir(tmp_path_factory):
     manifest = write_demo(str(d), seed=0)
     return d, manifest
 
-
-@pytest.fixture(autouse=True, scope="session")
-def _one_torch_thread():
-    """Tiny tensors: a second intra-op thread only adds contention on a busy 2-core box."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
