@@ -41,7 +41,7 @@ def explain_source_error(err: Exception) -> None:
 
 def open_cli_source(target, args: argparse.Namespace):
     """A Source for `target` with the command line's SSH options (not connected yet)."""
-    from eagle3_tui.sources.target import open_source
+    from eagle3_tui.sources.opener import open_source
 
     return open_source(
         target,
@@ -83,7 +83,7 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
     """Summary objects in the order of `paths`; each says where it was computed."""
     from eagle3_tui.samples.stats import summarize_file
     from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.target import TargetError, parse_target
 
     loop: asyncio.AbstractEventLoop | None = None
     hosts: _Hosts | None = None
@@ -91,7 +91,7 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
         for path in paths:
             try:
                 target = parse_target(path)
-            except SourceError as err:
+            except TargetError as err:
                 yield {"path": path, "error": str(err)}
                 continue
             if not target.is_remote:

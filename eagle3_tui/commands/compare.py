@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
     except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
         from eagle3_tui.sources.base import SourceError
 
-        if not isinstance(err, (SourceError, OSError)):
+        from eagle3_tui.target import TargetError
+
+        if not isinstance(err, (SourceError, TargetError, OSError)):
             raise
         print(f"eagle3-tui compare: {err}", file=sys.stderr)
         return 2
@@ -60,7 +62,7 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
 
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source
     from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.target import parse_target
 
     ta, tb = parse_target(a), parse_target(b)
     if not ta.is_remote and not tb.is_remote:

@@ -27,7 +27,7 @@ from eagle3_tui.sources.base import Entry, Progress, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
 from eagle3_tui.sources.local import LocalSource, os_error_message
 from eagle3_tui.sources.sshconnect import ConnectError, Connector
-from eagle3_tui.sources.target import Target
+from eagle3_tui.target import Target
 
 T = TypeVar("T")
 
