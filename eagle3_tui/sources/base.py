@@ -111,6 +111,8 @@ class Source(ABC):
     label: str = "local"
     #: None for the local machine
     host: str | None = None
+    #: where the numbers are computed: "local" or "remote" (the JSON's "computed")
+    computed: str = "local"
 
     async def connect(self) -> None:  # noqa: B027 - local sources have nothing to do
         """Open the connection (no-op for local)."""
