@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="add a tag (repeatable; existing tags are kept)")  # fmt: skip
     p.add_argument("--summarize", action="store_true",
                    help="load each sample (on its host) and keep its headline: schema, T, norm means")  # fmt: skip
-    from eagle3_tui.commands.summary import add_connection_arguments
+    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 

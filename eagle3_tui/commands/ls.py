@@ -8,7 +8,7 @@ import json
 import sys
 import time
 
-from eagle3_tui.commands.summary import add_connection_arguments
+from eagle3_tui.commands._options import add_connection_arguments
 
 KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
 
