@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from eagle3_tui.bookmarks.store import Bookmark, BookmarkError, iso_time
+from eagle3_tui.bookmarks.model import Bookmark, BookmarkError, iso_time
 
 FORMATS = ("json", "csv", "paths")
 

@@ -18,92 +18,14 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from eagle3_tui.bookmarks.headline import headline_text
-from eagle3_tui.bookmarks.keys import TargetError, TargetParts, split_target
+from eagle3_tui.bookmarks.model import Bookmark, BookmarkError, clean_tags
+from eagle3_tui.bookmarks.sqlite_file import BUSY_TIMEOUT_S, inspect, is_corruption, one_line, open_rw
+from eagle3_tui.target import Target, TargetError, parse_target
 
-SCHEMA_VERSION = 1
 FILE_NAME = "bookmarks.sqlite3"
-BUSY_TIMEOUT_S = 10.0
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-_TAG_FORBIDDEN = set(" \t\r\n\v\f,;#")
-
-# One list of statements per version step; executescript() would commit the open transaction.
-_MIGRATIONS: dict[int, list[str]] = {
-    1: [
-        """
-CREATE TABLE bookmarks (
-    target   TEXT PRIMARY KEY,         -- canonical key, itself a valid target text
-    host     TEXT,                     -- NULL for a local file
-    user     TEXT,
-    port     INTEGER,
-    path     TEXT NOT NULL,
-    note     TEXT NOT NULL DEFAULT '',
-    tags     TEXT NOT NULL DEFAULT '[]',  -- JSON list of strings
-    headline TEXT,                     -- JSON object or NULL
-    created  REAL NOT NULL,            -- unix seconds
-    updated  REAL NOT NULL
-)""",
-        "CREATE INDEX bookmarks_created ON bookmarks (created)",
-    ],
-}
-
-
-class BookmarkError(Exception):
-    """Anything the user must be told about bookmarks. str() is one line."""
-
-
-class BookmarkStoreRefused(BookmarkError):
-    """The database file is damaged, foreign or newer; it was left exactly as it was."""
-
-
-@dataclass(frozen=True)
-class Bookmark:
-    target: str
-    host: str | None
-    user: str | None
-    port: int | None
-    path: str
-    note: str = ""
-    tags: tuple[str, ...] = ()
-    created: float = 0.0
-    updated: float = 0.0
-    headline: dict[str, Any] | None = field(default=None, compare=False, hash=False)
-
-    @property
-    def headline_text(self) -> str:
-        return headline_text(self.headline)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "host": self.host,
-            "user": self.user,
-            "port": self.port,
-            "path": self.path,
-            "note": self.note,
-            "tags": list(self.tags),
-            "created": iso_time(self.created),
-            "updated": iso_time(self.updated),
-            "headline": self.headline,
-        }
-
-    def matches(self, filter_text: str | None) -> bool:
-        """Every word of filter_text occurs (case-insensitive) in target, note, #tags or headline."""
-        if not filter_text:
-            return True
-        hay = " ".join(
-            [self.target, self.note, " ".join("#" + t for t in self.tags), self.headline_text]
-        ).casefold()
-        return all(word in hay for word in filter_text.casefold().split())
-
-
-def iso_time(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")
 
 
 def store_path(data_dir: str | Path | None = None) -> Path:
@@ -120,20 +42,6 @@ def open_store(data_dir: str | Path | None = None) -> BookmarkStore:
     return BookmarkStore(store_path(data_dir))
 
 
-def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    """Tags are single words (no spaces, commas, semicolons or #), kept in first-seen order."""
-    out: list[str] = []
-    for tag in tags:
-        tag = str(tag).strip()
-        if not tag:
-            continue
-        if set(tag) & _TAG_FORBIDDEN:
-            raise BookmarkError(f"bad tag {tag!r}: a tag is one word without spaces, ',', ';' or '#'")
-        if tag not in out:
-            out.append(tag)
-    return tuple(out)
-
-
 class BookmarkStore:
     """Bookmarks keyed by target. Safe to share between threads; every call is short."""
 
@@ -143,120 +51,9 @@ class BookmarkStore:
         self._keys: frozenset[str] | None = None
         self._keys_version: int | None = None  # PRAGMA data_version when _keys was read
         self._seen_version: int | None = None  # ... when changed_elsewhere() last looked
-        self._inspect()
-        self._conn = self._open_rw()
+        inspect(self.path)
+        self._conn = open_rw(self.path)
         self.changed_elsewhere()  # start watching from now
-
-    # ---- opening -------------------------------------------------------------------------
-
-    def _refuse(self, why: str, hint: str = "move it aside to start a new bookmark store") -> BookmarkStoreRefused:
-        return BookmarkStoreRefused(f"{self.path}: {why}; the file was left untouched ({hint})")
-
-    def _inspect(self) -> None:
-        """Check an existing file without any chance of writing to it."""
-        try:
-            with open(self.path, "rb") as f:
-                head = f.read(len(_SQLITE_MAGIC))
-        except FileNotFoundError:
-            return
-        except IsADirectoryError:
-            raise BookmarkError(f"{self.path}: is a folder, not a bookmark store") from None
-        except OSError as e:
-            raise BookmarkError(f"{self.path}: cannot read bookmark store: {e.strerror or e}") from None
-        if not head:
-            return  # an empty file holds nothing to lose; SQLite initialises it
-        if head != _SQLITE_MAGIC:
-            raise self._refuse("not a bookmark store (not an SQLite database)")
-        try:
-            conn = sqlite3.connect(
-                f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S
-            )
-        except sqlite3.Error:
-            return  # cannot inspect read-only (e.g. hot rollback journal); _open_rw checks again
-        try:
-            self._check(conn, quick_check=True)
-        except sqlite3.DatabaseError as e:
-            if _is_corruption(e):
-                raise self._refuse(f"damaged bookmark store ({_one_line(e)})") from None
-            # other problems (busy, missing -shm we may not create) are handled by _open_rw
-        finally:
-            conn.close()
-
-    def _check(self, conn: sqlite3.Connection, *, quick_check: bool) -> int:
-        # One read transaction: read separately, another process's schema creation could land
-        # between the two reads and make a new store look like someone else's database.
-        if conn.in_transaction:
-            return self._check_in_transaction(conn, quick_check=quick_check)
-        conn.execute("BEGIN")
-        try:
-            return self._check_in_transaction(conn, quick_check=quick_check)
-        finally:
-            conn.execute("ROLLBACK")
-
-    def _check_in_transaction(self, conn: sqlite3.Connection, *, quick_check: bool) -> int:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise self._refuse(
-                f"bookmark store has schema version {version}, newer than this eagle3-tui "
-                f"understands ({SCHEMA_VERSION})",
-                hint="upgrade eagle3-tui to use it",
-            )
-        if version == 0:
-            tables = conn.execute(
-                "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
-            ).fetchone()[0]
-            if tables:
-                raise self._refuse("an SQLite database that is not an eagle3-tui bookmark store")
-        if quick_check:
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise self._refuse(f"damaged bookmark store ({_one_line(problems[0])})")
-        return version
-
-    def _open_rw(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise BookmarkError(f"{self.path.parent}: cannot create folder: {e.strerror or e}") from None
-        try:
-            conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as e:
-            raise BookmarkError(f"{self.path}: cannot open bookmark store: {_one_line(e)}") from None
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            version = self._check(conn, quick_check=False)  # again: the file may be new since
-            if version == 0:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if mode.lower() != "wal":
-                    raise BookmarkError(f"{self.path}: cannot switch the bookmark store to WAL ({mode})")
-            conn.execute("PRAGMA synchronous = FULL")
-            if version < SCHEMA_VERSION:
-                self._migrate(conn)
-        except sqlite3.DatabaseError as e:
-            conn.close()
-            if _is_corruption(e):
-                raise self._refuse(f"damaged bookmark store ({_one_line(e)})") from None
-            raise BookmarkError(f"{self.path}: cannot open bookmark store: {_one_line(e)}") from None
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have created the schema while we waited for the lock.
-            version = self._check(conn, quick_check=False)
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[step]:
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     # ---- plumbing ------------------------------------------------------------------------
 
@@ -301,14 +98,14 @@ class BookmarkStore:
         try:
             yield
         except sqlite3.DatabaseError as e:
-            if _is_corruption(e):
-                raise BookmarkError(f"{self.path}: bookmark store is damaged ({_one_line(e)})") from None
+            if is_corruption(e):
+                raise BookmarkError(f"{self.path}: bookmark store is damaged ({one_line(e)})") from None
             if getattr(e, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):
                 raise BookmarkError(
                     f"{self.path}: {doing}: another eagle3-tui held the store for "
                     f"{BUSY_TIMEOUT_S:.0f} s; try again"
                 ) from None
-            raise BookmarkError(f"{self.path}: {doing}: {_one_line(e)}") from None
+            raise BookmarkError(f"{self.path}: {doing}: {one_line(e)}") from None
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -352,11 +149,6 @@ class BookmarkStore:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
         changed, self._seen_version = version != self._seen_version, version
         return changed
-
-    def export(self, fmt: str, bookmarks: list[Bookmark] | None = None) -> str:
-        from eagle3_tui.bookmarks.export import export
-
-        return export(self.list() if bookmarks is None else bookmarks, fmt)
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -448,7 +240,7 @@ class BookmarkStore:
     def _upsert(
         self,
         conn: sqlite3.Connection,
-        p: TargetParts,
+        p: Target,
         *,
         note: str | None = None,
         add_tags: tuple[str, ...] = (),
@@ -497,9 +289,9 @@ def _bookmark(row: tuple) -> Bookmark:
     )
 
 
-def _parts(target: str) -> TargetParts:
+def _parts(target: str) -> Target:
     try:
-        return split_target(target)
+        return parse_target(target).canonical()
     except TargetError as e:
         raise BookmarkError(str(e)) from None
 
@@ -511,16 +303,3 @@ def _headline_json(headline: dict[str, Any] | None) -> str | None:
         return json.dumps(headline, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as e:
         raise BookmarkError(f"headline is not plain JSON: {e}") from None
-
-
-def _is_corruption(e: sqlite3.DatabaseError) -> bool:
-    name = getattr(e, "sqlite_errorname", "")
-    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
-        return True
-    text = str(e)
-    return "malformed" in text or "not a database" in text
-
-
-def _one_line(e: object) -> str:
-    text = " ".join(str(e).split())
-    return text or type(e).__name__

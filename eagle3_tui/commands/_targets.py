@@ -1,8 +1,9 @@
 """Turning command-line targets into Sources, shared by the subcommands that take paths.
 
-Local files are summarised in this process, as before; remote ones go through one SshSource
-per host (one connection, one agent), so a list of files on a box pays the connection once.
-Status lines ("no torch on box: computing locally") go to stderr; results keep the path as typed.
+Every file goes through a Source (one door for local and remote): a LocalSource computes in
+this process, an SshSource per host (one connection, one agent) on the box, so a list of files
+on a box pays the connection once. Status lines ("no torch on box: computing locally") go to
+stderr; results keep the path as typed.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def explain_source_error(err: Exception) -> None:
 
 def open_cli_source(target, args: argparse.Namespace):
     """A Source for `target` with the command line's SSH options (not connected yet)."""
-    from eagle3_tui.sources.target import open_source
+    from eagle3_tui.sources.opener import open_source
 
     return open_source(
         target,
@@ -51,8 +52,24 @@ def open_cli_source(target, args: argparse.Namespace):
     )
 
 
+def run_interruptibly(loop: asyncio.AbstractEventLoop, coro):
+    """loop.run_until_complete(coro); on ctrl+c the task is cancelled first, so a computation in
+    a worker thread is told to stop (the Sources set their cancel event) before we leave."""
+    task = loop.create_task(coro)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        try:
+            loop.run_until_complete(task)
+        except BaseException:  # noqa: BLE001 - the CancelledError we asked for, or the source's own
+            pass
+        raise
+
+
 class _Hosts:
-    """One connected Source per (user, host, port), or the error that connecting gave."""
+    """One connected Source per place (user, host, port; the local disk is one place too),
+    or the error that connecting gave."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, args: argparse.Namespace):
         self._loop = loop
@@ -62,16 +79,15 @@ class _Hosts:
     def get(self, target):
         from eagle3_tui.sources.base import SourceError
 
-        key = (target.user, target.host, target.port)
-        if key not in self._sources:
+        if target.place not in self._sources:
             source = open_cli_source(target, self._args)
             try:
-                self._loop.run_until_complete(source.connect())
+                run_interruptibly(self._loop, source.connect())
             except SourceError as err:
                 explain_source_error(err)
                 source = err
-            self._sources[key] = source
-        return self._sources[key]
+            self._sources[target.place] = source
+        return self._sources[target.place]
 
     def close(self) -> None:
         for source in self._sources.values():
@@ -79,44 +95,69 @@ class _Hosts:
                 self._loop.run_until_complete(source.close())
 
 
+class TokenizerChoice:
+    """Where --tokenizer decodes for data on a given place: on the data's own host (the path
+    there), here after the numbers came back (a local tokenizer, remote data), or nowhere."""
+
+    def __init__(self, text: str | None):
+        from eagle3_tui.target import TargetError, parse_target
+
+        self.target, self.error = None, None
+        if text:
+            try:
+                self.target = parse_target(text)
+            except TargetError as err:
+                self.error = f"--tokenizer: {err}"
+
+    def on_source(self, data) -> str | None:
+        """The tokenizer path to hand the data's Source, when they share a machine."""
+        if self.target is not None and self.target.place == data.place:
+            return self.target.path
+        return None
+
+    def finish(self, result: dict[str, Any], data) -> dict[str, Any]:
+        """Decode here what the data's Source could not (a local tokenizer, remote data)."""
+        if self.error:
+            result.setdefault("text_error", self.error)
+        if self.target is None or self.target.place == data.place or "error" in result:
+            return result
+        if self.target.is_remote:
+            result["text_error"] = (f"tokenizer {self.target.display()} is on another machine than "
+                                    "the data: give one on this machine or on the data's host")
+            return result
+        from eagle3_tui.samples.tokens import annotate
+
+        return annotate(result, self.target.path)
+
+
 def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """Summary objects in the order of `paths`; each says where it was computed."""
-    from eagle3_tui.samples.stats import summarize_file
     from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.target import TargetError, parse_target
 
-    loop: asyncio.AbstractEventLoop | None = None
-    hosts: _Hosts | None = None
+    loop = asyncio.new_event_loop()
+    hosts = _Hosts(loop, args)
+    tokenizer = TokenizerChoice(getattr(args, "tokenizer", None))
     try:
         for path in paths:
             try:
                 target = parse_target(path)
-            except SourceError as err:
+            except TargetError as err:
                 yield {"path": path, "error": str(err)}
                 continue
-            if not target.is_remote:
-                result = summarize_file(target.path, k=args.k, slots=args.slots, hidden=args.hidden)
-                result["computed"] = "local"
-                result["path"] = path
-                yield result
-                continue
-            if hosts is None:
-                loop = asyncio.new_event_loop()
-                hosts = _Hosts(loop, args)
             source = hosts.get(target)
             if isinstance(source, SourceError):
                 yield {"path": path, "error": str(source)}
                 continue
             try:
-                result = loop.run_until_complete(
-                    source.summarize(target.path, k=args.k, slots=args.slots, hidden=args.hidden)
-                )
+                result = run_interruptibly(loop, source.summarize(
+                    target.path, k=args.k, slots=args.slots, hidden=args.hidden,
+                    tokenizer=tokenizer.on_source(target)))
             except SourceError as err:
                 result = {"path": path, "error": str(err), "computed": source.computed}
+            result = tokenizer.finish(result, target)
             result["path"] = path
             yield result
     finally:
-        if hosts is not None:
-            hosts.close()
-        if loop is not None:
-            loop.close()
+        hosts.close()
+        loop.close()

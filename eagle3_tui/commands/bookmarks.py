@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="add a tag (repeatable; existing tags are kept)")  # fmt: skip
     p.add_argument("--summarize", action="store_true",
                    help="load each sample (on its host) and keep its headline: schema, T, norm means")  # fmt: skip
-    from eagle3_tui.commands.summary import add_connection_arguments
+    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
@@ -64,14 +64,15 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from eagle3_tui.bookmarks import BookmarkError, TargetError, clean_tags, open_store, split_target
+    from eagle3_tui.bookmarks import BookmarkError, clean_tags, open_store
+    from eagle3_tui.target import TargetError, parse_target
 
     action = args.action or "list"
     try:
         if action in ("add", "remove"):
             targets = _read_targets(args.targets)
             for t in targets:
-                split_target(t)
+                parse_target(t)
             tags = clean_tags(getattr(args, "tags", []))
     except (TargetError, BookmarkError) as e:
         return _fail(str(e), 2)

@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+from eagle3_tui.commands._options import add_connection_arguments, add_tokenizer_argument, to_json_ready
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="A", help="training sample (local path or host:path)")
@@ -19,8 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     p.add_argument("--slots", type=int, metavar="K", help="B is a bare [T, K*H] tensor with K slots")
     p.add_argument("--hidden", type=int, metavar="H", help="B is a bare [T, K*H] tensor with hidden size H")
-    from eagle3_tui.commands.summary import add_connection_arguments
-
+    add_tokenizer_argument(p)
     add_connection_arguments(p)
 
 
@@ -35,12 +36,12 @@ def run(args: argparse.Namespace) -> int:
     except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
         from eagle3_tui.sources.base import SourceError
 
-        if not isinstance(err, (SourceError, OSError)):
+        from eagle3_tui.target import TargetError
+
+        if not isinstance(err, (SourceError, TargetError, OSError)):
             raise
         print(f"eagle3-tui compare: {err}", file=sys.stderr)
         return 2
-    from eagle3_tui.commands.summary import to_json_ready
-
     if args.json:
         print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
     else:
@@ -55,43 +56,46 @@ def exit_code(result: dict[str, Any]) -> int:
 
 
 def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Compare where the data is: in this process for local files, on the host for SSH targets."""
+    """Compare where the data is, through the Source of A's machine (this process for local
+    files, the agent on the host for SSH targets)."""
     import asyncio
 
-    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
+    from eagle3_tui.commands._targets import (
+        TokenizerChoice,
+        explain_source_error,
+        open_cli_source,
+        run_interruptibly,
+    )
     from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.target import parse_target
 
     ta, tb = parse_target(a), parse_target(b)
-    if not ta.is_remote and not tb.is_remote:
-        return _local(ta.path, tb.path, args)
-    if (ta.host, ta.user, ta.port) != (tb.host, tb.user, tb.port):
+    if ta.place != tb.place:
         raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
+    tokenizer = TokenizerChoice(getattr(args, "tokenizer", None))
 
-    async def remote() -> dict[str, Any]:
+    async def run() -> dict[str, Any]:
         source = open_cli_source(ta, args)
         try:
             await source.connect()
-            result = await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden)
+            return await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden,
+                                        tokenizer=tokenizer.on_source(ta))
         except SourceError as err:
             explain_source_error(err)
             raise
         finally:
             await source.close()
-        # show the paths as typed, host included
-        for side, shown in (("a", a), ("b", b)):
-            if isinstance(result.get(side), dict):
-                result[side]["path"] = shown
-        return result
 
-    return asyncio.run(remote())
-
-
-def _local(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
-    from eagle3_tui.samples.compare import compare_files
-
-    result = compare_files(a, b, slots=args.slots, hidden=args.hidden)
-    result["computed"] = "local"
+    loop = asyncio.new_event_loop()
+    try:
+        result = run_interruptibly(loop, run())
+    finally:
+        loop.close()
+    result = tokenizer.finish(result, ta)
+    # show the paths as typed, host included
+    for side, shown in (("a", a), ("b", b)):
+        if isinstance(result.get(side), dict):
+            result[side]["path"] = shown
     return result
 
 

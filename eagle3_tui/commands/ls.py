@@ -8,7 +8,7 @@ import json
 import sys
 import time
 
-from eagle3_tui.commands.summary import add_connection_arguments
+from eagle3_tui.commands._options import add_connection_arguments
 
 KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
 
@@ -43,7 +43,7 @@ def format_entry(entry) -> str:
 
 async def _list(args: argparse.Namespace):
     from eagle3_tui.commands._targets import open_cli_source
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.target import parse_target
 
     target = parse_target(args.target)
     source = open_cli_source(target, args)
@@ -57,10 +57,11 @@ async def _list(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error
     from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError
 
     try:
         entries = asyncio.run(_list(args))
-    except SourceError as err:
+    except (SourceError, TargetError) as err:
         print(f"eagle3-tui ls: {err}", file=sys.stderr)
         explain_source_error(err)
         return 1

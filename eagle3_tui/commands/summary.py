@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from eagle3_tui.commands._options import add_connection_arguments, add_tokenizer_argument, to_json_ready
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="sample files (local or host:path)")
@@ -14,22 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", type=int, default=5, metavar="N", help="first N values per token (default 5)")
     p.add_argument("--slots", type=int, metavar="K", help="number of slots in a bare [T, K*H] tensor")
     p.add_argument("--hidden", type=int, metavar="H", help="hidden size H of a bare [T, K*H] tensor")
+    add_tokenizer_argument(p)
     add_connection_arguments(p)
-
-
-def add_connection_arguments(p: argparse.ArgumentParser) -> None:
-    """SSH options shared by every command that takes targets (ignored for local paths)."""
-    p.add_argument(
-        "--remote-python",
-        default="python3",
-        metavar="PYTHON",
-        help="Python with torch on the remote box (default: python3)",
-    )
-    p.add_argument(
-        "--accept-new-host-key",
-        action="store_true",
-        help="trust an SSH host key seen for the first time (a changed key is always refused)",
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,17 +34,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(format_summary(result), flush=True)
     return 1 if failed else 0
-
-
-def to_json_ready(obj: Any) -> Any:
-    """Replace NaN/Inf floats with None so the output is strict JSON."""
-    if isinstance(obj, float):
-        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
-    if isinstance(obj, dict):
-        return {k: to_json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_json_ready(v) for v in obj]
-    return obj
 
 
 def _num(v: float | None, width: int = 9) -> str:
@@ -106,4 +83,28 @@ def format_summary(r: dict[str, Any]) -> str:
         rows.append(f"  assumed: {note}")
     for warning in r.get("warnings", []):
         rows.append(f"  warning: {warning}")
+    rows += _text_lines(r)
     return "\n".join(rows)
+
+
+#: characters of trained text shown per span in the table output (--json has it all)
+SPAN_CHARS = 160
+
+
+def _text_lines(r: dict[str, Any]) -> list[str]:
+    if r.get("text_error"):
+        return [f"  text: {r['text_error']}"]
+    spans = r.get("loss_spans")
+    if spans is None:
+        return []
+    from eagle3_tui.samples.tokens import visible
+
+    if not spans:
+        return ["  trained on: nothing (no loss-masked token)"]
+    lines = [f"  trained on ({len(spans)} span{'s' if len(spans) != 1 else ''} of loss mask 1):"]
+    for span in spans:
+        text = visible(span["text"])
+        if len(text) > SPAN_CHARS:
+            text = text[: SPAN_CHARS - 1] + "…"
+        lines.append(f"    [{span['start']}:{span['end']}] {text}")
+    return lines

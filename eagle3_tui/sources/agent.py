@@ -6,13 +6,16 @@ a call to main() with the source of eagle3_tui/samples/*.py, over the stdin of
 standard library; torch is imported on first need by the shipped samples code.
 
 Protocol, JSON lines both ways. The agent first prints one line
-    EAGLE3-AGENT {"protocol": 1, "python": "3.11.7", "torch": "2.13.0" | null, ...}
+    EAGLE3-AGENT {"protocol": 1, "python": "3.11.7", "torch": "2.13.0" | null,
+                  "tokenizers": "0.22.1" | null, ...}
 (after whatever a login script printed), then answers requests {"id": n, "op": ..., ...}:
     ls        {"path", "page"}           -> {"id", "page": [[name, kind, size, mtime], ...]} ...
                                             then {"id", "page": [...], "done": true}
     stat      {"path"}                   -> {"id", "entry": [name, kind, size, mtime]}
-    summarize {"path", "k", "slots", "hidden"}  -> {"id", "result": {...}}
-    compare   {"a", "b", "slots", "hidden"}     -> {"id", "result": {...}}
+    summarize {"path", "k", "slots", "hidden", "tokenizer"}  -> {"id", "result": {...}}
+    compare   {"a", "b", "slots", "hidden", "tokenizer"}     -> {"id", "result": {...}}
+              ("tokenizer": a tokenizer.json or model folder on the box, or null; only sent
+              when the hello said the box has the tokenizers package)
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -54,15 +57,19 @@ def install_modules(modules):
     sys.meta_path.insert(0, ShippedSource())
 
 
-def torch_version():
+def module_version(name):
+    """The installed version of `name` on this box, None when it is not installed."""
     import importlib.util
 
-    if importlib.util.find_spec("torch") is None:
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except (ImportError, ValueError):  # a broken or blocked install is no install
         return None
     try:
         from importlib import metadata
 
-        return metadata.version("torch")
+        return metadata.version(name)
     except Exception:
         return "unknown"
 
@@ -84,6 +91,14 @@ def scan_entry(d):
     except OSError:
         st = None
     return entry_from_stat(d.name, st)
+
+
+def with_text(result, tokenizer):
+    if not tokenizer:
+        return result
+    from eagle3_tui.samples.tokens import annotate
+
+    return annotate(result, tokenizer)
 
 
 class Agent:
@@ -162,7 +177,7 @@ class Agent:
             req["path"], k=req.get("k", 5), slots=req.get("slots"), hidden=req.get("hidden"),
             cancel=cancel,
         )
-        self.send({"id": rid, "result": result})
+        self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
     def op_compare(self, rid, req, cancel):
         from eagle3_tui.samples.compare import compare_files
@@ -170,7 +185,7 @@ class Agent:
         result = compare_files(
             req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
         )
-        self.send({"id": rid, "result": result})
+        self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
 
 def main(modules):
@@ -183,7 +198,8 @@ def main(modules):
         "protocol": PROTOCOL,
         "python": "%d.%d.%d" % sys.version_info[:3],
         "executable": sys.executable,
-        "torch": torch_version(),
+        "torch": module_version("torch"),
+        "tokenizers": module_version("tokenizers"),
         "pid": os.getpid(),
     }
     out.write((HELLO + " " + json.dumps(hello) + "\n").encode("ascii"))

@@ -1,7 +1,7 @@
 """Local side of the remote agent: start it over an SSH connection and talk JSON lines to it.
 
 The remote command line is a constant bootstrap: the agent program (sources/agent.py) and the
-package's own samples/*.py source travel over stdin, and so do all file names.
+source of the modules it runs (sources/shipping.py) travel over stdin, and so do all file names.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from eagle3_tui.sources.agent import HELLO
+from eagle3_tui.sources.shipping import shipped_modules
 
 # Reads a length line, then exactly that many bytes of program, from stdin; the rest of stdin
 # stays for the protocol.
@@ -54,21 +55,6 @@ class AgentError(Exception):
     @property
     def unusable(self) -> bool:
         return "unusable" in self.reply
-
-
-def shipped_modules() -> dict[str, list]:
-    """{module name: [is_package, source]} for eagle3_tui and eagle3_tui.samples.*."""
-    root = resources.files("eagle3_tui")
-    modules: dict[str, list] = {"eagle3_tui": [True, root.joinpath("__init__.py").read_text("utf-8")]}
-    for item in sorted(root.joinpath("samples").iterdir(), key=lambda p: p.name):
-        if not item.name.endswith(".py"):
-            continue
-        stem = item.name[: -len(".py")]
-        if stem == "__init__":
-            modules["eagle3_tui.samples"] = [True, item.read_text("utf-8")]
-        else:
-            modules[f"eagle3_tui.samples.{stem}"] = [False, item.read_text("utf-8")]
-    return modules
 
 
 @functools.cache

@@ -111,6 +111,8 @@ class Source(ABC):
     label: str = "local"
     #: None for the local machine
     host: str | None = None
+    #: where the numbers are computed: "local" or "remote" (the JSON's "computed")
+    computed: str = "local"
 
     async def connect(self) -> None:  # noqa: B027 - local sources have nothing to do
         """Open the connection (no-op for local)."""
@@ -128,18 +130,21 @@ class Source(ABC):
 
     @abstractmethod
     async def summarize(
-        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None
+        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
+        tokenizer: str | None = None,
     ) -> dict[str, Any]:
-        """The summary JSON object of `eagle3-tui summary --json`, with "computed" set.
+        """The summary JSON object of `eagle3-tui summary --json`, with "computed" set; with
+        `tokenizer` (a tokenizer.json or model folder on this source), the token text too.
 
         File problems come back as {"path", "error"}; connection problems raise SourceError.
         """
 
     @abstractmethod
     async def compare(
-        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
+        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
+        tokenizer: str | None = None,
     ) -> dict[str, Any]:
-        """The comparison JSON object of `eagle3-tui compare --json`."""
+        """The comparison JSON object of `eagle3-tui compare --json` (token text as for summarize)."""
 
     async def list_all(self, path: str) -> list[Entry]:
         listing = NaturalListing()

@@ -84,14 +84,16 @@ class LocalSource(Source):
         return await asyncio.to_thread(_stat)
 
     async def summarize(
-        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None
+        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
+        tokenizer: str | None = None,
     ) -> dict[str, Any]:
         cancel = threading.Event()
 
         def _run() -> dict[str, Any]:
             from eagle3_tui.samples.stats import summarize_file
+            from eagle3_tui.samples.tokens import annotate
 
-            return summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
+            return annotate(summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel), tokenizer)
 
         try:
             result = await asyncio.to_thread(_run)
@@ -102,14 +104,16 @@ class LocalSource(Source):
         return result
 
     async def compare(
-        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
+        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
+        tokenizer: str | None = None,
     ) -> dict[str, Any]:
         cancel = threading.Event()
 
         def _run() -> dict[str, Any]:
             from eagle3_tui.samples.compare import compare_files
+            from eagle3_tui.samples.tokens import annotate
 
-            return compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel)
+            return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel), tokenizer)
 
         try:
             result = await asyncio.to_thread(_run)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import errno as errno_mod
 import os
+import posixpath
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,7 +28,7 @@ from eagle3_tui.sources.base import Entry, Progress, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
 from eagle3_tui.sources.local import LocalSource, os_error_message
 from eagle3_tui.sources.sshconnect import ConnectError, Connector
-from eagle3_tui.sources.target import Target
+from eagle3_tui.target import Target
 
 T = TypeVar("T")
 
@@ -274,25 +275,31 @@ class SshSource(Source):
     # -- numbers ---------------------------------------------------------------------------
 
     async def summarize(
-        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None
+        self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
+        tokenizer: str | None = None,
     ) -> dict[str, Any]:
         args = {"path": path, "k": k, "slots": slots, "hidden": hidden}
+        if self._decodes_here(tokenizer):
+            args["tokenizer"] = tokenizer
         remote = await self._remote("summarize", f"summarising {path}", args)
         if remote is not None:
-            return remote
+            return await self._with_text(remote, tokenizer, "tokenizer" in args)
         local = await self._local_copy(path)
         if isinstance(local, str):
             return {"path": path, "error": local, "computed": "local"}
         result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
-        return _restore_paths(result, {str(local): path})
+        return await self._with_text(_restore_paths(result, {str(local): path}), tokenizer, False)
 
     async def compare(
-        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None
+        self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
+        tokenizer: str | None = None,
     ) -> dict[str, Any]:
         args = {"a": a, "b": b, "slots": slots, "hidden": hidden}
+        if self._decodes_here(tokenizer):
+            args["tokenizer"] = tokenizer
         remote = await self._remote("compare", f"comparing {a} and {b}", args)
         if remote is not None:
-            return remote
+            return await self._with_text(remote, tokenizer, "tokenizer" in args)
         local_a, local_b = await self._local_copy(a), await self._local_copy(b)
         if isinstance(local_a, str) or isinstance(local_b, str):
             # the shape compare_files gives when a side cannot be loaded
@@ -304,7 +311,50 @@ class SshSource(Source):
             error = "; ".join(f"{k.upper()} {sides[k]['path']}: {sides[k]['error']}" for k in failed)
             return {**sides, "error": error, "computed": "local"}
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
-        return _restore_paths(result, {str(local_a): a, str(local_b): b})
+        return await self._with_text(_restore_paths(result, {str(local_a): a, str(local_b): b}), tokenizer, False)
+
+    # -- token text ------------------------------------------------------------------------
+
+    def _decodes_here(self, tokenizer: str | None) -> bool:
+        """Whether the box decodes: its agent computes and its Python has `tokenizers`."""
+        return bool(tokenizer) and self._agent is not None and self._remote_compute and bool(
+            self._agent.hello.get("tokenizers"))
+
+    async def _with_text(self, result: dict[str, Any], tokenizer: str | None, decoded: bool) -> dict[str, Any]:
+        """Token text decoded here, with the box's tokenizer.json fetched once into the cache,
+        when the box could not decode it itself."""
+        if not tokenizer or decoded or "error" in result:
+            return result
+        try:
+            local = await self._tokenizer_copy(tokenizer)
+        except OSError as err:
+            problem = FILE_PROBLEMS.get(err.errno, err.strerror or str(err))
+            result["text_error"] = f"tokenizer {self._show(tokenizer)}: {problem}"
+            return result
+        except SourceError as err:
+            result["text_error"] = f"tokenizer {self._show(tokenizer)}: {err}"
+            return result
+
+        def run() -> dict[str, Any]:
+            from eagle3_tui.samples.tokens import annotate
+
+            return annotate(result, str(local))
+
+        result = await asyncio.to_thread(run)
+        if result.get("tokenizer"):
+            result["tokenizer"] = self._show(tokenizer)
+        return result
+
+    async def _tokenizer_copy(self, path: str) -> Path:
+        from eagle3_tui.samples.tokens import TOKENIZER_FILE
+
+        entry = await self._stat(path)
+        if entry.kind == "dir":
+            path = posixpath.join(path, TOKENIZER_FILE)
+            entry = await self._stat(path)
+        if entry.kind != "file":
+            raise SourceError(KIND_PROBLEMS.get(entry.kind, "not a file"))
+        return await self.cached_copy(path, entry)
 
     async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's answer, or None when this box cannot compute (then we compute here)."""

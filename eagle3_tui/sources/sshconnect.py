@@ -21,7 +21,7 @@ from eagle3_tui.sources.hostkeys import (
     make_prompt,
     unknown_key_message,
 )
-from eagle3_tui.sources.target import Target
+from eagle3_tui.target import Target
 
 KEEPALIVE_INTERVAL = 15  # seconds; with 3 missed answers a dead link is noticed in ~60 s
 KEEPALIVE_COUNT_MAX = 3

@@ -13,14 +13,11 @@ from typing import TYPE_CHECKING, Any
 from eagle3_tui.bookmarks import (
     BookmarkError,
     BookmarkStore,
-    TargetError,
-    TargetParts,
     headline_from_summary,
-    make_key,
     open_store,
-    split_target,
 )
 from eagle3_tui.sources.base import Entry
+from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.ui.screens.bookmarks import MARKER, BookmarksScreen, TextPrompt
 
 if TYPE_CHECKING:
@@ -36,7 +33,7 @@ class Bookmarking:
         self._store: BookmarkStore | None = None
         #: names in the open folder that are bookmarked (what the browser marks)
         self.marked: frozenset[str] = frozenset()
-        self._parts_of: tuple[str, TargetParts] | None = None
+        self._parts_of: tuple[str, Target] | None = None
         self._expect: tuple[str, str] | None = None  # (folder, name) a jump should land on
 
     # ----- the store
@@ -82,12 +79,12 @@ class Bookmarking:
     # ----- keys of files in the open source
 
     @property
-    def parts(self) -> TargetParts | None:
+    def parts(self) -> Target | None:
         """Host, user and port of the target the screen has open (host None: local)."""
         target = self.screen.app.target
         if self._parts_of is None or self._parts_of[0] != target:
             try:
-                self._parts_of = (target, split_target(target))
+                self._parts_of = (target, parse_target(target).canonical())
             except TargetError:
                 return None
         return self._parts_of[1]
@@ -96,7 +93,7 @@ class Bookmarking:
         parts = self.parts
         if parts is None:
             return None
-        return make_key(parts.host, path, user=parts.user, port=parts.port)
+        return parts.with_path(path).key
 
     def current_path(self) -> str | None:
         """The file under the browser's cursor, else the sample the panel shows."""
@@ -210,7 +207,7 @@ class Bookmarking:
         """Show the bookmarked sample: open its folder, connecting to its host when needed."""
         screen = self.screen
         try:
-            there = split_target(target)
+            there = parse_target(target).canonical()
         except TargetError as err:
             screen.set_status(str(err), error=True)
             return
@@ -218,7 +215,7 @@ class Bookmarking:
         folder, name = posixpath.split(there.path)
         folder = folder or ("/" if there.path.startswith("/") else ".")
         self._expect = (folder, name)
-        same_place = here is not None and (here.host, here.user, here.port) == (there.host, there.user, there.port)
+        same_place = here is not None and here.place == there.place
         if same_place and screen.source is not None:
             screen.open_folder(folder, select=name)
         else:

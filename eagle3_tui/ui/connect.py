@@ -33,9 +33,14 @@ async def open_target(
     known_hosts: str | None = None,
 ) -> Opened:
     """Parse `text`, open its Source and connect (raises SourceError with one line to show)."""
-    from eagle3_tui.sources.target import open_source, parse_target
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.opener import open_source
+    from eagle3_tui.target import TargetError, parse_target
 
-    target = parse_target(text)
+    try:
+        target = parse_target(text)
+    except TargetError as err:
+        raise SourceError(str(err)) from None
     source = open_source(
         target,
         remote_python=remote_python or "python3",

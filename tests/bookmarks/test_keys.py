@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from eagle3_tui.bookmarks import TargetError, make_key, split_target, target_key
+from eagle3_tui.target import Target, TargetError, parse_target, target_key
 
 
 @pytest.mark.parametrize(
@@ -54,14 +54,14 @@ def test_different_files_get_different_keys(a, b):
 def test_a_key_is_itself_a_target_with_the_same_key(text):
     key = target_key(text)
     assert target_key(key) == key
-    parts = split_target(key)
-    assert make_key(parts.host, parts.path, user=parts.user, port=parts.port) == key
+    parts = parse_target(key).canonical()
+    assert Target(parts.host, parts.user, parts.port, parts.path).key == key
 
 
 def test_parts_of_a_remote_target():
-    p = split_target("ssh://me@gpu:2222/data/a.pt")
+    p = parse_target("ssh://me@gpu:2222/data/a.pt").canonical()
     assert (p.host, p.user, p.port, p.path) == ("gpu", "me", 2222, "/data/a.pt")
-    p = split_target("gpu-box:/data/b.pt")
+    p = parse_target("gpu-box:/data/b.pt").canonical()
     assert (p.host, p.user, p.port, p.path) == ("gpu-box", None, None, "/data/b.pt")
 
 

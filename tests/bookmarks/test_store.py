@@ -6,12 +6,13 @@ import sqlite3
 
 import pytest
 
+from eagle3_tui.target import Target
+
 from eagle3_tui.bookmarks import (
     SCHEMA_VERSION,
     BookmarkError,
     headline_from_summary,
     headline_text,
-    make_key,
     open_store,
     store_path,
 )
@@ -67,7 +68,7 @@ def test_changes_survive_reopening(data_dir):
 
 
 def test_toggle_bookmarks_then_unbookmarks(store):
-    key = make_key("gpu", "/d/rows_0-2000/data_3.ckpt")
+    key = Target("gpu", None, None, "/d/rows_0-2000/data_3.ckpt").key
     assert store.toggle(key, headline=HEADLINE) is True
     assert store.is_bookmarked(key) and store.get(key).headline == HEADLINE
     assert store.toggle(key) is False

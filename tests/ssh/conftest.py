@@ -18,7 +18,8 @@ import pytest
 import pytest_asyncio
 import torch
 
-from eagle3_tui.sources.target import open_source, parse_target
+from eagle3_tui.sources.opener import open_source
+from eagle3_tui.target import parse_target
 from tests.ssh.servers import InProcessServer, Keys, Sshd, write_client_files
 
 T, H, K = 24, 32, 3

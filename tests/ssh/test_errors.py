@@ -12,7 +12,8 @@ import asyncssh
 import pytest
 
 from eagle3_tui.sources.base import SourceError
-from eagle3_tui.sources.target import open_source, parse_target
+from eagle3_tui.sources.opener import open_source
+from eagle3_tui.target import parse_target
 from tests.ssh.servers import free_port, write_client_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

@@ -4,7 +4,8 @@ import pytest
 
 from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.sources.ssh import SshSource
-from eagle3_tui.sources.target import Target, TargetError, open_source, parse_target
+from eagle3_tui.sources.opener import open_source
+from eagle3_tui.target import Target, TargetError, parse_target
 
 
 @pytest.mark.parametrize(

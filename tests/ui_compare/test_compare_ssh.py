@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from eagle3_tui.sources.target import open_source, parse_target
+from eagle3_tui.sources.opener import open_source
+from eagle3_tui.target import parse_target
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import Opened
 from eagle3_tui.ui.screens.compare import CompareScreen

@@ -1,0 +1,45 @@
+"""Options and output helpers shared by the subcommands (one home, not borrowed from one command)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+TOKENIZER_ENV = "EAGLE3_TUI_TOKENIZER"
+
+
+def add_connection_arguments(p: argparse.ArgumentParser) -> None:
+    """SSH options shared by every command that takes targets (ignored for local paths)."""
+    p.add_argument(
+        "--remote-python",
+        default="python3",
+        metavar="PYTHON",
+        help="Python with torch on the remote box (default: python3)",
+    )
+    p.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust an SSH host key seen for the first time (a changed key is always refused)",
+    )
+
+
+def add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tokenizer",
+        metavar="PATH",
+        default=os.environ.get(TOKENIZER_ENV) or None,
+        help=f"tokenizer.json or a model folder holding one, on this machine or the data's host: "
+        f"show tokens as text (default: ${TOKENIZER_ENV})",
+    )
+
+
+def to_json_ready(obj: Any) -> Any:
+    """Replace NaN/Inf floats with None so the output is strict JSON."""
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: to_json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json_ready(v) for v in obj]
+    return obj
