@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from eagle3_tui.names import printable
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="sample files (local or host:path)")
@@ -91,7 +93,7 @@ def format_summary(r: dict[str, Any]) -> str:
         facts.append(f"loss mask {r['loss_mask']['ones']}/{r['loss_mask']['total']}")
     if r.get("computed"):
         facts.append(f"computed {r['computed']}")
-    rows = [r["path"], "  " + " | ".join(facts)]
+    rows = [printable(r["path"]), "  " + " | ".join(facts)]  # names can hold ESC, CR, LF
     cols = "  {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>5} {:>5}"
     rows.append(cols.format("slot", "where", "norm", "norm min", "norm max", "mean", "std", "absmax", "NaN", "Inf"))
     parts = [(p, _where(p)) for p in r["slots"]]

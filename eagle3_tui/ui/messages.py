@@ -59,6 +59,17 @@ class ListingDone(Message):
         self.error = error
 
 
+class ShardsFound(Message):
+    """The shard folders after (step 1) or before (step -1) `origin`, nearest first."""
+
+    def __init__(self, origin: str, step: int, folders: list[str], error: str | None = None) -> None:
+        super().__init__()
+        self.origin = origin
+        self.step = step
+        self.folders = folders
+        self.error = error
+
+
 class SummaryLoaded(Message):
     def __init__(self, path: str, k: int, summary: dict[str, Any]) -> None:
         super().__init__()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
+import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -23,7 +25,8 @@ from textual.widgets import Footer, Input
 from textual.markup import escape
 from textual.worker import get_current_worker
 
-from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.names import printable
+from eagle3_tui.sources.base import Entry, NaturalListing, Source, SourceError
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.listing import merge_batch, merge_due
@@ -31,6 +34,7 @@ from eagle3_tui.ui.messages import (
     ConnectionStatus,
     ListingDone,
     ListingPage,
+    ShardsFound,
     SourceFailed,
     SourceReady,
     SummaryLoaded,
@@ -58,7 +62,7 @@ FILTER_KEYS = [
 
 def describe_entry(entry: Entry) -> str:
     """The status line for the entry under the cursor."""
-    parts = [entry.name + ("/" if entry.kind == "dir" else "")]
+    parts = [printable(entry.name) + ("/" if entry.kind == "dir" else "")]
     if entry.kind == "file" and entry.size is not None:
         parts.append(f"{entry.size:,} bytes")
     elif entry.kind == "link":
@@ -68,6 +72,47 @@ def describe_entry(entry: Entry) -> str:
     if entry.mtime is not None:
         parts.append("modified " + datetime.fromtimestamp(entry.mtime).strftime("%Y-%m-%d %H:%M"))
     return " · ".join(parts)
+
+
+#: what the sample panel says about an entry that is not a sample (special files are never opened)
+KIND_NOTES = {
+    "link": "a link to nothing (dead link)",
+    "other": "not a regular file (a FIFO, socket or device): never opened",
+    "fifo": "a FIFO (named pipe): never opened",
+    "socket": "a socket: never opened",
+    "device": "a device: never opened",
+}
+
+
+def entry_note(entry: Entry, count: int | None) -> str:
+    """What the sample panel says when the cursor is on something that is not a sample."""
+    if entry.kind == "dir":
+        counted = "" if count is None else f" holding {count:,} {'entry' if count == 1 else 'entries'}"
+        return f"A folder{counted}: l opens it."
+    if entry.kind == "file":
+        size = "" if entry.size is None else f" of {entry.size:,} bytes"
+        return f"A file{size} whose name is not a sample's: l tries to read it anyway."
+    note = KIND_NOTES.get(entry.kind, KIND_NOTES["other"])
+    return note[0].upper() + note[1:] + "."
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def shard_pattern(name: str) -> str | None:
+    """rows_0-2000 and rows_2000-4000 share "rows_#-#"; a name without digits is no shard."""
+    pattern, count = _DIGITS.subn("#", name.casefold())
+    return pattern if count else None
+
+
+@dataclass
+class ShardWalk:
+    """n/p ran off the end of a shard folder: the folders to try next, nearest first."""
+
+    step: int
+    origin: str
+    folders: list[str] | None = None  # None until the parent has been listed
+    tried: list[str] = field(default_factory=list)
 
 
 def parent_folder(path: str) -> str:
@@ -127,6 +172,9 @@ class MainScreen(Screen):
         self.listing_error: str | None = None
         self.k = 5
         self._pins = None  # the two sides of the compare view (t / i / c), made on first use
+        self._walk: ShardWalk | None = None
+        #: entry counts of folders listed to the end in this session (the panel shows them)
+        self._counts: dict[str, int] = {}
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
@@ -215,9 +263,14 @@ class MainScreen(Screen):
 
     # ----- listing
 
-    def open_folder(self, path: str, select: str | None = None) -> None:
+    def open_folder(self, path: str, select: str | None = None, *, walking: bool = False) -> None:
         if self.source is None:
             return
+        if not walking:
+            self._walk = None
+        if posixpath.normpath(path) != posixpath.normpath(self.path or "."):
+            self._cancel_pending_load()
+            self._show_entry(None)  # the file shown is not in the new folder
         self.path = path
         self.generation += 1
         self.listing_done = False
@@ -284,6 +337,8 @@ class MainScreen(Screen):
             return
         self.listing_done = True
         self.listing_error = message.error
+        if not message.error:
+            self._counts[posixpath.normpath(self.path)] = len(self.browser.entries)
         self.bookmarking.listing_done(self.path, message.error)
         if message.error:
             self.browser.set_message(message.error, "browser--error")
@@ -293,6 +348,8 @@ class MainScreen(Screen):
         else:
             self.browser.set_message(None)
         self._update_location()
+        if self._walk is not None and self._walk.folders is not None:
+            self._walk_landed(message.error)
 
     # ----- browser events
 
@@ -304,6 +361,23 @@ class MainScreen(Screen):
             self.schedule_load(posixpath.join(self.path, entry.name))
         else:
             self._cancel_pending_load()
+            self._show_entry(entry)
+
+    def _show_entry(self, entry: Entry | None) -> None:
+        """The panel describes what is under the cursor (or shows nothing), never an old file."""
+        self.wanted = self.shown = None
+        pane = self.query("#sample-pane")
+        if not pane:
+            return
+        if entry is None:
+            self.sample.clear(None)
+            pane.first().border_title = "sample"
+        else:
+            path = posixpath.normpath(posixpath.join(self.path, entry.name))
+            self.sample.clear(entry_note(entry, self._counts.get(path)))
+            pane.first().border_title = escape(
+                printable(entry.name) + ("/" if entry.kind == "dir" else ""))
+        self._mark_loading(None)
 
     def on_browser_list_opened(self, message: BrowserList.Opened) -> None:
         entry = message.entry
@@ -312,7 +386,7 @@ class MainScreen(Screen):
         elif entry.kind == "file":  # any file, sample-like name or not: try it now
             self.schedule_load(posixpath.join(self.path, entry.name), delay=0)
         else:
-            self.set_status(f"{entry.name}: a dead link or special file", error=True)
+            self.set_status(f"{printable(entry.name)}: a dead link or special file", error=True)
 
     def on_browser_list_parent_requested(self, message: BrowserList.ParentRequested) -> None:
         parent = parent_folder(self.path)
@@ -408,7 +482,7 @@ class MainScreen(Screen):
         self.sample.show(message.summary)
         self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
-        self.query_one("#sample-pane").border_title = escape(posixpath.basename(message.path))
+        self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
 
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
@@ -460,8 +534,86 @@ class MainScreen(Screen):
     # ----- app-wide actions (n/p come from the app bindings)
 
     def step_sample(self, step: int) -> None:
-        if not self.browser.next_sample(step):
-            self.set_status("no " + ("next" if step > 0 else "previous") + " sample file in this folder")
+        """Next/previous sample; past the end of a shard folder (rows_0-2000), on into the
+        next one in natural order (rows_2000-4000), listing only the parent and that folder."""
+        if self._walk is not None:
+            return  # the next folder is on its way; its first sample is where the cursor goes
+        if self.browser.next_sample(step):
+            return
+        word = "next" if step > 0 else "previous"
+        here = posixpath.basename(self.path.rstrip("/"))
+        if self.source is None or not self.listing_done or shard_pattern(here) is None:
+            self.set_status(f"no {word} sample file in this folder")
+            return
+        self._walk = ShardWalk(step, self.path)
+        self.set_status(f"no {word} sample file in {printable(here)}: looking for the {word} shard folder…")
+        self.find_shards(self.path, step)
+
+    @work(exclusive=True, group="walk")
+    async def find_shards(self, origin: str, step: int) -> None:
+        assert self.source is not None
+        parent, here = parent_folder(origin), posixpath.basename(origin.rstrip("/"))
+        pattern = shard_pattern(here)
+        try:
+            entries = await self.source.list_all(parent)
+        except SourceError as err:
+            self.post_message(ShardsFound(origin, step, [], error=str(err)))
+            return
+        names = [e.name for e in entries if e.kind == "dir" and shard_pattern(e.name) == pattern]
+        key = NaturalListing.key(Entry(here, "dir"))
+        if step > 0:
+            names = [n for n in names if NaturalListing.key(Entry(n, "dir")) > key]
+        else:
+            names = [n for n in reversed(names) if NaturalListing.key(Entry(n, "dir")) < key]
+        self.post_message(ShardsFound(origin, step, [posixpath.join(parent, n) for n in names]))
+
+    def on_shards_found(self, message: ShardsFound) -> None:
+        walk = self._walk
+        if walk is None or walk.origin != message.origin or self.path != message.origin:
+            return  # the user went elsewhere meanwhile
+        if message.error:
+            self._walk = None
+            self.set_status(message.error, error=True)
+            return
+        walk.folders = message.folders
+        self._walk_on()
+
+    def _walk_on(self) -> None:
+        """Open the next folder of the walk, or say there is none."""
+        walk = self._walk
+        assert walk is not None and walk.folders is not None
+        word = "next" if walk.step > 0 else "previous"
+        if not walk.folders:
+            self._walk = None
+            where = posixpath.basename(walk.origin.rstrip("/"))
+            after = "after" if walk.step > 0 else "before"
+            skipped = f" (empty: {', '.join(walk.tried)})" if walk.tried else ""
+            self.set_status(printable(f"no {word} sample file in {where} nor in a shard folder "
+                                      f"{after} it{skipped}", message=True))
+            return
+        folder = walk.folders.pop(0)
+        walk.tried.append(posixpath.basename(folder))
+        self.open_folder(folder, walking=True)
+        self.set_status(f"on to the {word} shard folder {printable(posixpath.basename(folder))}…")
+
+    def _walk_landed(self, error: str | None) -> None:
+        """The walk's folder is listed: the cursor goes to its first (n) or last (p) sample."""
+        walk = self._walk
+        assert walk is not None
+        if error:
+            self._walk = None
+            return
+        if self.browser.moved:
+            self._walk = None  # the user has moved on their own meanwhile
+            return
+        rows = self.browser.rows
+        order = range(len(rows)) if walk.step > 0 else range(len(rows) - 1, -1, -1)
+        for i in order:
+            if rows[i].kind == "file" and is_sample_name(rows[i].name):
+                self._walk = None
+                self.browser.move_to(i)
+                return
+        self._walk_on()  # no sample in this one: on to the next
 
     # ----- compare (t, i, c): the pins and the compare view live in screens/compare.py
 
@@ -494,7 +646,7 @@ class MainScreen(Screen):
 
     def set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Line)
-        status.update(Text(text))
+        status.update(Text(printable(text, message=True)))
         status.set_class(error, "-error")
 
     def _update_location(self) -> None:
@@ -504,7 +656,7 @@ class MainScreen(Screen):
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
         where = f" {self.where or '…'} "
-        path = self.path or self.app.target
+        path = printable(self.path or self.app.target)
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
         if len(path) > room:
             path = "…" + path[-(room - 1):]
@@ -512,7 +664,7 @@ class MainScreen(Screen):
         self.query_one("#path", Line).update(Text(f" {path}"))
         self.query_one("#count", Line).update(Text(f"{count} "))
         self.query_one("#browser-pane").border_title = escape(
-            posixpath.basename(self.path.rstrip("/")) or "/")
+            printable(posixpath.basename(self.path.rstrip("/")) or "/"))
 
     def on_resize(self) -> None:
         self._update_location()
