@@ -60,13 +60,21 @@ class ListingDone(Message):
 
 
 class ShardsFound(Message):
-    """The shard folders after (step 1) or before (step -1) `origin`, nearest first."""
+    """n/p past the end of a shard folder: the nearest shard folder after (step 1) or before
+    (step -1) `origin` that holds a sample, with its listing and the sample to select;
+    `folder` is None when there is none. `skipped` names the shard folders without samples."""
 
-    def __init__(self, origin: str, step: int, folders: list[str], error: str | None = None) -> None:
+    def __init__(self, origin: str, step: int, skipped: list[str], folder: str | None = None,
+                 keys: list[tuple] | None = None, entries: list[Entry] | None = None,
+                 select: str | None = None, error: str | None = None) -> None:
         super().__init__()
         self.origin = origin
         self.step = step
-        self.folders = folders
+        self.skipped = skipped
+        self.folder = folder
+        self.keys = keys or []
+        self.entries = entries or []
+        self.select = select
         self.error = error
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -105,14 +104,13 @@ def shard_pattern(name: str) -> str | None:
     return pattern if count else None
 
 
-@dataclass
-class ShardWalk:
-    """n/p ran off the end of a shard folder: the folders to try next, nearest first."""
-
-    step: int
-    origin: str
-    folders: list[str] | None = None  # None until the parent has been listed
-    tried: list[str] = field(default_factory=list)
+def sample_at_end(entries: list[Entry], step: int, text_filter: str = "") -> str | None:
+    """The first (step 1) or last (step -1) sample file's name among `entries` (natural order)."""
+    needle = text_filter.casefold()
+    for e in (entries if step > 0 else reversed(entries)):
+        if e.kind == "file" and is_sample_name(e.name) and needle in e.name.casefold():
+            return e.name
+    return None
 
 
 def parent_folder(path: str) -> str:
@@ -172,7 +170,8 @@ class MainScreen(Screen):
         self.listing_error: str | None = None
         self.k = 5
         self._pins = None  # the two sides of the compare view (t / i / c), made on first use
-        self._walk: ShardWalk | None = None
+        #: (folder, step) while n/p look for a sample in the next shard folder
+        self._walk: tuple[str, int] | None = None
         #: entry counts of folders listed to the end in this session (the panel shows them)
         self._counts: dict[str, int] = {}
         self.wanted: str | None = None  # the file the sample panel should show
@@ -263,11 +262,10 @@ class MainScreen(Screen):
 
     # ----- listing
 
-    def open_folder(self, path: str, select: str | None = None, *, walking: bool = False) -> None:
+    def open_folder(self, path: str, select: str | None = None, *, listing: bool = True) -> None:
         if self.source is None:
             return
-        if not walking:
-            self._walk = None
+        self._walk = None
         if posixpath.normpath(path) != posixpath.normpath(self.path or "."):
             self._cancel_pending_load()
             self._show_entry(None)  # the file shown is not in the new folder
@@ -278,7 +276,10 @@ class MainScreen(Screen):
         self.browser.reset(select=select)
         self.bookmarking.refresh_marks()
         self._update_location()
-        self.stream_listing(path, self.generation)
+        if listing:
+            self.stream_listing(path, self.generation)
+        else:
+            self.workers.cancel_group(self, "listing")  # the caller brings the listing
 
     def reload(self) -> None:
         if self.source is None:
@@ -348,8 +349,6 @@ class MainScreen(Screen):
         else:
             self.browser.set_message(None)
         self._update_location()
-        if self._walk is not None and self._walk.folders is not None:
-            self._walk_landed(message.error)
 
     # ----- browser events
 
@@ -535,9 +534,10 @@ class MainScreen(Screen):
 
     def step_sample(self, step: int) -> None:
         """Next/previous sample; past the end of a shard folder (rows_0-2000), on into the
-        next one in natural order (rows_2000-4000), listing only the parent and that folder."""
+        next one in natural order (rows_2000-4000). Only the parent and the shard folders
+        up to the first one holding a sample are listed, and that listing is the one shown."""
         if self._walk is not None:
-            return  # the next folder is on its way; its first sample is where the cursor goes
+            return  # the next shard folder is being looked for
         if self.browser.next_sample(step):
             return
         word = "next" if step > 0 else "previous"
@@ -545,75 +545,55 @@ class MainScreen(Screen):
         if self.source is None or not self.listing_done or shard_pattern(here) is None:
             self.set_status(f"no {word} sample file in this folder")
             return
-        self._walk = ShardWalk(step, self.path)
-        self.set_status(f"no {word} sample file in {printable(here)}: looking for the {word} shard folder…")
-        self.find_shards(self.path, step)
+        self._walk = (self.path, step)
+        self.set_status(f"no {word} sample file in {here}: looking in the {word} shard folder…")
+        self.find_shard_sample(self.path, step, self.browser.filter)
 
     @work(exclusive=True, group="walk")
-    async def find_shards(self, origin: str, step: int) -> None:
+    async def find_shard_sample(self, origin: str, step: int, text_filter: str) -> None:
         assert self.source is not None
         parent, here = parent_folder(origin), posixpath.basename(origin.rstrip("/"))
-        pattern = shard_pattern(here)
+        pattern, key = shard_pattern(here), NaturalListing.key(Entry(here, "dir"))
+        skipped: list[str] = []
         try:
-            entries = await self.source.list_all(parent)
+            siblings = [e.name for e in await self.source.list_all(parent)
+                        if e.kind == "dir" and shard_pattern(e.name) == pattern]
+            if step > 0:
+                names = [n for n in siblings if NaturalListing.key(Entry(n, "dir")) > key]
+            else:
+                names = [n for n in reversed(siblings) if NaturalListing.key(Entry(n, "dir")) < key]
+            for name in names:
+                folder = posixpath.join(parent, name)
+                entries = await self.source.list_all(folder)
+                select = sample_at_end(entries, step, text_filter)
+                if select is not None:
+                    keys = [NaturalListing.key(e) for e in entries]
+                    self.post_message(ShardsFound(origin, step, skipped, folder, keys, entries, select))
+                    return
+                skipped.append(name)  # no sample in it (an empty shard): on to the next
         except SourceError as err:
-            self.post_message(ShardsFound(origin, step, [], error=str(err)))
+            self.post_message(ShardsFound(origin, step, skipped, error=str(err)))
             return
-        names = [e.name for e in entries if e.kind == "dir" and shard_pattern(e.name) == pattern]
-        key = NaturalListing.key(Entry(here, "dir"))
-        if step > 0:
-            names = [n for n in names if NaturalListing.key(Entry(n, "dir")) > key]
-        else:
-            names = [n for n in reversed(names) if NaturalListing.key(Entry(n, "dir")) < key]
-        self.post_message(ShardsFound(origin, step, [posixpath.join(parent, n) for n in names]))
+        self.post_message(ShardsFound(origin, step, skipped))
 
     def on_shards_found(self, message: ShardsFound) -> None:
-        walk = self._walk
-        if walk is None or walk.origin != message.origin or self.path != message.origin:
+        if self._walk != (message.origin, message.step) or self.path != message.origin:
             return  # the user went elsewhere meanwhile
+        self._walk = None
+        word = "next" if message.step > 0 else "previous"
+        skipped = f" (skipped {len(message.skipped)} without samples)" if message.skipped else ""
         if message.error:
-            self._walk = None
             self.set_status(message.error, error=True)
-            return
-        walk.folders = message.folders
-        self._walk_on()
-
-    def _walk_on(self) -> None:
-        """Open the next folder of the walk, or say there is none."""
-        walk = self._walk
-        assert walk is not None and walk.folders is not None
-        word = "next" if walk.step > 0 else "previous"
-        if not walk.folders:
-            self._walk = None
-            where = posixpath.basename(walk.origin.rstrip("/"))
-            after = "after" if walk.step > 0 else "before"
-            skipped = f" (empty: {', '.join(walk.tried)})" if walk.tried else ""
-            self.set_status(printable(f"no {word} sample file in {where} nor in a shard folder "
-                                      f"{after} it{skipped}", message=True))
-            return
-        folder = walk.folders.pop(0)
-        walk.tried.append(posixpath.basename(folder))
-        self.open_folder(folder, walking=True)
-        self.set_status(f"on to the {word} shard folder {printable(posixpath.basename(folder))}…")
-
-    def _walk_landed(self, error: str | None) -> None:
-        """The walk's folder is listed: the cursor goes to its first (n) or last (p) sample."""
-        walk = self._walk
-        assert walk is not None
-        if error:
-            self._walk = None
-            return
-        if self.browser.moved:
-            self._walk = None  # the user has moved on their own meanwhile
-            return
-        rows = self.browser.rows
-        order = range(len(rows)) if walk.step > 0 else range(len(rows) - 1, -1, -1)
-        for i in order:
-            if rows[i].kind == "file" and is_sample_name(rows[i].name):
-                self._walk = None
-                self.browser.move_to(i)
-                return
-        self._walk_on()  # no sample in this one: on to the next
+        elif message.folder is None:
+            here = posixpath.basename(message.origin.rstrip("/"))
+            after = "after" if message.step > 0 else "before"
+            self.set_status(f"no {word} sample file in {here} nor in a shard folder {after} it{skipped}")
+        else:
+            # the walk's listing is shown as it is: the folder is not listed a second time
+            self.open_folder(message.folder, select=message.select, listing=False)
+            generation = self.generation
+            self.on_listing_page(ListingPage(generation, message.keys, message.entries))
+            self.on_listing_done(ListingDone(generation))
 
     # ----- compare (t, i, c): the pins and the compare view live in screens/compare.py
 

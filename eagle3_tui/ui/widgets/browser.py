@@ -101,11 +101,6 @@ class BrowserList(ScrollView, can_focus=True):
         return self.entries if self._filtered is None else self._filtered
 
     @property
-    def moved(self) -> bool:
-        """Has the user (or a select) put the cursor somewhere in this folder?"""
-        return self._moved
-
-    @property
     def current(self) -> Entry | None:
         visible = self.rows
         return visible[self.cursor] if 0 <= self.cursor < len(visible) else None
