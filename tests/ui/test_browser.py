@@ -122,9 +122,10 @@ async def test_next_and_previous_sample_skip_other_entries(tree):
         await pilot.press("n")
         assert current(app) == "data_2.ckpt"
         app.main_screen.browser.focus()
-        await pilot.press("G", "n")
+        await pilot.press("G")
         assert current(app) == "data_13.ckpt"
-        assert "no next sample file" in screen_text(app)
+        await pilot.press("n")  # past the end: on into the next shard folder (test_walk_shards)
+        await wait_until(pilot, lambda: current(app) == "data_2000.ckpt", what="next shard")
 
 
 async def test_big_folder_is_virtual_and_reaches_the_end(big_folder):
