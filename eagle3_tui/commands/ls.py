@@ -9,6 +9,7 @@ import sys
 import time
 
 from eagle3_tui.commands._options import add_connection_arguments
+from eagle3_tui.names import printable
 
 KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
 
@@ -17,21 +18,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help="folder: /path, [user@]host:path or ssh://[user@]host[:port]/path")
     p.add_argument("--json", action="store_true", help="one JSON object per entry: name, kind, size, mtime")
     add_connection_arguments(p)
-
-
-def printable(name: str) -> str:
-    """A name on one terminal line, unable to steer the terminal: control and format characters
-    and non-UTF-8 bytes are shown as escapes (a backslash too, so the result is unambiguous)."""
-    out = []
-    for ch in name:
-        code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif ch == "\\" or not ch.isprintable():  # newlines, escape sequences, bidi overrides
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def format_entry(entry) -> str:

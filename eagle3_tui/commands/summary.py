@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from eagle3_tui.commands._options import add_connection_arguments, add_tokenizer_argument, to_json_ready
+from eagle3_tui.names import printable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,7 +69,7 @@ def format_summary(r: dict[str, Any]) -> str:
         facts.append(f"loss mask {r['loss_mask']['ones']}/{r['loss_mask']['total']}")
     if r.get("computed"):
         facts.append(f"computed {r['computed']}")
-    rows = [r["path"], "  " + " | ".join(facts)]
+    rows = [printable(r["path"]), "  " + " | ".join(facts)]  # names can hold ESC, CR, LF
     cols = "  {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>5} {:>5}"
     rows.append(cols.format("slot", "where", "norm", "norm min", "norm max", "mean", "std", "absmax", "NaN", "Inf"))
     parts = [(p, _where(p)) for p in r["slots"]]

@@ -16,6 +16,7 @@ from eagle3_tui.bookmarks import (
     headline_from_summary,
     open_store,
 )
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.ui.screens.bookmarks import MARKER, BookmarksScreen, TextPrompt
@@ -244,5 +245,5 @@ class Bookmarking:
         current = self.screen.browser.current
         if current is None or current.name != name:
             # a toast: the status line is rewritten by the cursor's own news right after this
-            self.screen.notify(f"{name} is no longer in {folder}", title="Bookmarked file gone",
+            self.screen.notify(printable(f"{name} is no longer in {folder}", message=True), title="Bookmarked file gone",
                                severity="warning", timeout=8, markup=False)

@@ -59,6 +59,25 @@ class ListingDone(Message):
         self.error = error
 
 
+class ShardsFound(Message):
+    """n/p past the end of a shard folder: the nearest shard folder after (step 1) or before
+    (step -1) `origin` that holds a sample, with its listing and the sample to select;
+    `folder` is None when there is none. `skipped` names the shard folders without samples."""
+
+    def __init__(self, origin: str, step: int, skipped: list[str], folder: str | None = None,
+                 keys: list[tuple] | None = None, entries: list[Entry] | None = None,
+                 select: str | None = None, error: str | None = None) -> None:
+        super().__init__()
+        self.origin = origin
+        self.step = step
+        self.skipped = skipped
+        self.folder = folder
+        self.keys = keys or []
+        self.entries = entries or []
+        self.select = select
+        self.error = error
+
+
 class SummaryLoaded(Message):
     def __init__(self, path: str, k: int, summary: dict[str, Any]) -> None:
         super().__init__()

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from eagle3_tui.bookmarks import Bookmark, BookmarkError, BookmarkStore
+from eagle3_tui.names import printable
 
 MARKER = "*"
 TARGET_WIDTH = 44
@@ -184,10 +185,10 @@ class BookmarksScreen(Screen[str | None]):
         table.clear()
         for b in self.rows:
             table.add_row(
-                Text(elide(b.target, TARGET_WIDTH)),
-                Text(" ".join("#" + t for t in b.tags)),
-                Text(elide(" ".join(b.note.split()), 40)),
-                Text(elide(b.headline_text, 48)),
+                Text(elide(printable(b.target), TARGET_WIDTH)),
+                Text(printable(" ".join("#" + t for t in b.tags), message=True)),
+                Text(elide(printable(" ".join(b.note.split()), message=True), 40)),
+                Text(elide(printable(b.headline_text, message=True), 48)),
                 key=b.target,
             )
         index = next((i for i, b in enumerate(self.rows) if b.target == select), 0)
@@ -200,7 +201,8 @@ class BookmarksScreen(Screen[str | None]):
         total = f"{len(self.rows)} bookmark{'s' if len(self.rows) != 1 else ''}"
         if self.filter_text:
             total += f" matching {self.filter_text!r}"
-        self.query_one("#bm-title", Label).update(Text(f" Bookmarks: {total}  ({self.store.path})"))
+        self.query_one("#bm-title", Label).update(
+            Text(printable(f" Bookmarks: {total}  ({self.store.path})", message=True)))
 
     def _show_detail(self) -> None:
         b = self.current
@@ -210,18 +212,18 @@ class BookmarksScreen(Screen[str | None]):
                                "cursor.", style="italic") if not self.filter_text else
                           Text("Nothing matches the filter.", style="italic"))  # fmt: skip
             return
-        lines = Text(b.target, style="bold")
+        lines = Text(printable(b.target), style="bold")
         if b.tags:
-            lines.append("\n" + " ".join("#" + t for t in b.tags))
+            lines.append("\n" + printable(" ".join("#" + t for t in b.tags), message=True))
         if b.headline_text:
-            lines.append("\n" + b.headline_text)
+            lines.append("\n" + printable(b.headline_text, message=True))
         if b.note:
-            lines.append("\n" + b.note)
+            lines.append("\n" + printable(b.note, message=True))
         detail.update(lines)
 
     def set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#bm-status", Static)
-        status.update(Text(text))
+        status.update(Text(printable(text, message=True)))
         status.set_class(error, "-error")
 
     @on(DataTable.RowHighlighted)

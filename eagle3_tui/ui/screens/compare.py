@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.widgets.compare_format import worst_row
 from eagle3_tui.ui.widgets.compare_panels import (
@@ -49,7 +50,8 @@ class Pin:
 
     @property
     def name(self) -> str:
-        return posixpath.basename(self.path) or self.path
+        """The file name, escaped for the terminal (it is only ever shown)."""
+        return printable(posixpath.basename(self.path) or self.path)
 
 
 @dataclass
@@ -369,7 +371,7 @@ class CompareScreen(Screen):
 
     def set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#cmp-status", Static)
-        status.update(Text(text))
+        status.update(Text(printable(text, message=True)))
         status.set_class(error, "-error")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
+import re
 from datetime import datetime
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,8 @@ from textual.widgets import Footer, Input
 from textual.markup import escape
 from textual.worker import get_current_worker
 
-from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.names import printable
+from eagle3_tui.sources.base import Entry, NaturalListing, Source, SourceError
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.listing import merge_batch, merge_due
@@ -31,6 +33,7 @@ from eagle3_tui.ui.messages import (
     ConnectionStatus,
     ListingDone,
     ListingPage,
+    ShardsFound,
     SourceFailed,
     SourceReady,
     SummaryLoaded,
@@ -58,7 +61,7 @@ FILTER_KEYS = [
 
 def describe_entry(entry: Entry) -> str:
     """The status line for the entry under the cursor."""
-    parts = [entry.name + ("/" if entry.kind == "dir" else "")]
+    parts = [printable(entry.name) + ("/" if entry.kind == "dir" else "")]
     if entry.kind == "file" and entry.size is not None:
         parts.append(f"{entry.size:,} bytes")
     elif entry.kind == "link":
@@ -68,6 +71,46 @@ def describe_entry(entry: Entry) -> str:
     if entry.mtime is not None:
         parts.append("modified " + datetime.fromtimestamp(entry.mtime).strftime("%Y-%m-%d %H:%M"))
     return " · ".join(parts)
+
+
+#: what the sample panel says about an entry that is not a sample (special files are never opened)
+KIND_NOTES = {
+    "link": "a link to nothing (dead link)",
+    "other": "not a regular file (a FIFO, socket or device): never opened",
+    "fifo": "a FIFO (named pipe): never opened",
+    "socket": "a socket: never opened",
+    "device": "a device: never opened",
+}
+
+
+def entry_note(entry: Entry, count: int | None) -> str:
+    """What the sample panel says when the cursor is on something that is not a sample."""
+    if entry.kind == "dir":
+        counted = "" if count is None else f" holding {count:,} {'entry' if count == 1 else 'entries'}"
+        return f"A folder{counted}: l opens it."
+    if entry.kind == "file":
+        size = "" if entry.size is None else f" of {entry.size:,} bytes"
+        return f"A file{size} whose name is not a sample's: l tries to read it anyway."
+    note = KIND_NOTES.get(entry.kind, KIND_NOTES["other"])
+    return note[0].upper() + note[1:] + "."
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def shard_pattern(name: str) -> str | None:
+    """rows_0-2000 and rows_2000-4000 share "rows_#-#"; a name without digits is no shard."""
+    pattern, count = _DIGITS.subn("#", name.casefold())
+    return pattern if count else None
+
+
+def sample_at_end(entries: list[Entry], step: int, text_filter: str = "") -> str | None:
+    """The first (step 1) or last (step -1) sample file's name among `entries` (natural order)."""
+    needle = text_filter.casefold()
+    for e in (entries if step > 0 else reversed(entries)):
+        if e.kind == "file" and is_sample_name(e.name) and needle in e.name.casefold():
+            return e.name
+    return None
 
 
 def parent_folder(path: str) -> str:
@@ -127,6 +170,10 @@ class MainScreen(Screen):
         self.listing_error: str | None = None
         self.k = 5
         self._pins = None  # the two sides of the compare view (t / i / c), made on first use
+        #: (folder, step) while n/p look for a sample in the next shard folder
+        self._walk: tuple[str, int] | None = None
+        #: entry counts of folders listed to the end in this session (the panel shows them)
+        self._counts: dict[str, int] = {}
         self.wanted: str | None = None  # the file the sample panel should show
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
@@ -215,9 +262,13 @@ class MainScreen(Screen):
 
     # ----- listing
 
-    def open_folder(self, path: str, select: str | None = None) -> None:
+    def open_folder(self, path: str, select: str | None = None, *, listing: bool = True) -> None:
         if self.source is None:
             return
+        self._walk = None
+        if posixpath.normpath(path) != posixpath.normpath(self.path or "."):
+            self._cancel_pending_load()
+            self._show_entry(None)  # the file shown is not in the new folder
         self.path = path
         self.generation += 1
         self.listing_done = False
@@ -225,7 +276,10 @@ class MainScreen(Screen):
         self.browser.reset(select=select)
         self.bookmarking.refresh_marks()
         self._update_location()
-        self.stream_listing(path, self.generation)
+        if listing:
+            self.stream_listing(path, self.generation)
+        else:
+            self.workers.cancel_group(self, "listing")  # the caller brings the listing
 
     def reload(self) -> None:
         if self.source is None:
@@ -284,6 +338,8 @@ class MainScreen(Screen):
             return
         self.listing_done = True
         self.listing_error = message.error
+        if not message.error:
+            self._counts[posixpath.normpath(self.path)] = len(self.browser.entries)
         self.bookmarking.listing_done(self.path, message.error)
         if message.error:
             self.browser.set_message(message.error, "browser--error")
@@ -304,6 +360,23 @@ class MainScreen(Screen):
             self.schedule_load(posixpath.join(self.path, entry.name))
         else:
             self._cancel_pending_load()
+            self._show_entry(entry)
+
+    def _show_entry(self, entry: Entry | None) -> None:
+        """The panel describes what is under the cursor (or shows nothing), never an old file."""
+        self.wanted = self.shown = None
+        pane = self.query("#sample-pane")
+        if not pane:
+            return
+        if entry is None:
+            self.sample.clear(None)
+            pane.first().border_title = "sample"
+        else:
+            path = posixpath.normpath(posixpath.join(self.path, entry.name))
+            self.sample.clear(entry_note(entry, self._counts.get(path)))
+            pane.first().border_title = escape(
+                printable(entry.name) + ("/" if entry.kind == "dir" else ""))
+        self._mark_loading(None)
 
     def on_browser_list_opened(self, message: BrowserList.Opened) -> None:
         entry = message.entry
@@ -312,7 +385,7 @@ class MainScreen(Screen):
         elif entry.kind == "file":  # any file, sample-like name or not: try it now
             self.schedule_load(posixpath.join(self.path, entry.name), delay=0)
         else:
-            self.set_status(f"{entry.name}: a dead link or special file", error=True)
+            self.set_status(f"{printable(entry.name)}: a dead link or special file", error=True)
 
     def on_browser_list_parent_requested(self, message: BrowserList.ParentRequested) -> None:
         parent = parent_folder(self.path)
@@ -408,7 +481,7 @@ class MainScreen(Screen):
         self.sample.show(message.summary)
         self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
-        self.query_one("#sample-pane").border_title = escape(posixpath.basename(message.path))
+        self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
 
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
@@ -460,8 +533,67 @@ class MainScreen(Screen):
     # ----- app-wide actions (n/p come from the app bindings)
 
     def step_sample(self, step: int) -> None:
-        if not self.browser.next_sample(step):
-            self.set_status("no " + ("next" if step > 0 else "previous") + " sample file in this folder")
+        """Next/previous sample; past the end of a shard folder (rows_0-2000), on into the
+        next one in natural order (rows_2000-4000). Only the parent and the shard folders
+        up to the first one holding a sample are listed, and that listing is the one shown."""
+        if self._walk is not None:
+            return  # the next shard folder is being looked for
+        if self.browser.next_sample(step):
+            return
+        word = "next" if step > 0 else "previous"
+        here = posixpath.basename(self.path.rstrip("/"))
+        if self.source is None or not self.listing_done or shard_pattern(here) is None:
+            self.set_status(f"no {word} sample file in this folder")
+            return
+        self._walk = (self.path, step)
+        self.set_status(f"no {word} sample file in {here}: looking in the {word} shard folder…")
+        self.find_shard_sample(self.path, step, self.browser.filter)
+
+    @work(exclusive=True, group="walk")
+    async def find_shard_sample(self, origin: str, step: int, text_filter: str) -> None:
+        assert self.source is not None
+        parent, here = parent_folder(origin), posixpath.basename(origin.rstrip("/"))
+        pattern, key = shard_pattern(here), NaturalListing.key(Entry(here, "dir"))
+        skipped: list[str] = []
+        try:
+            siblings = [e.name for e in await self.source.list_all(parent)
+                        if e.kind == "dir" and shard_pattern(e.name) == pattern]
+            if step > 0:
+                names = [n for n in siblings if NaturalListing.key(Entry(n, "dir")) > key]
+            else:
+                names = [n for n in reversed(siblings) if NaturalListing.key(Entry(n, "dir")) < key]
+            for name in names:
+                folder = posixpath.join(parent, name)
+                entries = await self.source.list_all(folder)
+                select = sample_at_end(entries, step, text_filter)
+                if select is not None:
+                    keys = [NaturalListing.key(e) for e in entries]
+                    self.post_message(ShardsFound(origin, step, skipped, folder, keys, entries, select))
+                    return
+                skipped.append(name)  # no sample in it (an empty shard): on to the next
+        except SourceError as err:
+            self.post_message(ShardsFound(origin, step, skipped, error=str(err)))
+            return
+        self.post_message(ShardsFound(origin, step, skipped))
+
+    def on_shards_found(self, message: ShardsFound) -> None:
+        if self._walk != (message.origin, message.step) or self.path != message.origin:
+            return  # the user went elsewhere meanwhile
+        self._walk = None
+        word = "next" if message.step > 0 else "previous"
+        skipped = f" (skipped {len(message.skipped)} without samples)" if message.skipped else ""
+        if message.error:
+            self.set_status(message.error, error=True)
+        elif message.folder is None:
+            here = posixpath.basename(message.origin.rstrip("/"))
+            after = "after" if message.step > 0 else "before"
+            self.set_status(f"no {word} sample file in {here} nor in a shard folder {after} it{skipped}")
+        else:
+            # the walk's listing is shown as it is: the folder is not listed a second time
+            self.open_folder(message.folder, select=message.select, listing=False)
+            generation = self.generation
+            self.on_listing_page(ListingPage(generation, message.keys, message.entries))
+            self.on_listing_done(ListingDone(generation))
 
     # ----- compare (t, i, c): the pins and the compare view live in screens/compare.py
 
@@ -494,7 +626,7 @@ class MainScreen(Screen):
 
     def set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Line)
-        status.update(Text(text))
+        status.update(Text(printable(text, message=True)))
         status.set_class(error, "-error")
 
     def _update_location(self) -> None:
@@ -504,7 +636,7 @@ class MainScreen(Screen):
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
         where = f" {self.where or '…'} "
-        path = self.path or self.app.target
+        path = printable(self.path or self.app.target)
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
         if len(path) > room:
             path = "…" + path[-(room - 1):]
@@ -512,7 +644,7 @@ class MainScreen(Screen):
         self.query_one("#path", Line).update(Text(f" {path}"))
         self.query_one("#count", Line).update(Text(f"{count} "))
         self.query_one("#browser-pane").border_title = escape(
-            posixpath.basename(self.path.rstrip("/")) or "/")
+            printable(posixpath.basename(self.path.rstrip("/")) or "/"))
 
     def on_resize(self) -> None:
         self._update_location()

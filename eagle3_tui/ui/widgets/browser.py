@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.ui.format import human_size, is_sample_name
 from eagle3_tui.ui.listing import merge_batch, sort_key
@@ -282,7 +283,7 @@ class BrowserList(ScrollView, can_focus=True):
             "other": "browser--link",
         }.get(entry.kind) or ("browser--sample" if is_sample_name(entry.name) else "browser--file")
         name_style = base + self._style(kind_style)
-        name = entry.name + ("/" if entry.kind == "dir" else "")
+        name = printable(entry.name) + ("/" if entry.kind == "dir" else "")
         if entry.kind == "link":
             size_text = "dead"
         elif entry.kind == "other":

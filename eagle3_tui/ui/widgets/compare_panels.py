@@ -13,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from eagle3_tui.names import printable
 from eagle3_tui.ui.format import num
 from eagle3_tui.ui.widgets.compare_format import (
     SEVERITY_MARK,
@@ -93,7 +94,7 @@ class CompareSides(_Panel):
         r = self.result or {}
         out = Text(no_wrap=True, overflow="ellipsis")
         if not self.tall:
-            a, b = _base(self.a), _base(self.b)
+            a, b = printable(_base(self.a)), printable(_base(self.b))
             al = r.get("alignment")
             tail = ""
             if al:
@@ -113,7 +114,7 @@ class CompareSides(_Panel):
             header = r.get(tag.lower()) or {}
             facts = side_facts(header) if "schema" in header else ""
             room = max(10, width - 12 - (len(facts) + 3 if facts else 0))
-            out.append(left_trim(path, room))
+            out.append(left_trim(printable(path), room))
             if facts:
                 out.append(" · " + facts, self.s("cmp--dim"))
             out.append("\n")
@@ -147,7 +148,7 @@ class CompareFindings(_Panel):
         r = self.result
         if r is None:
             text, style = self.note or ("", "cmp--dim")
-            out.append(text, self.s(style))
+            out.append(printable(text, message=True), self.s(style))
             return out
         if "error" in r:
             for tag in ("a", "b"):
@@ -155,9 +156,9 @@ class CompareFindings(_Panel):
                 if "error" in side:
                     kind = "not a sample" if side.get("not_sample") else "cannot be loaded"
                     out.append(f"✗ {tag.upper()} {kind}: ", self.s("cmp--error"))
-                    out.append(f"{side.get('path', '')}: {side['error']}\n")
+                    out.append(printable(f"{side.get('path', '')}: {side['error']}", message=True) + "\n")
             if not any("error" in (r.get(t) or {}) for t in ("a", "b")):
-                out.append(f"✗ {r['error']}\n", self.s("cmp--error"))
+                out.append(f"✗ {printable(str(r['error']), message=True)}\n", self.s("cmp--error"))
             out.rstrip()
             return out
         findings = r.get("findings") or []
@@ -171,7 +172,7 @@ class CompareFindings(_Panel):
             style = self.s(f"cmp--{sev}") if sev in ("error", "warning", "info") else Style()
             out.append(f"{SEVERITY_MARK.get(sev, '•')} {TITLES.get(f.get('code'), f.get('code'))}", style)
             out.append(f" ({f.get('code')}) ", self.s("cmp--dim"))
-            out.append(str(f.get("message", "")), self.s("cmp--info") if sev == "info" else Style())
+            out.append(printable(str(f.get("message", "")), message=True), self.s("cmp--info") if sev == "info" else Style())
             out.append("\n")
         out.rstrip()
         return out
@@ -201,7 +202,7 @@ class CompareValues(_Panel):
         al = r.get("alignment") or {}
         b_row = rows.get("b_start", al.get("b_start", 0)) + i
         a_row = rows.get("a_start", al.get("a_start", 0)) + i
-        out.append(f"token {i + 1}/{row_count(r)}", self.s("cmp--head"))
+        out.append(f"token {i}/{row_count(r)}", self.s("cmp--head"))  # 0-based, as the rows
         out.append(f" · B row {b_row}" + (f" = A row {a_row}" if a_row != b_row else ""), self.s("cmp--dim"))
         for tag in ("a", "b"):
             ids = rows.get(f"{tag}_ids")

@@ -13,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from eagle3_tui.names import printable
 from eagle3_tui.ui.format import (
     bin_kind,
     bin_max,
@@ -23,6 +24,7 @@ from eagle3_tui.ui.format import (
     spark_scale,
 )
 
+PLACEHOLDER = "Move the cursor onto a sample file (.pt, .ckpt, .safetensors)."
 COMPACT_BELOW = 30  # rows available; below this the panel leaves out what the title bars repeat
 NARROW = 64  # below this many columns, min/max move from the table to the strip lines
 
@@ -55,7 +57,7 @@ class SampleView(Widget):
         self.token = 0
         self.loading_name: str | None = None  # name of the file being loaded, if any
         self.compact = False
-        self.placeholder = "Move the cursor onto a sample file (.pt, .ckpt, .safetensors)."
+        self.placeholder = PLACEHOLDER
 
     # ----- state
 
@@ -67,12 +69,17 @@ class SampleView(Widget):
         self.set_class(False, "-stale")
         self.refresh(layout=True)
 
-    def clear(self, placeholder: str) -> None:
+    def clear(self, placeholder: str | None) -> None:
+        """Show `placeholder` (a note on what is under the cursor) instead of a sample."""
+        placeholder = placeholder or PLACEHOLDER
+        if self.summary is None and self.loading_name is None and placeholder == self.placeholder:
+            return  # moving over folders repaints nothing
+        layout = self.summary is not None or self.placeholder.count("\n") != placeholder.count("\n")
         self.summary = None
         self.loading_name = None
         self.placeholder = placeholder
         self.set_class(False, "-stale")
-        self.refresh(layout=True)
+        self.refresh(layout=layout)
 
     def mark_loading(self, name: str | None) -> None:
         """Dim the result on screen while `name` loads (the pane's title says which file).
@@ -105,9 +112,9 @@ class SampleView(Widget):
         summary = self.summary
         if summary is None:
             if self.loading_name is not None:
-                out.append(f"⟳ loading {self.loading_name}…", self._s("sample--loading"))
+                out.append(f"⟳ loading {printable(self.loading_name)}…", self._s("sample--loading"))
             else:
-                out.append(self.placeholder, self._s("sample--dim"))
+                out.append(_wrap(printable(self.placeholder, message=True), width), self._s("sample--dim"))
             return out
         if summary.get("error"):
             self._render_problem(out, summary, width)
@@ -123,11 +130,14 @@ class SampleView(Widget):
         return out
 
     def _render_problem(self, out: Text, summary: dict[str, Any], width: int) -> None:
-        out.append(_left_trim(summary.get("path", ""), width) + "\n", self._s("sample--title"))
+        out.append(_left_trim(printable(summary.get("path", "")), width) + "\n", self._s("sample--title"))
         if summary.get("not_sample"):
             out.append("Not a sample: ", self._s("sample--warn"))
-            out.append(_wrap(str(summary["error"]), width, first=len("Not a sample: ")) + "\n\n")
-            contents = summary.get("contents") or {}
+            out.append(_wrap(printable(str(summary["error"]), message=True), width,
+                             first=len("Not a sample: ")) + "\n\n")
+            # keys come from the file: as untrusted as its name
+            contents = {printable(str(k)): printable(str(v), message=True)
+                        for k, v in (summary.get("contents") or {}).items()}
             if contents:
                 key_w = min(max(len(k) for k in contents), width // 2)
                 out.append(f"{'key'.ljust(key_w)}  shape / dtype\n", self._s("sample--head"))
@@ -137,7 +147,8 @@ class SampleView(Widget):
         else:
             # the panel does not wrap (tables), but an error is read whole: wrap it here
             out.append("✗ ", self._s("sample--error"))
-            out.append(_wrap(str(summary["error"]), width, first=2) + "\n", self._s("sample--error"))
+            out.append(_wrap(printable(str(summary["error"]), message=True), width, first=2) + "\n",
+                       self._s("sample--error"))
 
     def _gap(self, out: Text) -> None:
         if not self.compact:
@@ -145,7 +156,7 @@ class SampleView(Widget):
 
     def _render_header(self, out: Text, s: dict[str, Any], width: int) -> None:
         if not self.compact:
-            out.append(_left_trim(s.get("path", ""), width) + "\n", self._s("sample--title"))
+            out.append(_left_trim(printable(s.get("path", "")), width) + "\n", self._s("sample--title"))
         lines = [
             [(s.get("schema") or "?", "sample--label"), (str(s.get("dtype") or "?"), None),
              (f"computed {s.get('computed', '?')}", "sample--dim")],
@@ -176,7 +187,8 @@ class SampleView(Widget):
             out.append("\n")
         # warnings and assumptions are read whole where there is room; 80x24 keeps one line each
         for w in s.get("warnings") or []:
-            text = f"{w}" if self.compact else _wrap(w, width, first=2)
+            w = printable(str(w), message=True)
+            text = w if self.compact else _wrap(w, width, first=2)
             out.append(f"⚠ {text}\n", self._s("sample--warn"))
         for a in s.get("assumptions") or []:
             text = a if self.compact else _wrap(a, width, first=len("assumed: "))
