@@ -55,7 +55,7 @@ def _where(part: dict[str, Any]) -> str:
 
 def format_summary(r: dict[str, Any]) -> str:
     if "error" in r:
-        lines = [f"{r['path']}: error: {r['error']}"]
+        lines = [f"{printable(r['path'])}: error: {printable(r['error'], message=True)}"]
         return "\n".join(lines)
     pad = r["padding"]["trailing"]
     facts = [
