@@ -13,6 +13,8 @@ Protocol, JSON lines both ways. The agent first prints one line
     stat      {"path"}                   -> {"id", "entry": [name, kind, size, mtime]}
     summarize {"path", "k", "slots", "hidden"}  -> {"id", "result": {...}}
     compare   {"a", "b", "slots", "hidden"}     -> {"id", "result": {...}}
+    identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
+                                                -> {"id", "result": {...}}
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -170,6 +172,14 @@ class Agent:
         result = compare_files(
             req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
         )
+        self.send({"id": rid, "result": result})
+
+    def op_identify(self, rid, req, cancel):
+        from eagle3_tui.samples.identify import identify_file
+
+        keys = ("drafter", "tokens", "device", "ids_from", "slots", "hidden")
+        opts = {k: req[k] for k in keys if req.get(k) is not None}
+        result = identify_file(req["path"], req["model"], cancel=cancel, **opts)
         self.send({"id": rid, "result": result})
 
 
