@@ -139,7 +139,8 @@ def format_identify(r: dict[str, Any]) -> str:
     cols = "  {:<7} {:>9} {:>8} {:>7} {:>12} {:>7}  {}"
     out.append(cols.format("slot", "b", "cosine", "ratio", "runner-up", "margin", "status"))
     for s in r["slots"]:
-        b = str(s["boundary"]) if s["boundary"] is not None else f"({s['nearest']})"
+        b = (str(s["boundary"]) if s["boundary"] is not None
+             else "post-norm" if s.get("norm") == "post" else f"({s['nearest']})")
         second = s.get("second") or {}
         up = f"b={second['boundary']} {_f(second.get('cosine'), 3)}" if second.get("boundary") is not None else "-"
         out.append(cols.format(s["label"], b, _f(s["cosine"]), _f(s["norm_ratio"], 3), up,

@@ -31,7 +31,6 @@ ID_KEYS = (
     (("eagle_config", "eagle_aux_hidden_state_layer_ids"), "eagle_config.eagle_aux_hidden_state_layer_ids"),
     (("eagle_aux_hidden_state_layer_ids",), "eagle_aux_hidden_state_layer_ids"),
     (("aux_hidden_state_layer_ids",), "aux_hidden_state_layer_ids"),
-    (("speculators_config", "eagle_aux_hidden_state_layer_ids"), "speculators_config.eagle_aux_hidden_state_layer_ids"),
     (("target_layer_ids",), "target_layer_ids"),
     (("dflash_config", "target_layer_ids"), "dflash_config.target_layer_ids"),
 )
@@ -100,7 +99,8 @@ def convention_finding(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the `conventions` block of the result, findings) for the slots' identified boundaries.
 
-    `identified` holds one boundary per slot in file order (None: the slot matched none).
+    `identified` holds one boundary per slot in file order (None: the slot matched none; L + 1:
+    the final norm's output, shown as "post").
     """
     id_sets = [drafter] if drafter is not None else default_id_sets(layers)
     table = []
@@ -108,11 +108,11 @@ def convention_finding(
         for key, text, shift in READINGS:
             table.append({"ids": ids, "ids_from": source, "reading": key, "describe": text,
                           "boundaries": expected_boundaries(ids, shift)})
-        # HF hidden_states[k]: the same numbers as "input of", except k = L is post-norm
-        hf = sorted(ids)
+        # HF hidden_states[k]: the same numbers as "input of", except k = L is post-norm (L + 1 here)
+        hf = sorted(layers + 1 if i == layers else i for i in ids)
         table.append({"ids": ids, "ids_from": source, "reading": "hf_hidden_states",
                       "describe": "HF hidden_states[k]: b = k (k = L is after the final norm)",
-                      "boundaries": hf, "post_norm_at_L": layers in hf})
+                      "boundaries": hf})
     block = {"layers": layers, "readings": table}
     known = [b for b in identified if b is not None]
     if not known:
@@ -121,10 +121,10 @@ def convention_finding(
     complete = len(known) == len(identified)
     follows = [r for r in table if r["boundaries"] == got and complete]
     findings: list[dict[str, Any]] = []
-    got_text = "{" + ", ".join(map(str, got)) + "}"
+    got_text = _set(got, layers)
 
     def show(r: dict[str, Any]) -> str:
-        return f"{r['ids_from']} {r['ids']} read as {_short(r['reading'])} give b {_set(r['boundaries'])}"
+        return f"{r['ids_from']} {r['ids']} read as {_short(r['reading'])} give b {_set(r['boundaries'], layers)}"
 
     if follows:
         # "input" and HF hidden_states give the same numbers: name the first that fits
@@ -136,9 +136,9 @@ def convention_finding(
             default = [2, layers // 2, layers - 3]
             if got != default:
                 severity = "warning"
-                text += f"; the common default capture is b {_set(default)}"
+                text += f"; the common default capture is b {_set(default, layers)}"
         if others:
-            text += f"; read as {_short(others[0]['reading'])} they would be b {_set(others[0]['boundaries'])}"
+            text += f"; read as {_short(others[0]['reading'])} they would be b {_set(others[0]['boundaries'], layers)}"
         findings.append({"code": "layer_convention", "severity": severity, "message": text,
                          "follows": r["reading"], "ids": r["ids"], "ids_from": r["ids_from"],
                          "disagrees": others[0]["reading"] if others else None})
@@ -175,5 +175,5 @@ def _short(reading: str) -> str:
             "hf_hidden_states": "HF hidden_states[k]"}.get(reading, reading)
 
 
-def _set(bs: list[int]) -> str:
-    return "{" + ", ".join(map(str, bs)) + "}"
+def _set(bs: list[int], layers: int) -> str:
+    return "{" + ", ".join("post" if b == layers + 1 else str(b) for b in bs) + "}"

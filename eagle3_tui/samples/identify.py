@@ -357,43 +357,50 @@ def _f(v) -> float | None:
 
 
 def _slot_verdict(label: str, cos, ratio, layers: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Best boundary among b = 0..L (the post-norm column is not a boundary)."""
-    c = cos[: layers + 1]
-    order = c.argsort(descending=True).tolist()
+    """Best column among b = 0..L and the post-norm output (HF hidden_states[L] is post-norm, so a
+    slot taken there is one of the documented captures; it is reported as norm "post")."""
+    post = layers + 1
+    order = cos.argsort(descending=True).tolist()
+    order = [c for c in order if math.isfinite(float(cos[c]))] or order
     best, second = order[0], order[1] if len(order) > 1 else None
-    best_cos, best_ratio = _f(c[best]), _f(ratio[best])
+    best_cos, best_ratio = _f(cos[best]), _f(ratio[best])
+    name = (lambda col: "post" if col == post else col)
     row: dict[str, Any] = {
         "label": label, "boundary": None, "cosine": best_cos, "norm_ratio": best_ratio,
-        "nearest": best,
-        "second": {"boundary": second, "cosine": _f(c[second])} if second is not None else None,
-        "margin": (best_cos - _f(c[second])) if second is not None and best_cos is not None else None,
+        "nearest": name(best),
+        "second": {"boundary": name(second), "cosine": _f(cos[second])} if second is not None else None,
+        "margin": (best_cos - _f(cos[second])) if second is not None and best_cos is not None else None,
         "status": "unmatched",
     }
+    where = "the final norm's output" if best == post else f"b={best}"
     findings: list[dict[str, Any]] = []
     if best_cos is not None and best_cos >= MATCH_COS:
-        row["boundary"] = best
+        if best == post:
+            row["norm"] = "post"
+        else:
+            row["boundary"] = best
         if best_ratio is not None and abs(best_ratio - 1) > SCALE_TOL:
             row["status"] = "scaled"
             findings.append({"code": "slot_scaled", "severity": "warning", "slot": label,
-                             "message": f"{label} is b={best} (cosine {best_cos:.4f}) scaled by "
+                             "message": f"{label} is {where} (cosine {best_cos:.4f}) scaled by "
                                         f"{best_ratio:.3g}: same direction, another magnitude"})
         else:
             row["status"] = "match"
         if row["second"] and row["second"]["cosine"] is not None and row["second"]["cosine"] >= MATCH_COS:
             findings.append({"code": "slot_ambiguous", "severity": "info", "slot": label,
-                             "message": f"{label}: b={best} and b={second} both match (cosine {best_cos:.4f} "
-                                        f"vs {row['second']['cosine']:.4f}); b={best} is the closer"})
+                             "message": f"{label}: {where} and {name(second)} both match (cosine {best_cos:.4f} "
+                                        f"vs {row['second']['cosine']:.4f}); {where} is the closer"})
     elif best_cos is not None and best_cos >= UNRELATED_COS:
         row["status"] = "noisy"
         findings.append({"code": "slot_unmatched", "severity": "warning", "slot": label,
-                         "message": f"{label} matches no boundary of this model (nearest b={best}, "
+                         "message": f"{label} matches no boundary of this model (nearest {where}, "
                                     f"cosine {best_cos:.3f} < {MATCH_COS}): noised, quantised or "
                                     "from another checkpoint of the model"})
     else:
+        shown = "-" if best_cos is None else f"{best_cos:.3f}"
         findings.append({"code": "slot_unmatched", "severity": "warning", "slot": label,
-                         "message": f"{label} matches no boundary of this model (best cosine "
-                                    f"{best_cos if best_cos is None else round(best_cos, 3)} at b={best}): "
-                                    "from another model or another prompt"})
+                         "message": f"{label} matches no boundary of this model (best cosine {shown} "
+                                    f"at {where}): from another model or another prompt"})
     return row, findings
 
 
@@ -446,7 +453,9 @@ def _result(sample: Sample, model: str, layers: int, n: int, cos, ratio, drafter
     if sample.final is not None:
         final, f = _final_verdict(cos[len(sample.slots)], ratio[len(sample.slots)], layers, sample.final_norm)
         findings += f
-    conventions, conv_findings = convention_finding([r["boundary"] for r in slots], layers, drafter_ids)
+    # the post-norm output takes index L + 1 where conventions are matched (HF hidden_states[L])
+    identified = [layers + 1 if r.get("norm") == "post" else r["boundary"] for r in slots]
+    conventions, conv_findings = convention_finding(identified, layers, drafter_ids)
     findings = conv_findings + findings
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order.get(f["severity"], 3))

@@ -31,7 +31,7 @@ def make_llama(folder: Path, *, seed: int = 0, hidden: int = HIDDEN, layers: int
                 p.normal_(0, 1.0 / p.shape[1] ** 0.5, generator=g)
             # embedding rows are large enough that the residual stream is not all updates
         model.model.embed_tokens.weight.mul_(2.0)
-    model.config.torch_dtype = dtype  # what identify reads (and a real checkpoint records)
+    model.to(getattr(torch, dtype))  # save_pretrained records the weights' dtype in config.json
     model.save_pretrained(folder, safe_serialization=True)
     return folder
 
