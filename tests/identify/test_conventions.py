@@ -58,8 +58,7 @@ def test_no_reading_fits(world):
 
 
 def test_without_a_drafter_the_defaults_decide():
-    got, _ = convention_finding(list(DEFAULT), L, None)
-    _, fs = convention_finding(list(DEFAULT), L, None)
+    got, fs = convention_finding(list(DEFAULT), L, None)
     assert fs[0]["severity"] == "info" and fs[0]["ids_from"] == "SpecForge default ids"
     _, fs = convention_finding([b - 1 for b in DEFAULT], L, None)
     assert fs[0]["severity"] == "warning" and fs[0]["follows"] == "input"
