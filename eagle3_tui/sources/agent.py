@@ -16,6 +16,8 @@ Protocol, JSON lines both ways. The agent first prints one line
     compare   {"a", "b", "slots", "hidden", "tokenizer"}     -> {"id", "result": {...}}
               ("tokenizer": a tokenizer.json or model folder on the box, or null; only sent
               when the hello said the box has the tokenizers package)
+    identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
+                                                 -> {"id", "result": {...}}
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -186,6 +188,14 @@ class Agent:
             req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
         )
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
+
+    def op_identify(self, rid, req, cancel):
+        from eagle3_tui.samples.identify import identify_file
+
+        keys = ("drafter", "tokens", "device", "ids_from", "slots", "hidden")
+        opts = {k: req[k] for k in keys if req.get(k) is not None}
+        result = identify_file(req["path"], req["model"], cancel=cancel, **opts)
+        self.send({"id": rid, "result": result})
 
 
 def main(modules):

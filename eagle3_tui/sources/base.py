@@ -146,6 +146,12 @@ class Source(ABC):
     ) -> dict[str, Any]:
         """The comparison JSON object of `eagle3-tui compare --json` (token text as for summarize)."""
 
+    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+        """The JSON object of `eagle3-tui identify --json`: the sample's slots matched against the
+        boundaries of the model folder `model` (on the same machine). Options: drafter, tokens,
+        device, ids_from, slots, hidden. Unusable input comes back as {"path", "model", "error"}."""
+        raise SourceError(f"{self.label}: identify is not available for this source")
+
     async def list_all(self, path: str) -> list[Entry]:
         listing = NaturalListing()
         async for page in self.list_pages(path):

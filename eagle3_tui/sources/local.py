@@ -122,3 +122,19 @@ class LocalSource(Source):
             raise
         result["computed"] = "local"
         return result
+
+    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+        cancel = threading.Event()
+
+        def _run() -> dict[str, Any]:
+            from eagle3_tui.samples.identify import identify_file
+
+            return identify_file(path, model, cancel=cancel, **options)
+
+        try:
+            result = await asyncio.to_thread(_run)
+        except asyncio.CancelledError:
+            cancel.set()  # the model run stops at its next layer
+            raise
+        result["computed"] = "local"
+        return result

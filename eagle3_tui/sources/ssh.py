@@ -356,6 +356,18 @@ class SshSource(Source):
             raise SourceError(KIND_PROBLEMS.get(entry.kind, "not a file"))
         return await self.cached_copy(path, entry)
 
+    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+        # The model lives on the box: without torch there, there is nothing to fall back to.
+        remote = await self._remote("identify", f"identifying {path}", {"path": path, "model": model, **options})
+        if remote is not None:
+            if "error" in remote:
+                remote.setdefault("model", model)
+            return remote
+        why = "no agent" if self._agent is None else "no usable torch"
+        return {"path": path, "model": model, "computed": "local",
+                "error": f"cannot run the model on {self.target.host} ({why} there): identify runs next to "
+                         "the model and needs torch and transformers on that box (pip install eagle3-tui[model])"}
+
     async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's answer, or None when this box cannot compute (then we compute here)."""
 

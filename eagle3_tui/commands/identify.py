@@ -1,0 +1,155 @@
+"""`eagle3-tui identify SAMPLE --model MODEL`: which boundary of the target model each slot holds.
+
+The model runs where it is: in this process for a local sample, inside the remote agent for
+`host:path` (MODEL, --drafter and --ids-from are then paths on that host); only the scores travel.
+Exit status: 0 when every slot is identified and nothing disagrees, 1 with a warning finding,
+2 on unusable input (not a model folder, a width that is not the model's, no transformers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("sample", metavar="SAMPLE", help="hidden-state file (local path or host:path)")
+    p.add_argument("--model", required=True, metavar="MODEL",
+                   help="Hugging Face model folder of the target (on the same machine as SAMPLE)")
+    p.add_argument("--drafter", metavar="DIR", help="drafter folder whose config.json names the layer ids")
+    p.add_argument("--tokens", type=int, metavar="N", help="run the model on the first N valid tokens only")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where the model runs (default: CUDA when present)")
+    p.add_argument("--ids-from", metavar="OTHER", help="take token ids from this sample (SAMPLE has none)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--slots", type=int, metavar="K", help="SAMPLE is a bare [T, K*H] tensor with K slots")
+    p.add_argument("--hidden", type=int, metavar="H", help="SAMPLE is a bare [T, K*H] tensor with hidden size H")
+    from eagle3_tui.commands.summary import add_connection_arguments
+
+    add_connection_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("tokens", "slots", "hidden"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"eagle3-tui identify: error: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
+            return 2
+    from eagle3_tui.sources.base import SourceError
+
+    try:
+        result = identify_target(args)
+    except (SourceError, OSError) as err:
+        print(f"eagle3-tui identify: {err}", file=sys.stderr)
+        return 2
+    if "error" in result:
+        print(f"eagle3-tui identify: {result['error']}", file=sys.stderr)
+        return 2
+    from eagle3_tui.commands.summary import to_json_ready
+
+    if args.json:
+        print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+    else:
+        print(format_identify(result), flush=True)
+    return exit_code(result)
+
+
+def exit_code(result: dict[str, Any]) -> int:
+    if "error" in result:
+        return 2
+    return 1 if any(f["severity"] in ("warning", "error") for f in result["findings"]) else 0
+
+
+def _on_host(value: str | None, target, what: str) -> str | None:
+    """A path given for the sample's host: `box:/m` or a bare `/m` both mean /m on the box."""
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.target import parse_target
+
+    if value is None:
+        return None
+    t = parse_target(value)
+    if not t.is_remote:
+        return t.path if target.is_remote else value
+    if not target.is_remote or (t.host, t.user, t.port) != (target.host, target.user, target.port):
+        raise SourceError(f"{what} {value} must be on the same machine as the sample ({target.display()})")
+    return t.path
+
+
+def identify_target(args: argparse.Namespace) -> dict[str, Any]:
+    import asyncio
+
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
+    from eagle3_tui.sources.target import parse_target
+
+    target = parse_target(args.sample)
+    opts = {
+        "model": _on_host(args.model, target, "--model"),
+        "drafter": _on_host(args.drafter, target, "--drafter"),
+        "ids_from": _on_host(args.ids_from, target, "--ids-from"),
+        "tokens": args.tokens, "device": args.device, "slots": args.slots, "hidden": args.hidden,
+    }
+    if not target.is_remote:
+        from eagle3_tui.samples.identify import identify_file
+
+        result = identify_file(target.path, **opts)
+        result["computed"] = "local"
+        return result
+
+    async def remote() -> dict[str, Any]:
+        from eagle3_tui.sources.base import SourceError
+
+        source = open_cli_source(target, args)
+        try:
+            await source.connect()
+            result = await source.identify(target.path, **opts)
+        except SourceError as err:
+            explain_source_error(err)
+            raise
+        finally:
+            await source.close()
+        result["path"] = args.sample
+        return result
+
+    return asyncio.run(remote())
+
+
+# ------------------------------------------------------------------------------ human output
+
+
+def _f(v: float | None, digits: int = 4) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def format_identify(r: dict[str, Any]) -> str:
+    out = [r["path"]]
+    facts = [f"model {r['model']}", f"L {r['layers']}", f"{r['tokens']} tokens", f"H {r['hidden']}"]
+    if r.get("device"):
+        facts.append(f"{r['device']} {r.get('model_dtype', '')}".strip())
+    facts.append(f"computed {r.get('computed', 'local')}")
+    out.append("  " + " | ".join(facts))
+    out += [f"  assumed: {a}" for a in r.get("assumptions", [])]
+    findings = r["findings"]
+    serious = [f for f in findings if f["severity"] != "info"]
+    out.append("FINDINGS" if serious else "FINDINGS: every slot identified")
+    for f in findings:
+        out.append(f"  {f['severity'].upper():<7} {f['code']:<16} {f['message']}")
+    out.append("")
+    cols = "  {:<7} {:>9} {:>8} {:>7} {:>12} {:>7}  {}"
+    out.append(cols.format("slot", "b", "cosine", "ratio", "runner-up", "margin", "status"))
+    for s in r["slots"]:
+        b = (str(s["boundary"]) if s["boundary"] is not None
+             else "post-norm" if s.get("norm") == "post" else f"({s['nearest']})")
+        second = s.get("second") or {}
+        up = f"b={second['boundary']} {_f(second.get('cosine'), 3)}" if second.get("boundary") is not None else "-"
+        out.append(cols.format(s["label"], b, _f(s["cosine"]), _f(s["norm_ratio"], 3), up,
+                               _f(s.get("margin"), 3), s["status"]))
+    fin = r.get("final")
+    if fin:
+        where = f"{fin['norm']}-norm" if fin.get("norm") else (
+            f"b={fin['boundary']}" if fin.get("boundary") is not None else f"({fin.get('nearest')})")
+        out.append(cols.format("final", where, _f(fin["cosine"]), _f(fin.get("norm_ratio"), 3), "-", "-",
+                               fin["status"]))
+    out.append("  b: 0 embeddings, i+1 output of layer i, L before the final norm; (n): nearest, not a match")
+    return "\n".join(out)

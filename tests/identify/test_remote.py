@@ -1,0 +1,54 @@
+"""identify next to the model over SSH: both real servers, the scores travel, the model does not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.identify.conftest import DEFAULT
+from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+async def test_remote_identify_is_the_local_identify(server, shared_box, world):
+    from eagle3_tui.sources.local import LocalSource
+
+    sample = str(world.specforge("sf.ckpt"))
+    box = await shared_box()
+    remote = await box.identify(sample, model=str(world.model), device="cpu")
+    local = await LocalSource().identify(sample, model=str(world.model), device="cpu")
+    assert remote.pop("computed") == "remote" and local.pop("computed") == "local"
+    assert [s["boundary"] for s in remote["slots"]] == list(DEFAULT)
+    assert remote == local
+
+
+async def test_remote_unusable_input_comes_back_as_an_error(server, shared_box, world, tmp_path):
+    box = await shared_box()
+    r = await box.identify(str(world.specforge("sf.ckpt")), model=str(tmp_path))
+    assert r["computed"] == "remote" and "no config.json" in r["error"]
+
+
+async def test_no_transformers_on_the_box(server, shared_box, world, python_without_transformers):
+    box = await shared_box(python_without_transformers)
+    r = await box.identify(str(world.specforge("sf.ckpt")), model=str(world.model))
+    assert r["error"] == "transformers is not installed here: pip install eagle3-tui[model]"
+    assert r["computed"] == "remote"
+
+
+async def test_no_torch_on_the_box_does_not_fall_back(server, shared_box, world, python_without_torch):
+    box = await shared_box(python_without_torch)
+    r = await box.identify(str(world.specforge("sf.ckpt")), model=str(world.model))
+    assert "cannot run the model on" in r["error"] and "torch and transformers" in r["error"]
+
+
+async def test_cli_over_ssh(home, world):  # noqa: F811 - OpenSSH only, as tests/ssh/test_cli does
+    sample = world.specforge("sf.ckpt")
+    rc, out, err = await cli(home, "identify", f"box:{sample}", "--model", f"box:{world.model}", "--json")
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["computed"] == "remote" and r["path"] == f"box:{sample}"
+    assert [s["boundary"] for s in r["slots"]] == list(DEFAULT)
+    rc, out, err = await cli(home, "identify", f"box:{sample}", "--model", str(world.model.parent / "nope"))
+    assert rc == 2 and out == "" and "no such folder" in err
