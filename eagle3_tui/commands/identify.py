@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--slots", type=int, metavar="K", help="SAMPLE is a bare [T, K*H] tensor with K slots")
     p.add_argument("--hidden", type=int, metavar="H", help="SAMPLE is a bare [T, K*H] tensor with hidden size H")
-    from eagle3_tui.commands.summary import add_connection_arguments
+    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
@@ -38,16 +38,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"eagle3-tui identify: error: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
             return 2
     from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError
 
     try:
         result = identify_target(args)
-    except (SourceError, OSError) as err:
+    except (SourceError, TargetError, OSError) as err:
         print(f"eagle3-tui identify: {err}", file=sys.stderr)
         return 2
     if "error" in result:
         print(f"eagle3-tui identify: {result['error']}", file=sys.stderr)
         return 2
-    from eagle3_tui.commands.summary import to_json_ready
+    from eagle3_tui.commands._options import to_json_ready
 
     if args.json:
         print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
@@ -65,23 +66,25 @@ def exit_code(result: dict[str, Any]) -> int:
 def _on_host(value: str | None, target, what: str) -> str | None:
     """A path given for the sample's host: `box:/m` or a bare `/m` both mean /m on the box."""
     from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.target import parse_target
 
     if value is None:
         return None
     t = parse_target(value)
     if not t.is_remote:
         return t.path if target.is_remote else value
-    if not target.is_remote or (t.host, t.user, t.port) != (target.host, target.user, target.port):
+    if t.place != target.place:
         raise SourceError(f"{what} {value} must be on the same machine as the sample ({target.display()})")
     return t.path
 
 
 def identify_target(args: argparse.Namespace) -> dict[str, Any]:
+    """Identify where the sample and the model are, through that machine's Source."""
     import asyncio
 
-    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
-    from eagle3_tui.sources.target import parse_target
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, run_interruptibly
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import parse_target
 
     target = parse_target(args.sample)
     opts = {
@@ -90,29 +93,25 @@ def identify_target(args: argparse.Namespace) -> dict[str, Any]:
         "ids_from": _on_host(args.ids_from, target, "--ids-from"),
         "tokens": args.tokens, "device": args.device, "slots": args.slots, "hidden": args.hidden,
     }
-    if not target.is_remote:
-        from eagle3_tui.samples.identify import identify_file
 
-        result = identify_file(target.path, **opts)
-        result["computed"] = "local"
-        return result
-
-    async def remote() -> dict[str, Any]:
-        from eagle3_tui.sources.base import SourceError
-
+    async def run() -> dict[str, Any]:
         source = open_cli_source(target, args)
         try:
             await source.connect()
-            result = await source.identify(target.path, **opts)
+            return await source.identify(target.path, **opts)
         except SourceError as err:
             explain_source_error(err)
             raise
         finally:
             await source.close()
-        result["path"] = args.sample
-        return result
 
-    return asyncio.run(remote())
+    loop = asyncio.new_event_loop()
+    try:
+        result = run_interruptibly(loop, run())
+    finally:
+        loop.close()
+    result["path"] = args.sample
+    return result
 
 
 # ------------------------------------------------------------------------------ human output
