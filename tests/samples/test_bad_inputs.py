@@ -45,7 +45,7 @@ def _bad_files(d, marker):
     torch.save(torch.randint(0, 5, (6, 9)), d / "int_tensor")
     files["int_tensor"] = (None, "int64 values where hidden states")
     torch.save(torch.randn(0, 12), d / "zero_length")
-    files["zero_length"] = (None, "zero-length sequence")
+    files["zero_length"] = (None, "zero-size dimension (shape [0, 12])")
     torch.save({"x": _RunsCode(str(marker))}, d / "runs_code")
     files["runs_code"] = (None, "refused: the file asks to run Python code (io.open)")
     torch.save(torch.randn(4, 10), d / "width_not_divisible")
