@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tempfile
+import warnings
 import zlib
 from typing import Any
 
@@ -233,9 +234,12 @@ def _torch_load(src, *, mmap: bool) -> Any:
         with open(src, "rb") as fh:
             return _torch_load(fh, mmap=False)
     try:
-        if mmap:
-            return torch.load(src, map_location="cpu", weights_only=True, mmap=True)
-        return torch.load(src, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            # torch's own notes (beta sparse layouts...) would add lines to a one-line answer
+            warnings.simplefilter("ignore", UserWarning)
+            if mmap:
+                return torch.load(src, map_location="cpu", weights_only=True, mmap=True)
+            return torch.load(src, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
         raise SampleError(_unpickling_message(err)) from None
     except (RuntimeError, EOFError, ValueError, OSError, KeyError, IndexError, TypeError) as err:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import warnings
 import zlib
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def st_negative_offset(p: Path) -> str:
 
 def st_shape_offsets_disagree(p: Path) -> str:
     _st_json(p, {"hidden_states": _entry([4, 4], 0, 16)}, bytes(64))
-    return "does not fit"
+    return "do not fit"
 
 
 def st_past_end(p: Path) -> str:
@@ -86,7 +87,7 @@ def st_past_end(p: Path) -> str:
 
 def st_huge_shape(p: Path) -> str:
     _st_json(p, {"hidden_states": _entry([2**62, 2**62], 0, 16)}, bytes(16))
-    return "does not fit"
+    return "do not fit"
 
 
 def st_zero_dim(p: Path) -> str:
@@ -117,7 +118,9 @@ def pt_sparse(p: Path) -> str:
 
 
 def pt_sparse_csr(p: Path) -> str:
-    torch.save(torch.eye(6).to_sparse_csr(), p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+        torch.save(torch.eye(6).to_sparse_csr(), p)
     return "sparse"
 
 
