@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import textwrap
 
 # subcommand -> (module under eagle3_tui.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -32,10 +33,14 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from eagle3_tui import __version__
 
+    description = textwrap.fill(
+        "Inspect EAGLE-3 hidden-state captures and find where training and inference disagree. "
+        "Without a subcommand, opens the TUI on TARGET.", 78)
     parser = _Parser(
         prog="eagle3-tui",
-        description="Inspect EAGLE-3 hidden-state captures and find where training and "
-        "inference disagree. Without a subcommand, opens the TUI on TARGET.",
+        description=description,
+        epilog=_tui_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"eagle3-tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -46,6 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(_module=_module)
         _command_module(_module).add_arguments(p)
     return parser
+
+
+def _tui_help() -> str:
+    """The TUI's own usage and arguments (TARGET, --remote-python, --data-dir...) for --help."""
+    text = _command_module("tui").build_parser().format_help()
+    usage, _description, *sections = text.split("\n\n")
+    return "\n\n".join(["the TUI (no subcommand):", usage.replace("usage: ", "  ", 1), *sections]).rstrip()
 
 
 def _command_module(name: str):

@@ -1,6 +1,7 @@
 """`eagle3-tui bookmarks`: list, add, remove and export bookmarked samples from scripts.
 
-Exit codes: 0 done; 1 a failure (store unusable, removing what is not bookmarked);
+Exit codes: 0 done; 1 a failure (store unusable, removing what is not bookmarked, adding a
+local path where nothing is, unless --force);
 2 a usage error (bad arguments, bad target text, bad tag).
 """
 
@@ -34,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="add a tag (repeatable; existing tags are kept)")  # fmt: skip
     p.add_argument("--summarize", action="store_true",
                    help="load each sample (on its host) and keep its headline: schema, T, norm means")  # fmt: skip
+    p.add_argument("--force", action="store_true",
+                   help="bookmark local paths even when nothing is there (yet)")  # fmt: skip
     from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
@@ -71,11 +74,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         if action in ("add", "remove"):
             targets = _read_targets(args.targets)
-            for t in targets:
-                parse_target(t)
+            parts = [parse_target(t).canonical() for t in targets]
             tags = clean_tags(getattr(args, "tags", []))
     except (TargetError, BookmarkError) as e:
         return _fail(str(e), 2)
+    if action == "add" and not args.force:
+        import os
+
+        # a typo would otherwise become a bookmark nobody can open; remote paths are not checked
+        missing = [t for t, p in zip(targets, parts) if p.host is None and not os.path.lexists(p.path)]
+        for t in missing:
+            _fail(f"{t}: no such file or folder; not bookmarked (--force bookmarks it anyway)", 1)
+        if missing:
+            return 1
     try:
         with open_store(args.data_dir) as store:
             if action == "list":

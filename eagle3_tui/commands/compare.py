@@ -35,12 +35,14 @@ def run(args: argparse.Namespace) -> int:
         result = compare_targets(args.a, args.b, args)
     except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
         from eagle3_tui.sources.base import SourceError
-
         from eagle3_tui.target import TargetError
 
-        if not isinstance(err, (SourceError, TargetError, OSError)):
-            raise
-        print(f"eagle3-tui compare: {err}", file=sys.stderr)
+        message = str(err) if isinstance(err, (SourceError, TargetError, OSError)) else (
+            # last resort: nothing unforeseen in one comparison ends in a traceback
+            f"unexpected {type(err).__name__} while comparing: {str(err).strip()[:200]}")
+        if args.json:
+            print(json.dumps({"a": {"path": args.a}, "b": {"path": args.b}, "error": message}), flush=True)
+        print(f"eagle3-tui compare: {message}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)

@@ -25,6 +25,11 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 0:
         print("eagle3-tui summary: error: -k must be 0 or more", file=sys.stderr)
         return 2
+    for name in ("slots", "hidden"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"eagle3-tui summary: error: --{name} must be at least 1", file=sys.stderr)
+            return 2
     from eagle3_tui.commands._targets import summarize_targets
 
     failed = False
@@ -32,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
         failed |= "error" in result
         if args.json:
             print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+        elif "error" in result:
+            # the message goes to stderr; the table output keeps a line saying this file failed
+            print(f"eagle3-tui summary: {format_summary(result)}", file=sys.stderr, flush=True)
+            print(f"{printable(result['path'])}: failed (message on stderr)", flush=True)
         else:
             print(format_summary(result), flush=True)
     return 1 if failed else 0

@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Subcommands (summary, ls, compare, demo, bookmarks) run without the TUI; "
         "see `eagle3-tui --help`.",
     )
-    parser.add_argument("target", nargs="?", default=".",
+    parser.add_argument("target", nargs="?", default=".", metavar="TARGET",
                         help="folder or file: /data/x, host:/data/x, user@host:2222:/data/x (default: .)")
     parser.add_argument("--remote-python", metavar="P",
                         help="Python on the remote host that has torch (default: python3)")

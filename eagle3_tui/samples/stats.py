@@ -16,6 +16,8 @@ from eagle3_tui.samples.sample import NotASample, Sample, SampleError, Slot
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
+#: per-token values one summary lists at most (about 20 MB of JSON); longer files are cut
+PER_TOKEN_VALUES = 1 << 21
 
 
 class Cancelled(Exception):
@@ -42,42 +44,55 @@ def summarize_file(
         return {"path": path, "error": str(err)}
     except MemoryError:
         return {"path": path, "error": "out of memory while loading the file"}
+    except Cancelled:
+        raise
+    except Exception as err:  # noqa: BLE001 - last resort: one line for this file, with the type
+        text = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        return {"path": path, "error": f"unexpected {type(err).__name__} while reading this file: {text}"}
 
 
 def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = None) -> dict[str, Any]:
     t = sample.tokens
     valid = sample.valid_len
+    parts = len(sample.slots) + (sample.final is not None)
+    # per-token lists (norms, first-k, ids, mask) are cut to a budget of values, so that a
+    # sequence of millions of tokens gives a bounded JSON line and a bounded panel
+    listed = min(t, max(1, PER_TOKEN_VALUES // (parts * (1 + k) + 2)))
     slots = [
-        _slot_summary(s, i, k=k, valid=valid, cancel=cancel) for i, s in enumerate(sample.slots)
+        _slot_summary(s, i, k=k, valid=valid, listed=listed, cancel=cancel)
+        for i, s in enumerate(sample.slots)
     ]
     final = (
-        _slot_summary(sample.final, None, k=k, valid=valid, cancel=cancel)
+        _slot_summary(sample.final, None, k=k, valid=valid, listed=listed, cancel=cancel)
         if sample.final is not None
         else None
     )
-    ids = sample.ids.tolist() if sample.ids is not None else None
-    mask = sample.loss_mask.tolist() if sample.loss_mask is not None else None
+    ids_t, mask_t = sample.ids, sample.loss_mask
+    ids = ids_t[:listed].tolist() if ids_t is not None else None
+    mask = mask_t[:listed].tolist() if mask_t is not None else None
 
     warnings: list[str] = []
-    pad = t - valid
-    pad_nonzero = False
-    if pad:
-        pad_nonzero = any(
-            any(n is None or n > 0 for n in part["norms"][valid:])
-            for part in [*slots, *([final] if final else [])]
+    if listed < t:
+        warnings.append(
+            f"per-token values (norms, first {k}, ids, mask) list the first {listed} of {t} tokens; "
+            "the statistics cover them all"
         )
-        if pad_nonzero:
-            warnings.append(
-                f"{pad} padding rows (ids 0, loss mask 0) carry non-zero hidden states: "
-                "exclude them when comparing"
-            )
-    if ids is not None and mask is not None and not pad:
-        zero_tail = len(ids) - len(_rstrip_zeros(ids))
-        if zero_tail >= 2 and any(mask[len(ids) - zero_tail :]):
+    pad = t - valid
+    pad_nonzero = any(part.pop("_pad_nonzero") for part in [*slots, *([final] if final else [])])
+    if pad and pad_nonzero:
+        warnings.append(
+            f"{pad} padding rows (ids 0, loss mask 0) carry non-zero hidden states: "
+            "exclude them when comparing"
+        )
+    if ids_t is not None and mask_t is not None and not pad:
+        nonzero = (ids_t != 0).nonzero()
+        kept = int(nonzero[-1, 0]) + 1 if len(nonzero) else 0
+        zero_tail = t - kept
+        if zero_tail >= 2 and bool(mask_t[kept:].any()):
             warnings.append(
                 f"the last {zero_tail} rows have id 0 but loss mask 1: padding taken for real tokens?"
             )
-    if mask is not None and not any(mask[:valid]):
+    if mask_t is not None and not bool(mask_t[:valid].any()):
         warnings.append("loss mask is 0 on every token: this sample trains nothing")
     for part in [*slots, *([final] if final else [])]:
         if part["nan"] or part["inf"]:
@@ -86,7 +101,7 @@ def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = No
                 f"first in row {part['first_nonfinite_row']}"
             )
 
-    return {
+    result = {
         "path": sample.path,
         "schema": sample.schema,
         "tokens": t,
@@ -99,26 +114,29 @@ def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = No
         "final_norm": sample.final_norm,
         "ids": ids,
         "mask": mask,
-        "loss_mask": {"ones": int(sum(1 for m in mask if m)), "total": len(mask)} if mask is not None else None,
+        "loss_mask": {"ones": int((mask_t != 0).sum()), "total": t} if mask_t is not None else None,
         "padding": {"trailing": pad, "nonzero_hidden": pad_nonzero},
         "source_keys": dict(sample.source_keys),
         "assumptions": list(sample.assumptions),
         "warnings": warnings,
     }
+    if listed < t:
+        result["listed_tokens"] = listed
+    return result
 
 
 def _slot_summary(
-    slot: Slot, index: int | None, *, k: int, valid: int, cancel: threading.Event | None
+    slot: Slot, index: int | None, *, k: int, valid: int, listed: int, cancel: threading.Event | None
 ) -> dict[str, Any]:
     import torch
 
     x = slot.tensor
     rows, width = x.shape
     step = max(1, CHUNK_ELEMENTS // max(width, 1))
-    norms = torch.empty(rows, dtype=torch.float32)
-    total = 0.0
-    total_sq = 0.0
-    count = 0
+    # float64 data keeps float64: its values may lie beyond float32's range (1e300 is finite)
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    norms = torch.empty(rows, dtype=torch.float64)
+    acc = _Moments()
     lo = math.inf
     hi = -math.inf
     nan = inf = 0
@@ -127,63 +145,54 @@ def _slot_summary(
     # Each chunk is copied into one float32 buffer, then reduced there: bf16 reductions on the CPU
     # are several times slower than a conversion plus float32 reductions. The buffer bounds the
     # extra memory at CHUNK_ELEMENTS floats, instead of a float32 copy of the whole slot.
-    # Variance comes from float32 sums of squares (the row norms): relative error ~1e-6 of E[x^2],
-    # plenty for hidden states whose mean is small next to their spread.
-    buf = torch.empty((min(step, rows), width), dtype=torch.float32)
+    # Variance comes from sums of squares (the row norms, accumulated scaled by their maximum so
+    # that huge values do not overflow): relative error ~1e-6 of E[x^2] on float32 data, plenty
+    # for hidden states whose mean is small next to their spread.
+    buf = torch.empty((min(step, rows), width), dtype=work)
     for r0 in range(0, rows, step):
         if cancel is not None and cancel.is_set():
             raise Cancelled()
         r1 = min(rows, r0 + step)
         chunk = buf[: r1 - r0]
         chunk.copy_(x[r0:r1])
-        n = torch.linalg.vector_norm(chunk, dim=-1)
-        norms[r0:r1] = n
-        c_sum = float(chunk.sum(dtype=torch.float64 if x.dtype == torch.float64 else torch.float32))
         c_lo, c_hi = (float(v) for v in torch.aminmax(chunk))
-        if math.isfinite(c_sum) and math.isfinite(c_lo) and math.isfinite(c_hi):
-            stat_rows = max(0, min(r1, valid) - r0)
-            if stat_rows == r1 - r0:
-                total += c_sum
-                total_sq += float(n.double().square().sum())
-                lo, hi = min(lo, c_lo), max(hi, c_hi)
-                count += chunk.numel()
-            elif stat_rows:
+        stat_rows = max(0, min(r1, valid) - r0)
+        if math.isfinite(c_lo) and math.isfinite(c_hi):
+            n = _row_norms(chunk)
+            norms[r0:r1] = n
+            if stat_rows:
                 part = chunk[:stat_rows]
-                total += float(part.sum())
-                total_sq += float(n[:stat_rows].double().square().sum())
-                p_lo, p_hi = torch.aminmax(part)
-                lo, hi = min(lo, float(p_lo)), max(hi, float(p_hi))
-                count += part.numel()
+                if stat_rows < r1 - r0:
+                    c_lo, c_hi = (float(v) for v in torch.aminmax(part))
+                acc.add(part, n[:stat_rows], part.numel())
+                lo, hi = min(lo, c_lo), max(hi, c_hi)
             continue
-        # slow path, only for chunks holding NaN/Inf
+        # slow path, only for chunks holding NaN/Inf (or float32 values whose squares overflow)
         nan_rows = torch.isnan(chunk)
         inf_rows = torch.isinf(chunk)
         nan += int(nan_rows.sum())
         inf += int(inf_rows.sum())
-        bad_row = (nan_rows | inf_rows).any(dim=-1)
+        bad = nan_rows | inf_rows
+        bad_row = bad.any(dim=-1)
         if first_bad is None and bool(bad_row.any()):
             first_bad = r0 + int(bad_row.nonzero()[0, 0])
-        stat_rows = max(0, min(r1, valid) - r0)
+        norms[r0:r1] = torch.linalg.vector_norm(chunk, dim=-1)
         if stat_rows:
-            part = chunk[:stat_rows]
-            finite = torch.isfinite(part)
-            vals = part[finite]
-            if vals.numel():
-                total += float(vals.sum(dtype=torch.float64))
-                total_sq += float(vals.double().square().sum())
+            part = chunk[:stat_rows].masked_fill(bad[:stat_rows], 0.0)
+            finite = int((~bad[:stat_rows]).sum())
+            if finite:
+                acc.add(part, _row_norms(part), finite)
+                vals = chunk[:stat_rows][~bad[:stat_rows]]
                 lo, hi = min(lo, float(vals.min())), max(hi, float(vals.max()))
-                count += vals.numel()
 
     valid_norms = norms[:valid]
     finite_norms = valid_norms[torch.isfinite(valid_norms)]
-    if count:
-        mean = total / count
-        var = max(total_sq / count - mean * mean, 0.0)
-        std = math.sqrt(var)
-    else:
-        mean = std = None
+    mean, std = acc.mean_std()
+    if not acc.count:
         lo = hi = None
-    first = x[:, : max(0, min(k, width))].float()
+    first = x[:listed, : max(0, min(k, width))].to(work)
+    top = float(finite_norms.max()) if finite_norms.numel() else 0.0
+    norm_mean = float((finite_norms / top).mean()) * top if top > 0 else 0.0
 
     return {
         "index": index,
@@ -191,10 +200,10 @@ def _slot_summary(
         "boundary": slot.boundary,
         "boundary_note": slot.boundary_note,
         "dtype": str(x.dtype).removeprefix("torch."),
-        "norms": _finite_list(norms),
-        "norm_mean": _finite(float(finite_norms.mean())) if finite_norms.numel() else None,
+        "norms": _finite_list(norms[:listed] if work == torch.float64 else norms[:listed].float()),
+        "norm_mean": _finite(norm_mean) if finite_norms.numel() else None,
         "norm_min": _finite(float(finite_norms.min())) if finite_norms.numel() else None,
-        "norm_max": _finite(float(finite_norms.max())) if finite_norms.numel() else None,
+        "norm_max": _finite(top) if finite_norms.numel() else None,
         "mean": _finite(mean),
         "std": _finite(std),
         "min": _finite(lo),
@@ -204,7 +213,63 @@ def _slot_summary(
         "inf": inf,
         "first_nonfinite_row": first_bad,
         "first": _finite_list(first),
+        "_pad_nonzero": bool((norms[valid:] != 0).any()),
     }
+
+
+def _row_norms(chunk):
+    """Per-row L2 norms in float64; rows whose squares overflow are scaled by their absmax."""
+    import torch
+
+    n = torch.linalg.vector_norm(chunk, dim=-1).double()
+    if not bool(torch.isinf(n).any()):
+        return n
+    scale = chunk.abs().amax(dim=-1, keepdim=True).double()
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return torch.linalg.vector_norm(chunk.double() / scale, dim=-1) * scale.squeeze(-1)
+
+
+class _Moments:
+    """Count, mean and variance of many values in parts, without overflow for huge values.
+
+    The mean is kept as a running mean of part means; the sum of squares as `ssq * scale**2`
+    with `scale` the largest row norm seen (as BLAS nrm2 does), so 1e300 stays finite.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.scale = 0.0
+        self.ssq = 0.0
+
+    def add(self, part, row_norms, count: int) -> None:
+        import torch
+
+        total = float(part.sum())
+        if not math.isfinite(total):
+            top = float(part.abs().max())
+            total = float((part.double() / top).sum()) * top if top > 0 else 0.0
+            part_mean = float((part.double() / top).sum() / count) * top if top > 0 else 0.0
+        else:
+            part_mean = total / count
+        new = self.count + count
+        self.mean += (part_mean - self.mean) * (count / new)
+        self.count = new
+        top = float(row_norms.max()) if row_norms.numel() else 0.0
+        if top > self.scale:
+            self.ssq *= (self.scale / top) ** 2
+            self.scale = top
+        if self.scale > 0:
+            self.ssq += float((row_norms / self.scale).square().sum())
+
+    def mean_std(self) -> tuple[float | None, float | None]:
+        if not self.count:
+            return None, None
+        if self.scale == 0:
+            return self.mean, 0.0
+        mu = self.mean / self.scale
+        var = max(self.ssq / self.count - mu * mu, 0.0)
+        return self.mean, math.sqrt(var) * self.scale
 
 
 def _rstrip_zeros(values: list) -> list:

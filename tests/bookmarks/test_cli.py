@@ -18,7 +18,7 @@ NASTY = [
 
 
 def test_add_list_remove_round_trip(cli, data_dir):
-    r = cli("add", *NASTY, "--note", "layer off by one, maybe", "--tag", "shift", "--tag", "nan")
+    r = cli("add", "--force", *NASTY, "--note", "layer off by one, maybe", "--tag", "shift", "--tag", "nan")
     assert r.returncode == 0, r.stderr
     assert "3 new" in r.stderr
 
@@ -51,7 +51,7 @@ def test_targets_from_stdin(cli, data_dir):
 
 
 def test_export_json_parses_back_to_the_list(cli):
-    cli("add", *NASTY, "--note", "n,1\nline 2", "--tag", "t")
+    cli("add", "--force", *NASTY, "--note", "n,1\nline 2", "--tag", "t")
     r = cli("export", "--format", "json")
     assert r.returncode == 0, r.stderr
     exported = json.loads(r.stdout)
@@ -62,7 +62,7 @@ def test_export_json_parses_back_to_the_list(cli):
 
 
 def test_export_csv_reads_back_with_the_csv_module(cli, data_dir):
-    cli("add", *NASTY, "--note", 'says "hi", twice\nthen more', "--tag", "a", "--tag", "b")
+    cli("add", "--force", *NASTY, "--note", 'says "hi", twice\nthen more', "--tag", "a", "--tag", "b")
     headline = {"schema": "SpecForge offline", "tokens": 16, "hidden": 32,
                 "slots": [{"label": "aux0", "norm_mean": 1.5}, {"label": "aux1", "norm_mean": 2.25}]}  # fmt: skip
     with open_store(data_dir) as s:
@@ -79,7 +79,7 @@ def test_export_csv_reads_back_with_the_csv_module(cli, data_dir):
 
 
 def test_export_paths_one_per_line_per_machine(cli):
-    cli("add", *NASTY)
+    cli("add", "--force", *NASTY)
     r = cli("export", "--format", "paths", "--host", "gpu-box")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["/data/eagle3/rows_0-2000/data_0.ckpt",
@@ -107,7 +107,7 @@ def test_export_filters_by_tag(cli):
 
 
 def test_removing_a_missing_bookmark_fails_but_removes_the_others(cli, data_dir):
-    cli("add", "/d/a.pt")
+    cli("add", "--force", "/d/a.pt")
     r = cli("remove", "/d/a.pt", "/d/never.pt")
     assert r.returncode == 1
     assert "not bookmarked: /d/never.pt" in r.stderr
@@ -134,7 +134,7 @@ def test_usage_errors_exit_2_with_one_message_and_change_nothing(data_dir, capsy
 
 
 def test_data_dir_flag_overrides_the_environment(cli, tmp_path, data_dir):
-    r = cli("add", "/d/a.pt")  # --data-dir DATA_DIR
+    r = cli("add", "--force", "/d/a.pt")  # --data-dir DATA_DIR
     assert r.returncode == 0 and (data_dir / "bookmarks.sqlite3").is_file()
     assert cli("list", "--json", data=False).stdout == ""  # EAGLE3_TUI_DATA_DIR's store is empty
     r = cli("--data-dir", str(data_dir), "list", "--json", data=False)  # flag before the action
@@ -151,7 +151,7 @@ def test_add_with_summarize_keeps_the_samples_headline(cli, tmp_path):
     torch.save({"input_ids": torch.arange(T), "aux_hidden_state": aux, "hidden_state": torch.randn(1, T, H)}, good)
     missing = tmp_path / "rows_0-2000" / "data_1.ckpt"
 
-    r = cli("add", "--summarize", str(good), str(missing), "--tag", "s")
+    r = cli("add", "--force", "--summarize", str(good), str(missing), "--tag", "s")
     assert r.returncode == 1  # one sample could not be summarised ...
     assert str(missing) in r.stderr and len(r.stderr.splitlines()) == 2
     rows = {row["target"]: row for row in map(json.loads, cli("list", "--json").stdout.splitlines())}

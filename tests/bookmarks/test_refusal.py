@@ -87,7 +87,7 @@ def test_refused_store_is_reported_by_the_cli_in_one_line(data_dir, cli):
     path = _filled_store(data_dir)
     _garbage_pages(path)
     before = path.read_bytes()
-    for args in (["list"], ["add", "/d/new.pt"], ["remove", "gpu:/data/rows_1/data_1.ckpt"], ["export"]):
+    for args in (["list"], ["add", "--force", "/d/new.pt"], ["remove", "gpu:/data/rows_1/data_1.ckpt"], ["export"]):
         r = cli(*args)
         assert r.returncode == 1, (args, r.stderr)
         assert r.stdout == ""

@@ -45,7 +45,7 @@ def _bad_files(d, marker):
     torch.save(torch.randint(0, 5, (6, 9)), d / "int_tensor")
     files["int_tensor"] = (None, "int64 values where hidden states")
     torch.save(torch.randn(0, 12), d / "zero_length")
-    files["zero_length"] = (None, "zero-length sequence")
+    files["zero_length"] = (None, "zero-size dimension (shape [0, 12])")
     torch.save({"x": _RunsCode(str(marker))}, d / "runs_code")
     files["runs_code"] = (None, "refused: the file asks to run Python code (io.open)")
     torch.save(torch.randn(4, 10), d / "width_not_divisible")
@@ -67,22 +67,23 @@ def test_every_bad_file_gives_one_line_and_exit_1(tmp_path):
     out = _summary(*(str(tmp_path / n) for n in names))  # one process: torch imports once
     assert out.returncode == 1
     assert "Traceback" not in out.stderr + out.stdout
-    lines = out.stdout.strip().splitlines()
-    assert len(lines) == len(names), out.stdout
+    assert out.stdout.strip().splitlines() == [f"{tmp_path / n}: failed (message on stderr)" for n in names]
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == len(names), out.stderr
     for name, line in zip(names, lines):
-        assert line.startswith(f"{tmp_path / name}: error: "), line
+        assert line.startswith(f"eagle3-tui summary: {tmp_path / name}: error: "), line
         assert files[name][1] in line, (name, line)
     assert not marker.exists(), "unpickling ran code from the file"
 
     out = _summary("--slots", "3", str(tmp_path / "width_not_divisible"))
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stdout.strip().endswith("error: width 10 is not divisible by the given k = 3")
+    assert out.stderr.strip().endswith("error: width 10 is not divisible by the given k = 3")
 
 
 def test_a_bad_file_alone_exits_1(tmp_path):
     (tmp_path / "empty.pt").write_bytes(b"")
     out = _summary(str(tmp_path / "empty.pt"))
-    assert out.returncode == 1 and out.stdout.strip().endswith("error: empty file (0 bytes)")
+    assert out.returncode == 1 and out.stderr.strip().endswith("error: empty file (0 bytes)")
 
 
 def test_json_error_lines_and_mixed_exit_code(tmp_path):
@@ -100,7 +101,8 @@ def test_json_error_lines_and_mixed_exit_code(tmp_path):
     assert second == {"path": str(tmp_path / "empty.pt"), "error": "empty file (0 bytes)", "computed": "local"}
 
 
-@pytest.mark.parametrize("argv", [["summary"], ["summary", "-k", "-1", "x"], ["summary", "--slots", "two", "x"]])
+@pytest.mark.parametrize("argv", [["summary"], ["summary", "-k", "-1", "x"], ["summary", "--slots", "two", "x"],
+                                  ["summary", "--slots", "0", "x"], ["summary", "--hidden", "-3", "x"]])
 def test_usage_errors_exit_2(argv):
     out = subprocess.run([sys.executable, "-m", "eagle3_tui", *argv], capture_output=True, text=True)
     assert out.returncode == 2
@@ -114,5 +116,5 @@ def test_missing_file_and_folder(tmp_path):
         text=True,
     )
     assert out.returncode == 1
-    assert out.stdout.splitlines()[0].endswith("error: no such file")
-    assert out.stdout.splitlines()[1].endswith("error: is a folder, not a file")
+    assert out.stderr.splitlines()[0].endswith("error: no such file")
+    assert out.stderr.splitlines()[1].endswith("error: is a folder, not a file")
