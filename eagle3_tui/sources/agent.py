@@ -13,6 +13,7 @@ Protocol, JSON lines both ways. The agent first prints one line
     stat      {"path"}                   -> {"id", "entry": [name, kind, size, mtime]}
     summarize {"path", "k", "slots", "hidden"}  -> {"id", "result": {...}}
     compare   {"a", "b", "slots", "hidden"}     -> {"id", "result": {...}}
+    accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -169,6 +170,15 @@ class Agent:
 
         result = compare_files(
             req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
+        )
+        self.send({"id": rid, "result": result})
+
+    def op_accept(self, rid, req, cancel):
+        from eagle3_tui.samples.accept import accept_file
+
+        result = accept_file(
+            req["path"], req["drafter"], model=req.get("model"), steps=int(req.get("steps") or 3),
+            all_rows=bool(req.get("all_rows")), order=req.get("order"), cancel=cancel,
         )
         self.send({"id": rid, "result": result})
 

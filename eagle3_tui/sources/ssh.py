@@ -306,6 +306,21 @@ class SshSource(Source):
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
         return _restore_paths(result, {str(local_a): a, str(local_b): b})
 
+    async def accept(
+        self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
+        order: list[int] | None = None,
+    ) -> dict[str, Any]:
+        args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
+                "order": order}
+        remote = await self._remote("accept", f"running the drafter on {path}", args)
+        if remote is not None:
+            remote.setdefault("drafter", drafter)
+            return remote
+        # No SFTP fallback: a drafter (and its target's embedding) can be gigabytes; it runs where it is.
+        return {"path": path, "drafter": drafter, "computed": "local",
+                "error": f"cannot run the drafter on {self.target.host}: no usable Python with torch there "
+                         "(see --remote-python)"}
+
     async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's answer, or None when this box cannot compute (then we compute here)."""
 
