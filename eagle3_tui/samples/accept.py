@@ -291,8 +291,12 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
     T = aux.shape[0]
     nh, nkv, hd = d.heads, d.kv_heads, d.head_dim
 
+    f32: dict = {}  # each bf16/fp16 weight is converted once per call, not once per step
+
     def lin(x, name):
-        return x @ w[name].float().T if w[name].dtype != torch.float32 else x @ w[name].T
+        if name not in f32:
+            f32[name] = w[name].float()
+        return x @ f32[name].T
 
     def stop():
         if cancel is not None and cancel.is_set():
