@@ -67,6 +67,30 @@ def run_interruptibly(loop: asyncio.AbstractEventLoop, coro):
         raise
 
 
+def run_on_source(target, args: argparse.Namespace, call):
+    """Open the Source of `target`'s machine with the command line's options, connect, return
+    `await call(source)`, close. A refused connection is explained on stderr and raised again;
+    ctrl+c cancels the computation (see run_interruptibly)."""
+    from eagle3_tui.sources.base import SourceError
+
+    async def run():
+        source = open_cli_source(target, args)
+        try:
+            await source.connect()
+            return await call(source)
+        except SourceError as err:
+            explain_source_error(err)
+            raise
+        finally:
+            await source.close()
+
+    loop = asyncio.new_event_loop()
+    try:
+        return run_interruptibly(loop, run())
+    finally:
+        loop.close()
+
+
 class _Hosts:
     """One connected Source per place (user, host, port; the local disk is one place too),
     or the error that connecting gave."""

@@ -60,14 +60,7 @@ def exit_code(result: dict[str, Any]) -> int:
 def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     """Compare where the data is, through the Source of A's machine (this process for local
     files, the agent on the host for SSH targets)."""
-    import asyncio
-
-    from eagle3_tui.commands._targets import (
-        TokenizerChoice,
-        explain_source_error,
-        open_cli_source,
-        run_interruptibly,
-    )
+    from eagle3_tui.commands._targets import TokenizerChoice, run_on_source
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import parse_target
 
@@ -76,23 +69,8 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
         raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
     tokenizer = TokenizerChoice(getattr(args, "tokenizer", None))
 
-    async def run() -> dict[str, Any]:
-        source = open_cli_source(ta, args)
-        try:
-            await source.connect()
-            return await source.compare(ta.path, tb.path, slots=args.slots, hidden=args.hidden,
-                                        tokenizer=tokenizer.on_source(ta))
-        except SourceError as err:
-            explain_source_error(err)
-            raise
-        finally:
-            await source.close()
-
-    loop = asyncio.new_event_loop()
-    try:
-        result = run_interruptibly(loop, run())
-    finally:
-        loop.close()
+    result = run_on_source(ta, args, lambda source: source.compare(
+        ta.path, tb.path, slots=args.slots, hidden=args.hidden, tokenizer=tokenizer.on_source(ta)))
     result = tokenizer.finish(result, ta)
     # show the paths as typed, host included
     for side, shown in (("a", a), ("b", b)):

@@ -50,7 +50,7 @@ def _print_written(manifest: dict) -> None:
     size = manifest["bytes"] / 1e6
     print(f"Wrote the demo dataset to {os.path.abspath(d)} ({size:.1f} MB, seed {manifest['seed']}):")
     print(f"  train/     {len(train)} SpecForge samples (.ckpt, one .ckpt.gz), right-padded, some indices missing")
-    print(f"  train_pt/  the same samples under .pt names")
+    print("  train_pt/  the same samples under .pt names")
     print(f"  infer/     {len(ok)} correctly wired captures and {len(faults)} with a known fault")
     print("  README.txt says which capture belongs to which sample and what is wrong with it")
     print()

@@ -80,10 +80,7 @@ def _on_host(value: str | None, target, what: str) -> str | None:
 
 def identify_target(args: argparse.Namespace) -> dict[str, Any]:
     """Identify where the sample and the model are, through that machine's Source."""
-    import asyncio
-
-    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, run_interruptibly
-    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.commands._targets import run_on_source
     from eagle3_tui.target import parse_target
 
     target = parse_target(args.sample)
@@ -94,22 +91,7 @@ def identify_target(args: argparse.Namespace) -> dict[str, Any]:
         "tokens": args.tokens, "device": args.device, "slots": args.slots, "hidden": args.hidden,
     }
 
-    async def run() -> dict[str, Any]:
-        source = open_cli_source(target, args)
-        try:
-            await source.connect()
-            return await source.identify(target.path, **opts)
-        except SourceError as err:
-            explain_source_error(err)
-            raise
-        finally:
-            await source.close()
-
-    loop = asyncio.new_event_loop()
-    try:
-        result = run_interruptibly(loop, run())
-    finally:
-        loop.close()
+    result = run_on_source(target, args, lambda source: source.identify(target.path, **opts))
     result["path"] = args.sample
     return result
 

@@ -18,6 +18,7 @@ Protocol, JSON lines both ways. The agent first prints one line
               when the hello said the box has the tokenizers package)
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
                                                  -> {"id", "result": {...}}
+    accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -195,6 +196,15 @@ class Agent:
         keys = ("drafter", "tokens", "device", "ids_from", "slots", "hidden")
         opts = {k: req[k] for k in keys if req.get(k) is not None}
         result = identify_file(req["path"], req["model"], cancel=cancel, **opts)
+        self.send({"id": rid, "result": result})
+
+    def op_accept(self, rid, req, cancel):
+        from eagle3_tui.samples.accept import accept_file
+
+        result = accept_file(
+            req["path"], req["drafter"], model=req.get("model"), steps=int(req.get("steps") or 3),
+            all_rows=bool(req.get("all_rows")), order=req.get("order"), cancel=cancel,
+        )
         self.send({"id": rid, "result": result})
 
 

@@ -152,6 +152,15 @@ class Source(ABC):
         device, ids_from, slots, hidden. Unusable input comes back as {"path", "model", "error"}."""
         raise SourceError(f"{self.label}: identify is not available for this source")
 
+    async def accept(
+        self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
+        order: list[int] | None = None,
+    ) -> dict[str, Any]:
+        """The acceptance JSON object of `eagle3-tui accept --json` (samples/accept.py), with
+        "computed" set. The drafter (and model) folders are paths on the same machine as `path`.
+        Unusable inputs come back as {"path", "drafter", "error"}."""
+        raise NotImplementedError
+
     async def list_all(self, path: str) -> list[Entry]:
         listing = NaturalListing()
         async for page in self.list_pages(path):

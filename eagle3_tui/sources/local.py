@@ -103,6 +103,26 @@ class LocalSource(Source):
         result["computed"] = "local"
         return result
 
+    async def accept(
+        self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
+        order: list[int] | None = None,
+    ) -> dict[str, Any]:
+        cancel = threading.Event()
+
+        def _run() -> dict[str, Any]:
+            from eagle3_tui.samples.accept import accept_file
+
+            return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
+                               cancel=cancel)
+
+        try:
+            result = await asyncio.to_thread(_run)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        result["computed"] = "local"
+        return result
+
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None,

@@ -368,6 +368,21 @@ class SshSource(Source):
                 "error": f"cannot run the model on {self.target.host} ({why} there): identify runs next to "
                          "the model and needs torch and transformers on that box (pip install eagle3-tui[model])"}
 
+    async def accept(
+        self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
+        order: list[int] | None = None,
+    ) -> dict[str, Any]:
+        args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
+                "order": order}
+        remote = await self._remote("accept", f"running the drafter on {path}", args)
+        if remote is not None:
+            remote.setdefault("drafter", drafter)
+            return remote
+        # No SFTP fallback: a drafter (and its target's embedding) can be gigabytes; it runs where it is.
+        return {"path": path, "drafter": drafter, "computed": "local",
+                "error": f"cannot run the drafter on {self.target.host}: no usable Python with torch there "
+                         "(see --remote-python)"}
+
     async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's answer, or None when this box cannot compute (then we compute here)."""
 

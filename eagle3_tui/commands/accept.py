@@ -1,0 +1,109 @@
+"""`eagle3-tui accept SAMPLE --drafter DIR`: what acceptance would this drafter get on this sample?
+
+Runs the drafter's EAGLE-3 forward exactly as SpecForge's training step does (samples/accept.py)
+where the data is: in this process for a local sample, on the box for `host:path` (the drafter
+and model folders are then paths on that box; only the metrics travel).
+Exit status: 0 with a result, 2 when the sample, the drafter or the host cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("sample", metavar="SAMPLE", help="hidden-state sample (local path or host:path)")
+    p.add_argument("--drafter", required=True, metavar="DIR",
+                   help="EAGLE-3 drafter folder (config.json + model.safetensors or pytorch_model.bin), "
+                        "on the same machine as SAMPLE")
+    p.add_argument("--model", metavar="DIR",
+                   help="target model folder: embed_tokens when the drafter has none, the LM head for "
+                        "targets from the sample's post-norm final state, tokenizer.json for token text")
+    p.add_argument("--steps", type=int, default=3, metavar="K", help="draft steps to roll out (default 3)")
+    p.add_argument("--all-rows", action="store_true", help="score every valid row, not only loss rows")
+    p.add_argument("--order", metavar="I,J,K",
+                   help="feed the sample's slots to fc in this order (e.g. 1,2,0 for a permuted capture)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    from eagle3_tui.commands._options import add_connection_arguments
+
+    add_connection_arguments(p)
+
+
+def _fail(message: str) -> int:
+    print(f"eagle3-tui accept: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.steps < 1:
+        return _fail("error: --steps must be at least 1")
+    order = None
+    if args.order:
+        try:
+            order = [int(x) for x in args.order.split(",")]
+        except ValueError:
+            return _fail(f"error: --order takes slot indices like 1,2,0, not {args.order!r}")
+    try:
+        result = accept_target(args, order)
+    except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
+        from eagle3_tui.sources.base import SourceError
+        from eagle3_tui.target import TargetError
+
+        if not isinstance(err, (SourceError, TargetError, OSError)):
+            raise
+        return _fail(str(err))
+    if args.json:
+        from eagle3_tui.commands._options import to_json_ready
+
+        print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+    elif "error" in result:
+        print(f"{result['path']}: error: {result['error']}", file=sys.stderr)
+    else:
+        print(format_result(result), flush=True)
+    return 2 if "error" in result else 0
+
+
+def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str, Any]:
+    """Run the drafter where the sample is, through that machine's Source."""
+    from eagle3_tui.commands._targets import run_on_source
+    from eagle3_tui.target import parse_target
+
+    target = parse_target(args.sample)
+    result = run_on_source(target, args, lambda source: source.accept(
+        target.path, args.drafter, model=args.model, steps=args.steps, all_rows=args.all_rows, order=order))
+    result["path"] = args.sample  # as typed, host included
+    return result
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def format_result(r: dict[str, Any]) -> str:
+    info = r.get("drafter_info") or {}
+    k = len(r["steps"])
+    lines = [
+        f"{r['path']}",
+        f"  drafter {r['drafter']} ({info.get('layout', '?')}, H {info.get('hidden')}, k {info.get('k')}, "
+        f"draft vocab {info.get('draft_vocab')})",
+        f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']}; targets from "
+        f"{'the target model head' if r['target_source'] == 'model' else 'the sample ids'})"
+        + (f", computed {r['computed']}" if r.get("computed") else ""),
+        "  per step " + "  ".join(f"{s + 1}: {_pct(v)}" for s, v in enumerate(r["steps"])),
+        f"  tau {r['tau']:.2f} (accepted length of a {k}-token draft, the target's own token included)"
+        if r["tau"] is not None else "  tau -",
+    ]
+    if r.get("order"):
+        lines.append(f"  slots fed in order {r['order']}")
+    lines += [f"  note: {n}" for n in r.get("notes", [])]
+    misses = [t for t in r["per_token"] if not t["hit"]][:8]
+    if misses:
+        def text(t: dict[str, Any], key: str) -> str:
+            return repr(t[key + "_text"]) if t.get(key + "_text") is not None else str(t[key])
+
+        lines.append("  first misses (row: draft -> target, p):")
+        lines += [f"    {t['row']}: {text(t, 'draft')} -> {text(t, 'target')}, p {t['p']:.2f}" for t in misses]
+    return "\n".join(lines)
