@@ -40,7 +40,7 @@ def _bad_folders(trained, tmp) -> dict:
     (tmp / "trunc" / "config.json").write_text("{}")
     header = json.dumps({"fc.weight": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}}).encode()
     (tmp / "trunc" / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 10)
-    out["truncated"] = (str(tmp / "trunc"), "out of bounds")
+    out["truncated"] = (str(tmp / "trunc"), "past the end of the file")
     (tmp / "evil").mkdir()
     (tmp / "evil" / "config.json").write_text("{}")
     torch.save({"fc.weight": Evil()}, tmp / "evil" / "pytorch_model.bin")
