@@ -1,4 +1,7 @@
-"""The eagle3-tui Textual application: app-wide keys, the host-key dialog, and the screens."""
+"""The eagle3-tui Textual application: app-wide keys, the host-key dialog, and the screens.
+
+Screens do not import the app: the main screen reads what it needs through a narrow interface
+(its `Host` protocol), and other screens post messages that bubble here (PinsSwapped)."""
 
 from __future__ import annotations
 
@@ -7,10 +10,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from textual.app import App
-from textual.binding import Binding
 from textual.screen import Screen
 
+from eagle3_tui.ui import keys
 from eagle3_tui.ui.connect import Opened, open_target
+from eagle3_tui.ui.messages import PinsSwapped
 from eagle3_tui.ui.screens.main import MainScreen
 
 Opener = Callable[..., Awaitable[Opened]]
@@ -18,7 +22,7 @@ Opener = Callable[..., Awaitable[Opened]]
 
 def _palette_provider():
     # imported when the palette first opens: textual.command costs ~80 ms at start-up
-    from eagle3_tui.ui.commands import Eagle3Commands
+    from eagle3_tui.ui.palette import Eagle3Commands
 
     return Eagle3Commands
 
@@ -27,17 +31,7 @@ class Eagle3App(App):
     CSS_PATH = "app.tcss"
     TITLE = "eagle3-tui"
     COMMANDS = App.COMMANDS | {_palette_provider}
-    BINDINGS = [
-        Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help",
-                tooltip="This list of keys"),
-        Binding("n", "step_sample(1)", "Next", id="app.next_sample",
-                tooltip="Next sample file in this folder (from anywhere)"),
-        Binding("p", "step_sample(-1)", "Prev", id="app.prev_sample",
-                tooltip="Previous sample file in this folder (from anywhere)"),
-        Binding("r", "reload", "Reload", show=False, id="app.reload",
-                tooltip="Reload the folder and the sample shown"),
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit"),
-    ]
+    BINDINGS = keys.APP
 
     def __init__(
         self,
@@ -51,14 +45,15 @@ class Eagle3App(App):
         super().__init__()
         #: where bookmarks live (None: the user data folder, or EAGLE3_TUI_DATA_DIR)
         self.data_dir = data_dir
-        self.target = target
+        #: the target given on the command line; the main screen parses it and owns what is open
+        self.start_target = target
         self.remote_python = remote_python
         self.accept_new_host_key = accept_new_host_key
         #: turns the target into an open Source; tests pass their own (e.g. a counting source)
         self.opener = opener
 
     def get_default_screen(self) -> Screen:
-        return MainScreen()
+        return MainScreen(self.start_target, data_dir=self.data_dir)
 
     @property
     def main_screen(self) -> MainScreen:
@@ -91,6 +86,10 @@ class Eagle3App(App):
 
     def action_reload(self) -> None:
         self.main_screen.reload()
+
+    def on_pins_swapped(self, message: PinsSwapped) -> None:
+        """The compare view swapped its sides; the browser's pins follow."""
+        self.main_screen.swap_pins()
 
     async def on_unmount(self) -> None:
         try:

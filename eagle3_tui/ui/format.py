@@ -1,6 +1,7 @@
-"""Pure helpers that turn summary numbers into short strings and pre-binned strips.
+"""Pure helpers that turn numbers, sizes and paths into short strings, and norms into binned strips.
 
-No Textual here, so the rules for what a user sees can be tested directly.
+The one home of each number kind the UI shows (num: any value; fixed: ratios and errors;
+human_size: bytes; cosines are compare_format.cos_text). No Textual here, so the rules for what a user sees can be tested directly.
 """
 
 from __future__ import annotations
@@ -44,6 +45,30 @@ def num(value: float | None, width: int = 7) -> str:
         if len(text) <= width:
             return text
     return f"{value:.0e}"
+
+
+def fixed(value: float | None, digits: int) -> str:
+    """A ratio or relative error with `digits` decimals; scientific when that would hide it."""
+    if value is None:
+        return "—"
+    if value != 0 and (abs(value) >= 1e4 or abs(value) < 10 ** -digits):
+        return f"{value:.1e}"
+    return f"{value:.{digits}f}"
+
+
+def left_trim(text: str, width: int) -> str:
+    """The end of a long path (the file name is what tells two apart): "…/rows_0-2000/data_1.pt"."""
+    if width <= 1:
+        return text[:max(0, width)]
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def elide(text: str, width: int) -> str:
+    """Both ends of a long target: the host and the file name are what tell them apart."""
+    if len(text) <= width:
+        return text
+    head = width // 3
+    return text[:head] + "…" + text[len(text) - (width - head - 1) :]
 
 
 def bin_values(values: Sequence[float | None], width: int) -> list[tuple[int, int]]:

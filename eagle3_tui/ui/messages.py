@@ -12,13 +12,15 @@ from typing import Any
 from textual.message import Message
 
 from eagle3_tui.sources.base import Entry, Source
+from eagle3_tui.target import Target
 
 
 class SourceReady(Message):
-    def __init__(self, source: Source, path: str, where: str, select: str | None = None) -> None:
+    def __init__(self, source: Source, target: Target, where: str, select: str | None = None) -> None:
         super().__init__()
         self.source = source
-        self.path = path
+        #: what is open: the place (user, host, port) and the folder to show
+        self.target = target
         #: "local" or "user@host"
         self.where = where
         #: a file name to put the cursor on (the target named a file, not a folder)
@@ -84,3 +86,44 @@ class SummaryLoaded(Message):
         self.path = path
         self.k = k
         self.summary = summary
+
+
+class PinsSwapped(Message):
+    """The compare view swapped its sides: `a` is now the training side, `b` the inference one.
+    Posted by the compare screen; it bubbles to the app, which tells the main screen."""
+
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__()
+        self.a = a
+        self.b = b
+
+
+class StatusMessage(Message):
+    """Something for the status line of the screen it is posted to."""
+
+    def __init__(self, text: str, *, error: bool = False) -> None:
+        super().__init__()
+        self.text = text
+        self.error = error
+
+
+class StoreOpened(Message):
+    """The bookmark store opened in a worker thread (`store` is a BookmarkStore)."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__()
+        self.store = store
+
+
+class MarksChanged(Message):
+    """Which names of the open folder are bookmarked changed: the browser redraws its marks."""
+
+
+class BookmarkJump(Message):
+    """Show a bookmarked sample: open `folder` (a Target: its place and folder path) with the
+    cursor on `name`, connecting to its host when the screen has another place open."""
+
+    def __init__(self, folder: Target, name: str) -> None:
+        super().__init__()
+        self.folder = folder
+        self.name = name

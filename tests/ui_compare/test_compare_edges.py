@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.screens.compare import CompareScreen, Pin
+from eagle3_tui.ui.pins import Pin
+from eagle3_tui.ui.screens.compare import CompareScreen
 from eagle3_tui.ui.screens.main import MainScreen
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable
 from tests.ui.conftest import screen_text

@@ -16,41 +16,18 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from eagle3_tui.bookmarks import Bookmark, BookmarkError, BookmarkStore
 from eagle3_tui.names import printable
+from eagle3_tui.ui import keys
+from eagle3_tui.ui.format import elide
+from eagle3_tui.ui.widgets.status import StatusLine
 
 MARKER = "*"
 TARGET_WIDTH = 44
 
-LIST_KEYS = [
-    ("enter", "Jump to the sample (connecting to its host when needed)"),
-    ("/", "Filter by target, note, #tag or headline (every word must match)"),
-    ("N or e", "Edit the note"),
-    ("t", "Edit the tags (space-separated words)"),
-    ("d or delete", "Delete the bookmark (asks first)"),
-    ("esc, q or B", "Back to the browser"),
-]
-
-
-def elide(text: str, width: int) -> str:
-    """Keep both ends of a long target: the host and the file name are what tell them apart."""
-    if len(text) <= width:
-        return text
-    head = width // 3
-    return text[:head] + "…" + text[len(text) - (width - head - 1) :]
 
 
 class TextPrompt(ModalScreen[str | None]):
     """One line of text: enter returns it, esc returns None."""
 
-    DEFAULT_CSS = """
-    TextPrompt { align: center middle; }
-    TextPrompt > #prompt-dialog {
-        width: 72; max-width: 95%; height: auto;
-        border: round $primary; background: $surface; padding: 0 1;
-    }
-    TextPrompt #prompt-title { text-style: bold; }
-    TextPrompt #prompt-help { color: $text-muted; }
-    TextPrompt Input { margin: 1 0 0 0; }
-    """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
 
     def __init__(self, title: str, value: str = "", *, placeholder: str = "", help: str = "") -> None:
@@ -78,14 +55,6 @@ class TextPrompt(ModalScreen[str | None]):
 class ConfirmScreen(ModalScreen[bool]):
     """A yes/no question; only y answers yes."""
 
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > #confirm-dialog {
-        width: 72; max-width: 95%; height: auto;
-        border: round $error; background: $surface; padding: 0 1;
-    }
-    ConfirmScreen #confirm-help { color: $text-muted; }
-    """
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
@@ -117,29 +86,7 @@ class BookmarkTable(DataTable):
 class BookmarksScreen(Screen[str | None]):
     """Every bookmark, newest last. Dismisses with the target to jump to, or None."""
 
-    DEFAULT_CSS = """
-    BookmarksScreen #bm-title { height: 1; width: 1fr; background: $panel; text-style: bold; }
-    BookmarksScreen #bm-filter { height: 1; border: none; padding: 0 1; background: $boost; display: none; }
-    BookmarksScreen #bm-filter.-shown { display: block; }
-    BookmarksScreen BookmarkTable { height: 1fr; background: $surface; }
-    BookmarksScreen #bm-detail {
-        height: auto; max-height: 8; border-top: solid $panel-lighten-2; padding: 0 1;
-    }
-    BookmarksScreen #bm-status { height: 1; color: $text-muted; }
-    BookmarksScreen #bm-status.-error { color: $text-error; text-style: bold; }
-    """
-    BINDINGS = [
-        Binding("escape,q,B", "close", "Back", key_display="esc", id="bookmarks.close",
-                tooltip="Back to the browser (esc first clears the filter)"),
-        Binding("slash", "filter", "Filter", id="bookmarks.filter",
-                tooltip="Filter by target, note, #tag or headline"),
-        Binding("N,e", "edit_note", "Note", key_display="N", id="bookmarks.note",
-                tooltip="Edit the note of the bookmark under the cursor"),
-        Binding("t", "edit_tags", "Tags", id="bookmarks.tags",
-                tooltip="Edit the tags of the bookmark under the cursor"),
-        Binding("d,delete", "delete", "Delete", key_display="d", id="bookmarks.delete",
-                tooltip="Delete the bookmark under the cursor (asks first)"),
-    ]  # fmt: skip
+    BINDINGS = keys.BOOKMARK_LIST
 
     AUTO_FOCUS = "#bm-table"
 
@@ -157,7 +104,7 @@ class BookmarksScreen(Screen[str | None]):
         table.add_columns("target", "tags", "note", "sample")
         yield table
         yield Static(id="bm-detail")
-        yield Static(id="bm-status")
+        yield StatusLine(id="bm-status")
         yield Footer(compact=True)
 
     @property
@@ -222,9 +169,7 @@ class BookmarksScreen(Screen[str | None]):
         detail.update(lines)
 
     def set_status(self, text: str, *, error: bool = False) -> None:
-        status = self.query_one("#bm-status", Static)
-        status.update(Text(printable(text, message=True)))
-        status.set_class(error, "-error")
+        self.query_one(StatusLine).say(text, error=error)
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:

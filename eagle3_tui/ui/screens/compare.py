@@ -1,7 +1,7 @@
 """The compare view: a training sample (A) against an inference capture (B), token by token.
 
-From the browser: t pins the sample under the cursor as the training side, i chooses the
-inference side, c opens this screen (with only A pinned, c takes the file under the cursor as B).
+The main screen opens it with the two files pinned in the browser (ui/pins.py); s swaps the
+sides here and posts PinsSwapped, so the browser's pins follow without this screen knowing it.
 The comparison runs next to the data through the Source's compare() (on the GPU box for an SSH
 target), in a worker that escape cancels. This screen owns the view state (which pair, which
 token); the widgets only render the comparison dict.
@@ -10,21 +10,18 @@ token); the widgets only render the comparison dict.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
-from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.ui import keys
+from eagle3_tui.ui.messages import PinsSwapped
 from eagle3_tui.ui.widgets.compare_format import worst_row
 from eagle3_tui.ui.widgets.compare_panels import (
     TALL,
@@ -34,148 +31,7 @@ from eagle3_tui.ui.widgets.compare_panels import (
     CompareValues,
 )
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable
-
-if TYPE_CHECKING:
-    from eagle3_tui.ui.screens.main import MainScreen
-
-
-# ----------------------------------------------------------------------------- pins (browser)
-
-
-@dataclass(frozen=True)
-class Pin:
-    path: str
-    #: "local" or "user@host": the machine the file is on
-    where: str
-
-    @property
-    def name(self) -> str:
-        """The file name, escaped for the terminal (it is only ever shown)."""
-        return printable(posixpath.basename(self.path) or self.path)
-
-
-@dataclass
-class ComparePins:
-    """The two sides chosen in the browser. Kept on the main screen across compare views."""
-
-    a: Pin | None = None  # training
-    b: Pin | None = None  # inference
-
-    def swap(self) -> None:
-        self.a, self.b = self.b, self.a
-
-    def across_hosts(self) -> bool:
-        return self.a is not None and self.b is not None and self.a.where != self.b.where
-
-
-class PinsBar(Static):
-    """One line above the status line once something is pinned: what A and B are."""
-
-    DEFAULT_CSS = """
-    PinsBar { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
-    PinsBar.-error { color: $text-error; text-style: bold; }
-    """
-
-
-def _pins_text(pins: ComparePins, here: str) -> tuple[Text, bool]:
-    if pins.across_hosts():
-        assert pins.a is not None and pins.b is not None
-        return Text(f"⇄ A {pins.a.name} is on {pins.a.where}, B {pins.b.name} on {pins.b.where}: "
-                    "comparing across machines is not supported; pin both on one machine"), True
-    out = Text("⇄ compare  ")
-    for tag, pin, style, hint in (("A", pins.a, "bold green", "t on a training sample"),
-                                  ("B", pins.b, "bold blue", "i on a capture, or c on it")):
-        out.append(f"{tag} ", style)
-        if pin is None:
-            out.append(hint, "italic")
-        else:
-            out.append(pin.name)
-            if pin.where != here:
-                out.append(f" on {pin.where}", "bold red")
-        out.append("   ")
-    if pins.a is not None:
-        out.append("c opens the compare view", "dim")
-    return out, False
-
-
-def _update_bar(main: MainScreen) -> None:
-    pins: ComparePins = main.pins
-    bars = main.query(PinsBar)
-    bar = bars.first() if bars else None
-    if bar is None:
-        if pins.a is None and pins.b is None:
-            return
-        bar = PinsBar(id="pins")
-        main.mount(bar, before=main.query_one("#status"))
-    text, error = _pins_text(pins, main.where)
-    bar.update(text)
-    bar.set_class(error, "-error")
-
-
-def _file_under_cursor(main: MainScreen) -> str | None:
-    entry = main.browser.current
-    if entry is not None and entry.kind == "file":
-        return posixpath.join(main.path, entry.name)
-    return main.shown
-
-
-def pin_training(main: MainScreen) -> None:
-    path = _file_under_cursor(main)
-    if path is None:
-        main.set_status("put the cursor on a training sample file, then t pins it", error=True)
-        return
-    main.pins.a = Pin(path, main.where)
-    _update_bar(main)
-    if main.pins.across_hosts():
-        main.set_status("A and B are on different machines: comparing across machines is not supported", error=True)
-    elif main.pins.b is None or main.pins.b.path == path:
-        main.set_status(f"training side A: {posixpath.basename(path)} · now the inference capture: "
-                        "i chooses it, or c compares with the file under the cursor")
-    else:
-        main.set_status(f"training side A: {posixpath.basename(path)} · c compares it with {main.pins.b.name}")
-
-
-def choose_inference(main: MainScreen) -> None:
-    path = _file_under_cursor(main)
-    if path is None:
-        main.set_status("put the cursor on an inference capture file, then i chooses it", error=True)
-        return
-    main.pins.b = Pin(path, main.where)
-    _update_bar(main)
-    if main.pins.across_hosts():
-        main.set_status("A and B are on different machines: comparing across machines is not supported", error=True)
-    elif main.pins.a is None:
-        main.set_status(f"inference side B: {posixpath.basename(path)} · now pin the training sample with t")
-    else:
-        main.set_status(f"inference side B: {posixpath.basename(path)} · c compares it with {main.pins.a.name}")
-
-
-def open_compare(main: MainScreen) -> None:
-    pins: ComparePins = main.pins
-    if pins.a is None:
-        main.set_status("first pin the training sample: t with the cursor on it", error=True)
-        return
-    if pins.b is None:
-        path = _file_under_cursor(main)
-        if path is None or path == pins.a.path:
-            main.set_status("choose the inference capture: i (or c) with the cursor on it", error=True)
-            return
-        pins.b = Pin(path, main.where)
-        _update_bar(main)
-    assert pins.b is not None
-    if pins.across_hosts():
-        _update_bar(main)
-        main.set_status(f"A is on {pins.a.where} and B on {pins.b.where}: comparing across machines is "
-                        "not supported; pin both on one machine", error=True)
-        return
-    if main.source is None or pins.a.where != main.where:
-        main.set_status(f"the pinned files are on {pins.a.where}; the browser is on {main.where or 'nothing'} "
-                        "now: open that target again to compare them", error=True)
-        return
-    main.app.push_screen(CompareScreen(main.source, pins, main.where))
-
-
-# ----------------------------------------------------------------------------- the screen
+from eagle3_tui.ui.widgets.status import StatusLine
 
 
 class ComparisonDone(Message):
@@ -186,40 +42,15 @@ class ComparisonDone(Message):
 
 
 class CompareScreen(Screen):
-    BINDINGS = [
-        Binding("escape", "back", "Back", key_display="esc", id="compare.back",
-                tooltip="Cancel a running comparison; else back to the browser"),
-        Binding("q", "leave", "Back", show=False, id="compare.leave", tooltip="Back to the browser"),
-        Binding("w", "worst", "Worst", id="compare.worst",
-                tooltip="Jump to the worst token (largest relative error)"),
-        Binding("s", "swap", "Swap", id="compare.swap",
-                tooltip="Swap training and inference sides and compare again"),
-        Binding("v", "toggle_bottom", "Values/metrics", id="compare.toggle",
-                tooltip="Short screens: token values or metrics below the tokens"),
-        Binding("r", "rerun", "Again", show=False, id="compare.rerun", tooltip="Run the comparison again"),
-        Binding("n,p", "browser_only", show=False, id="compare.no_step",
-                tooltip="(n/p step through files in the browser, not here)"),
-    ]
-
-    DEFAULT_CSS = """
-    CompareScreen { layout: vertical; }
-    #cmp-findings-box { height: auto; max-height: 35%; scrollbar-size-vertical: 1; }
-    #cmp-body { height: 1fr; }
-    #cmp-tokens { height: 1fr; min-height: 4; border-top: solid $panel-lighten-2; border-title-color: $text-muted; }
-    #cmp-values, #cmp-metrics { border-top: solid $panel-lighten-2; border-title-color: $text-muted; }
-    #cmp-status { height: 1; padding: 0 1; color: $text-muted; background: $panel; }
-    #cmp-status.-error { color: $text-error; text-style: bold; }
-    """
+    BINDINGS = keys.COMPARE
 
     AUTO_FOCUS = "#cmp-tokens"
 
-    def __init__(self, source: Source, pins: ComparePins, where: str) -> None:
+    def __init__(self, source: Source, a: str, b: str, where: str) -> None:
         super().__init__()
-        assert pins.a is not None and pins.b is not None
         self.source = source
-        self.pins = pins
         self.where = where
-        self.a, self.b = pins.a.path, pins.b.path
+        self.a, self.b = a, b
         self.generation = 0
         self.running = False
         self.result: dict[str, Any] | None = None
@@ -234,7 +65,7 @@ class CompareScreen(Screen):
             yield TokenTable(id="cmp-tokens")
             yield CompareValues(id="cmp-values")
             yield CompareMetrics(id="cmp-metrics")
-        yield Static(id="cmp-status")
+        yield StatusLine(id="cmp-status")
         yield Footer(compact=True)
 
     @property
@@ -335,15 +166,8 @@ class CompareScreen(Screen):
                         f"relative error {m['worst_rel_err']:.3g}")
 
     def action_swap(self) -> None:
-        self.pins.swap()
         self.a, self.b = self.b, self.a
-        try:
-            from eagle3_tui.ui.screens.main import MainScreen
-
-            main = next(s for s in self.app.screen_stack if isinstance(s, MainScreen))
-            _update_bar(main)
-        except StopIteration:
-            pass
+        self.post_message(PinsSwapped(self.a, self.b))  # the browser's pins follow
         self.start()
         self.set_status(f"swapped: A (training) is now {posixpath.basename(self.a)} · comparing again…")
 
@@ -370,33 +194,4 @@ class CompareScreen(Screen):
         self.query_one(CompareValues).set_index(message.index)
 
     def set_status(self, text: str, *, error: bool = False) -> None:
-        status = self.query_one("#cmp-status", Static)
-        status.update(Text(printable(text, message=True)))
-        status.set_class(error, "-error")
-
-
-# ----------------------------------------------------------------------------- palette
-
-
-def compare_commands(app: Any) -> list[tuple[str, Callable[[], object], str]]:
-    """Palette entries: pinning from the browser, and the compare view's own actions when open."""
-    from eagle3_tui.ui.screens.main import MainScreen
-
-    stack = list(app.screen_stack)
-    main = next((s for s in stack if isinstance(s, MainScreen)), None)
-    out: list[tuple[str, Callable[[], object], str]] = []
-    view = next((s for s in reversed(stack) if isinstance(s, CompareScreen)), None)
-    if view is not None:
-        out += [
-            ("Compare: jump to the worst token", view.action_worst, "w"),
-            ("Compare: swap training and inference sides", view.action_swap, "s"),
-            ("Compare: run again", view.action_rerun, "r"),
-            ("Compare: back to the browser", view.action_leave, "esc"),
-        ]
-    elif main is not None:
-        out += [
-            ("Compare: pin this sample as the training side (A)", lambda: pin_training(main), "t"),
-            ("Compare: choose this file as the inference side (B)", lambda: choose_inference(main), "i"),
-            ("Compare: open the compare view", lambda: open_compare(main), "c"),
-        ]
-    return out
+        self.query_one(StatusLine).say(text, error=error)

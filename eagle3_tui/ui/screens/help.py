@@ -1,4 +1,4 @@
-"""Every key of the app, read from the bindings themselves so the list cannot drift."""
+"""Every key of the app, read from the one key table (ui/keys.py) so the list cannot drift."""
 
 from __future__ import annotations
 
@@ -10,44 +10,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-KEY_NAMES = {
-    "down": "↓", "up": "↑", "left": "←", "right": "→", "enter": "enter", "escape": "esc",
-    "left_square_bracket": "[", "right_square_bracket": "]", "left_curly_bracket": "{",
-    "right_curly_bracket": "}", "plus": "+", "minus": "-", "equals_sign": "=", "slash": "/",
-    "question_mark": "?", "pagedown": "pgdn", "pageup": "pgup", "backspace": "backspace",
-}
+from eagle3_tui.ui.keys import key_text, sections
 
-
-def key_text(keys: str) -> str:
-    names = []
-    for key in keys.split(","):
-        key = key.strip()
-        mods, _, base = key.rpartition("+")
-        shown = KEY_NAMES.get(base, base)
-        names.append(f"{mods}+{shown}" if mods else shown)
-    return " ".join(names)
-
-
-def sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    """(section title, [(keys, what they do)]) for every key the app answers."""
-    from eagle3_tui.ui.app import Eagle3App
-    from eagle3_tui.ui.screens.bookmarks import LIST_KEYS
-    from eagle3_tui.ui.screens.main import FILTER_KEYS, MainScreen
-    from eagle3_tui.ui.widgets.browser import BrowserList
-    from eagle3_tui.ui.screens.compare import CompareScreen
-    from eagle3_tui.ui.widgets.compare_tokens import TokenTable
-
-    def rows(bindings: list[Binding]) -> list[tuple[str, str]]:
-        return [(key_text(b.key), b.tooltip or b.description) for b in bindings if b.description]
-
-    return [
-        ("Anywhere", rows(Eagle3App.BINDINGS) + [("ctrl+p", "Command palette"), ("ctrl+q", "Quit")]),
-        ("Folder browser", rows(BrowserList.BINDINGS)),
-        ("Sample panel", rows(MainScreen.BINDINGS)),
-        ("Compare view (c)", rows(CompareScreen.BINDINGS) + rows(TokenTable.BINDINGS)),
-        ("While filtering", FILTER_KEYS),
-        ("Bookmark list (B)", LIST_KEYS),
-    ]
+__all__ = ["HelpScreen", "key_text"]
 
 
 class HelpScreen(ModalScreen[None]):

@@ -1,167 +1,87 @@
 """The main screen: folder browser (left), sample panel (right), location and status lines.
 
-This screen owns the state: which source and folder are open, which listing generation is
-current, which file the sample panel wants. Workers only talk to the Source and post messages.
+This screen owns the state: which target (a parsed Target) and source are open, which folder,
+which listing generation is current, which file the sample panel wants, the compare pins and
+the bookmarks. Workers (ui/listing_stream.py) only talk to the Source and post messages; the
+helpers it holds (Bookmarking, ComparePins) are state that posts or returns what to show.
+The app is known only through the narrow `Host` interface below.
 """
 
 from __future__ import annotations
 
-import asyncio
 import posixpath
-import re
-from datetime import datetime
-from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input
-from textual.markup import escape
-from textual.worker import get_current_worker
 
 from eagle3_tui.names import printable
-from eagle3_tui.sources.base import Entry, NaturalListing, Source, SourceError
+from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.target import Target, TargetError, parse_target
+from eagle3_tui.ui import keys, listing_stream
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
-from eagle3_tui.ui.listing import merge_batch, merge_due
 from eagle3_tui.ui.messages import (
+    BookmarkJump,
     ConnectionStatus,
     ListingDone,
     ListingPage,
+    MarksChanged,
     ShardsFound,
     SourceFailed,
     SourceReady,
+    StatusMessage,
+    StoreOpened,
     SummaryLoaded,
 )
+from eagle3_tui.ui.paths import describe_entry, entry_note, parent_folder, shard_pattern
+from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.sample_view import SampleView
-from eagle3_tui.ui.widgets.status import Line
+from eagle3_tui.ui.widgets.status import Line, StatusLine
 
 if TYPE_CHECKING:
-    from eagle3_tui.ui.app import Eagle3App
+    from collections.abc import Awaitable, Callable
+
+    class Host(Protocol):
+        """What the main screen needs of the app: how to open a target, and where bookmarks live."""
+
+        opener: Callable[..., Awaitable[Any]]
+        remote_python: str | None
+        accept_new_host_key: bool
+        data_dir: str | None
+
+        async def confirm_host_key(self, prompt: Any) -> bool: ...
+
+__all__ = ["MainScreen", "parent_folder"]
 
 #: cursor rests this long on a sample before it is loaded (moving on cancels the load)
 DEBOUNCE_SECONDS = 0.15
-PAGE_SIZE = 500
-#: the listing merge thread sleeps this long between chunks, giving the event loop the GIL
-MERGE_PAUSE_SECONDS = 0.002
 K_RANGE = (1, 16)
-
-FILTER_KEYS = [
-    ("any text", "Keep only names containing it (case-insensitive)"),
-    ("enter", "Back to the list, keep the filter"),
-    ("esc", "Clear the filter"),
-]
-
-
-def describe_entry(entry: Entry) -> str:
-    """The status line for the entry under the cursor."""
-    parts = [printable(entry.name) + ("/" if entry.kind == "dir" else "")]
-    if entry.kind == "file" and entry.size is not None:
-        parts.append(f"{entry.size:,} bytes")
-    elif entry.kind == "link":
-        parts.append("dead link")
-    elif entry.kind == "other":
-        parts.append("not a regular file")
-    if entry.mtime is not None:
-        parts.append("modified " + datetime.fromtimestamp(entry.mtime).strftime("%Y-%m-%d %H:%M"))
-    return " · ".join(parts)
-
-
-#: what the sample panel says about an entry that is not a sample (special files are never opened)
-KIND_NOTES = {
-    "link": "a link to nothing (dead link)",
-    "other": "not a regular file (a FIFO, socket or device): never opened",
-    "fifo": "a FIFO (named pipe): never opened",
-    "socket": "a socket: never opened",
-    "device": "a device: never opened",
-}
-
-
-def entry_note(entry: Entry, count: int | None) -> str:
-    """What the sample panel says when the cursor is on something that is not a sample."""
-    if entry.kind == "dir":
-        counted = "" if count is None else f" holding {count:,} {'entry' if count == 1 else 'entries'}"
-        return f"A folder{counted}: l opens it."
-    if entry.kind == "file":
-        size = "" if entry.size is None else f" of {entry.size:,} bytes"
-        return f"A file{size} whose name is not a sample's: l tries to read it anyway."
-    note = KIND_NOTES.get(entry.kind, KIND_NOTES["other"])
-    return note[0].upper() + note[1:] + "."
-
-
-_DIGITS = re.compile(r"\d+")
-
-
-def shard_pattern(name: str) -> str | None:
-    """rows_0-2000 and rows_2000-4000 share "rows_#-#"; a name without digits is no shard."""
-    pattern, count = _DIGITS.subn("#", name.casefold())
-    return pattern if count else None
-
-
-def sample_at_end(entries: list[Entry], step: int, text_filter: str = "") -> str | None:
-    """The first (step 1) or last (step -1) sample file's name among `entries` (natural order)."""
-    needle = text_filter.casefold()
-    for e in (entries if step > 0 else reversed(entries)):
-        if e.kind == "file" and is_sample_name(e.name) and needle in e.name.casefold():
-            return e.name
-    return None
-
-
-def parent_folder(path: str) -> str:
-    """The folder above `path`. Remote paths may be relative to the login's home folder
-    ("data/x", "."), whose parents are "data", "." and "..", never "/"."""
-    path = path.rstrip("/") or "/"
-    if path.startswith("/"):
-        return posixpath.dirname(path) or "/"
-    if path == ".":
-        return ".."
-    if posixpath.basename(path) == "..":
-        return path + "/.."
-    return posixpath.dirname(path) or "."
 
 
 class MainScreen(Screen):
-    BINDINGS = [
-        Binding("t", "pin_training", "Pin A", show=False, id="main.pin_training",
-                tooltip="Compare: pin this sample as the training side (A)"),
-        Binding("i", "choose_inference", "Pick B", show=False, id="main.choose_inference",
-                tooltip="Compare: choose this file as the inference side (B)"),
-        Binding("c", "open_compare", "Compare", show=False, id="main.open_compare",
-                tooltip="Compare A with B (or the file under the cursor)"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
-                tooltip="Clear the filter"),
-        Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",
-                id="sample.token_prev", tooltip="Token cursor one back"),
-        Binding("right_square_bracket,shift+right", "token(1)", "Token", show=False,
-                id="sample.token_next", tooltip="Token cursor one forward"),
-        Binding("left_curly_bracket", "token(-16)", "Token -16", show=False,
-                id="sample.token_prev16", tooltip="Token cursor 16 back"),
-        Binding("right_curly_bracket", "token(16)", "Token +16", show=False,
-                id="sample.token_next16", tooltip="Token cursor 16 forward"),
-        Binding("plus,equals_sign", "k(1)", "k", key_display="+/-", id="sample.k_more",
-                tooltip="Show one more first-k value per token"),
-        Binding("minus", "k(-1)", "k", show=False, id="sample.k_fewer",
-                tooltip="Show one fewer first-k value per token"),
-        Binding("b", "toggle_bookmark", "Bookmark", show=False, id="main.bookmark",
-                tooltip="Bookmark or unbookmark the sample under the cursor"),
-        Binding("N", "bookmark_note", "Note", show=False, id="main.bookmark_note",
-                tooltip="Add or edit the note of its bookmark"),
-        Binding("B", "bookmarks", "Bookmarks", show=False, id="main.bookmarks",
-                tooltip="Bookmarks: filter, edit, delete, jump to one"),
-    ]
+    BINDINGS = keys.MAIN
 
     AUTO_FOCUS = "#browser"
 
-    app: Eagle3App
+    app: Host  # type: ignore[assignment]
 
-    def __init__(self) -> None:
+    def __init__(self, target: str, *, data_dir: str | None = None) -> None:
         super().__init__()
+        #: what is open: user, host, port and the path given (parsed once; None: it did not parse)
+        self.target: Target | None = None
+        self._target_error: str | None = None
+        try:
+            self.target = parse_target(target)
+        except TargetError as err:
+            self._target_error = str(err)
+        self._target_text = target
         self.source: Source | None = None
         self.where = ""
         self.path = ""
@@ -169,7 +89,7 @@ class MainScreen(Screen):
         self.listing_done = False
         self.listing_error: str | None = None
         self.k = 5
-        self._pins = None  # the two sides of the compare view (t / i / c), made on first use
+        self.pins = ComparePins()  # the two sides of the compare view (t / i / c)
         #: (folder, step) while n/p look for a sample in the next shard folder
         self._walk: tuple[str, int] | None = None
         #: entry counts of folders listed to the end in this session (the panel shows them)
@@ -178,7 +98,7 @@ class MainScreen(Screen):
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
         self._sample = SampleView(id="sample")  # mounted right after the first frame
-        self.bookmarking = Bookmarking(self)
+        self.bookmarking = Bookmarking(data_dir, self.post_message)
         self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
@@ -191,7 +111,7 @@ class MainScreen(Screen):
                 yield BrowserList(id="browser")
                 yield Input(placeholder="filter names…", id="filter")
             yield VerticalScroll(id="sample-pane", can_focus=False)
-        yield Line(id="status")
+        yield StatusLine(id="status")
         yield Footer(compact=True)
 
     @property
@@ -205,9 +125,9 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#sample-pane").border_title = "sample"
         self.browser.marker = self.bookmarking.marker
-        self.bookmarking.start()
+        self.run_worker(self.bookmarking.open_in_thread, thread=True, group="bookmarks-open")
         self.set_interval(POLL_SECONDS, self.bookmarking.poll, name="bookmarks-poll")
-        self.set_status(f"opening {self.app.target}…")
+        self.set_status(f"opening {self._target_label()}…")
         self._update_location()
         # the first frame comes first: the sample view (dozens of styled parts) and the
         # connection start right after it
@@ -222,12 +142,18 @@ class MainScreen(Screen):
 
     # ----- connecting
 
+    def _target_label(self) -> str:
+        return self.target.display() if self.target is not None else self._target_text
+
     @work(exclusive=True, group="connect")
     async def connect(self) -> None:
-        app = self.app
+        app, target = self.app, self.target
+        if target is None:
+            self.post_message(SourceFailed(self._target_error or "no target"))
+            return
         try:
             opened = await app.opener(
-                app.target,
+                target.display(),
                 remote_python=app.remote_python,
                 accept_new_host_key=app.accept_new_host_key,
                 confirm_host_key=app.confirm_host_key,
@@ -243,13 +169,14 @@ class MainScreen(Screen):
         except Exception as err:  # noqa: BLE001 - any failure to connect is shown, not raised
             self.post_message(SourceFailed(f"{type(err).__name__}: {err}"))
             return
-        self.post_message(SourceReady(opened.source, path, opened.where, select))
+        self.post_message(SourceReady(opened.source, target.with_path(path), opened.where, select))
 
     def on_source_ready(self, message: SourceReady) -> None:
         self.source = message.source
+        self.target = message.target
         self.where = message.where
         self.set_status("")
-        self.open_folder(message.path, select=message.select)
+        self.open_folder(message.target.path, select=message.select)
 
     def on_source_failed(self, message: SourceFailed) -> None:
         self.listing_done = True
@@ -274,7 +201,7 @@ class MainScreen(Screen):
         self.listing_done = False
         self.listing_error = None
         self.browser.reset(select=select)
-        self.bookmarking.refresh_marks()
+        self.bookmarking.show_folder(self._place(), path)
         self._update_location()
         if listing:
             self.stream_listing(path, self.generation)
@@ -292,41 +219,8 @@ class MainScreen(Screen):
 
     @work(exclusive=True, group="listing")
     async def stream_listing(self, path: str, generation: int) -> None:
-        """Read pages, merge them into natural order off the event loop, post the result.
-
-        The first page goes out at once (the first screen); later ones are merged when they
-        add a quarter to what is shown, or every half second, so the merging costs
-        O(n log n) in total and a key press never waits behind it.
-        """
         assert self.source is not None
-        worker = get_current_worker()
-        keys: list[tuple] = []
-        entries: list = []
-        pending: list = []
-        last = monotonic()
-
-        async def publish() -> None:
-            nonlocal keys, entries, pending, last
-            keys, entries = await asyncio.to_thread(
-                merge_batch, keys, entries, pending, pause=MERGE_PAUSE_SECONDS)
-            pending, last = [], monotonic()
-            if not worker.is_cancelled:
-                self.post_message(ListingPage(generation, keys, entries))
-
-        try:
-            async for page in self.source.list_pages(path, PAGE_SIZE):
-                if worker.is_cancelled:
-                    return
-                pending.extend(page)
-                if merge_due(len(pending), len(entries), PAGE_SIZE) or monotonic() - last > 0.5:
-                    await publish()
-            if pending:
-                await publish()
-        except SourceError as err:
-            self.post_message(ListingDone(generation, error=str(err)))
-            return
-        if not worker.is_cancelled:
-            self.post_message(ListingDone(generation))
+        await listing_stream.stream_listing(self.source, path, generation, self.post_message)
 
     def on_listing_page(self, message: ListingPage) -> None:
         if message.generation == self.generation:
@@ -340,7 +234,11 @@ class MainScreen(Screen):
         self.listing_error = message.error
         if not message.error:
             self._counts[posixpath.normpath(self.path)] = len(self.browser.entries)
-        self.bookmarking.listing_done(self.path, message.error)
+        current = self.browser.current
+        gone = self.bookmarking.listing_done(self.path, message.error, current.name if current else None)
+        if gone:
+            # a toast: the status line is rewritten by the cursor's own news right after this
+            self.notify(gone, title="Bookmarked file gone", severity="warning", timeout=8, markup=False)
         if message.error:
             self.browser.set_message(message.error, "browser--error")
             self.set_status(message.error, error=True)
@@ -494,18 +392,54 @@ class MainScreen(Screen):
             if self.shown:
                 self.schedule_load(self.shown)
 
+    # ----- the file under the cursor (what t, i, c, b and N act on)
+
+    def file_under_cursor(self) -> str | None:
+        """The file under the browser's cursor, else the sample the panel shows."""
+        entry = self.browser.current
+        if entry is not None and entry.kind == "file":
+            return posixpath.join(self.path, entry.name)
+        return self.shown
+
+    def _place(self) -> Target | None:
+        """The open target, canonical: user, host and port key the bookmarks."""
+        return None if self.target is None else self.target.canonical()
+
     # ----- bookmarks (b, N, B)
 
     def action_toggle_bookmark(self) -> None:
-        self.bookmarking.toggle()
+        self.bookmarking.toggle(self.file_under_cursor(), self.sample.summary)
 
     def action_bookmark_note(self) -> None:
-        self.bookmarking.edit_note()
+        prompt = self.bookmarking.note_prompt(self.file_under_cursor(), self.sample.summary)
+        if prompt is not None:
+            self.app.push_screen(*prompt)
 
     def action_bookmarks(self) -> None:
-        self.bookmarking.open_list()
+        listing = self.bookmarking.list_screen(self.file_under_cursor())
+        if listing is not None:
+            self.app.push_screen(*listing)
 
-    def switch_target(self, target: str) -> None:
+    def on_status_message(self, message: StatusMessage) -> None:
+        message.stop()
+        self.set_status(message.text, error=message.error)
+
+    def on_store_opened(self, message: StoreOpened) -> None:
+        self.bookmarking.opened(message.store)
+
+    def on_marks_changed(self, message: MarksChanged) -> None:
+        message.stop()
+        self.browser.refresh()
+
+    def on_bookmark_jump(self, message: BookmarkJump) -> None:
+        """Show a bookmarked sample: open its folder, connecting to its host when needed."""
+        there, here = message.folder, self._place()
+        if here is not None and here.place == there.place and self.source is not None:
+            self.open_folder(there.path, select=message.name)
+        else:
+            self.switch_target(there.with_path(posixpath.join(there.path, message.name)))
+
+    def switch_target(self, target: Target) -> None:
         """Open another target (a bookmark on another host): drop this source, connect anew."""
         self.workers.cancel_group(self, "listing")
         self.workers.cancel_group(self, "summary")
@@ -513,11 +447,12 @@ class MainScreen(Screen):
             self._debounce.stop()
             self._debounce = None
         old, self.source = self.source, None
-        self.app.target = target
+        self.target = target
+        label = target.display()
         self.where, self.path, self.shown, self.wanted = "", "", None, None
-        self.browser.reset(message=f"connecting to {target}…")
-        self.sample.clear(f"connecting to {target}…")
-        self.set_status(f"opening {target}…")
+        self.browser.reset(message=f"connecting to {label}…")
+        self.sample.clear(f"connecting to {label}…")
+        self.set_status(f"opening {label}…")
         self._update_location()
         self._close_then_connect(old)
 
@@ -552,29 +487,7 @@ class MainScreen(Screen):
     @work(exclusive=True, group="walk")
     async def find_shard_sample(self, origin: str, step: int, text_filter: str) -> None:
         assert self.source is not None
-        parent, here = parent_folder(origin), posixpath.basename(origin.rstrip("/"))
-        pattern, key = shard_pattern(here), NaturalListing.key(Entry(here, "dir"))
-        skipped: list[str] = []
-        try:
-            siblings = [e.name for e in await self.source.list_all(parent)
-                        if e.kind == "dir" and shard_pattern(e.name) == pattern]
-            if step > 0:
-                names = [n for n in siblings if NaturalListing.key(Entry(n, "dir")) > key]
-            else:
-                names = [n for n in reversed(siblings) if NaturalListing.key(Entry(n, "dir")) < key]
-            for name in names:
-                folder = posixpath.join(parent, name)
-                entries = await self.source.list_all(folder)
-                select = sample_at_end(entries, step, text_filter)
-                if select is not None:
-                    keys = [NaturalListing.key(e) for e in entries]
-                    self.post_message(ShardsFound(origin, step, skipped, folder, keys, entries, select))
-                    return
-                skipped.append(name)  # no sample in it (an empty shard): on to the next
-        except SourceError as err:
-            self.post_message(ShardsFound(origin, step, skipped, error=str(err)))
-            return
-        self.post_message(ShardsFound(origin, step, skipped))
+        self.post_message(await listing_stream.find_shard_sample(self.source, origin, step, text_filter))
 
     def on_shards_found(self, message: ShardsFound) -> None:
         if self._walk != (message.origin, message.step) or self.path != message.origin:
@@ -595,39 +508,55 @@ class MainScreen(Screen):
             self.on_listing_page(ListingPage(generation, message.keys, message.entries))
             self.on_listing_done(ListingDone(generation))
 
-    # ----- compare (t, i, c): the pins and the compare view live in screens/compare.py
+    # ----- compare (t, i, c): the pins live in ui/pins.py, the view in screens/compare.py
 
-    # the compare view is imported on first use: it is not needed for the first frame
+    def _pin_under_cursor(self) -> Pin | None:
+        path = self.file_under_cursor()
+        if path is None:
+            return None
+        place = self._place()
+        return Pin(path, self.where, place.with_path(path) if place is not None else None)
 
-    @property
-    def pins(self):
-        if self._pins is None:
-            from eagle3_tui.ui.screens.compare import ComparePins
-
-            self._pins = ComparePins()
-        return self._pins
+    def _show_pins(self) -> None:
+        bars = self.query(PinsBar)
+        if not bars:
+            if self.pins.empty:
+                return
+            self.mount(PinsBar(id="pins"), before=self.query_one("#status"))
+            bars = self.query(PinsBar)
+        bars.first().show(self.pins, self.where)
 
     def action_pin_training(self) -> None:
-        from eagle3_tui.ui.screens.compare import pin_training
-
-        pin_training(self)
+        text, error = self.pins.pin_training(self._pin_under_cursor())
+        self._show_pins()
+        self.set_status(text, error=error)
 
     def action_choose_inference(self) -> None:
-        from eagle3_tui.ui.screens.compare import choose_inference
-
-        choose_inference(self)
+        text, error = self.pins.choose_inference(self._pin_under_cursor())
+        self._show_pins()
+        self.set_status(text, error=error)
 
     def action_open_compare(self) -> None:
-        from eagle3_tui.ui.screens.compare import open_compare
+        problem = self.pins.ready(self._pin_under_cursor(), self.where, self.source is not None)
+        self._show_pins()
+        if problem is not None:
+            self.set_status(problem[0], error=problem[1])
+            return
+        # the compare view is imported on first use: it is not needed for the first frame
+        from eagle3_tui.ui.screens.compare import CompareScreen
 
-        open_compare(self)
+        assert self.source is not None and self.pins.a is not None and self.pins.b is not None
+        self.app.push_screen(CompareScreen(self.source, self.pins.a.path, self.pins.b.path, self.where))
+
+    def swap_pins(self) -> None:
+        """The compare view swapped its sides (PinsSwapped): the pins follow."""
+        self.pins.swap()
+        self._show_pins()
 
     # ----- lines
 
     def set_status(self, text: str, *, error: bool = False) -> None:
-        status = self.query_one("#status", Line)
-        status.update(Text(printable(text, message=True)))
-        status.set_class(error, "-error")
+        self.query_one(StatusLine).say(text, error=error)
 
     def _update_location(self) -> None:
         browser = self.browser
@@ -636,13 +565,13 @@ class MainScreen(Screen):
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
         where = f" {self.where or '…'} "
-        path = printable(self.path or self.app.target)
+        path = printable(self.path or self._target_label())
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
         if len(path) > room:
             path = "…" + path[-(room - 1):]
-        self.query_one("#where", Line).update(Text(where))
-        self.query_one("#path", Line).update(Text(f" {path}"))
-        self.query_one("#count", Line).update(Text(f"{count} "))
+        self.query_one("#where", Line).update(where)
+        self.query_one("#path", Line).update(f" {path}")
+        self.query_one("#count", Line).update(f"{count} ")
         self.query_one("#browser-pane").border_title = escape(
             printable(posixpath.basename(self.path.rstrip("/")) or "/"))
 

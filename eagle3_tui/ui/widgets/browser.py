@@ -14,7 +14,6 @@ from collections.abc import Callable
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -22,6 +21,7 @@ from textual.strip import Strip
 
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
+from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import human_size, is_sample_name
 from eagle3_tui.ui.listing import merge_batch, sort_key
 
@@ -45,25 +45,7 @@ class BrowserList(ScrollView, can_focus=True):
         "browser--error",
     }
 
-    BINDINGS = [
-        Binding("j,down", "cursor_down", "Down", show=False, id="browser.down",
-                tooltip="Move down"),
-        Binding("k,up", "cursor_up", "Up", show=False, id="browser.up", tooltip="Move up"),
-        Binding("g,home", "first", "First", show=False, id="browser.first",
-                tooltip="First entry"),
-        Binding("G,end", "last", "Last", show=False, id="browser.last", tooltip="Last entry"),
-        Binding("pagedown,ctrl+d", "page_down", "Page down", show=False,
-                id="browser.page_down", tooltip="One screen down"),
-        Binding("pageup,ctrl+u", "page_up", "Page up", show=False, id="browser.page_up",
-                tooltip="One screen up"),
-        Binding("enter,l,right", "open", "Open", key_display="l", id="browser.open",
-                tooltip="Open the folder, or load the file now (any name)"),
-        Binding("h,backspace,left", "parent", "Up", key_display="h", id="browser.parent",
-                tooltip="Up to the parent folder"),
-        # on_key runs it first (see there); the binding puts it in the footer and help
-        Binding("slash", "screen.filter", "Filter", id="browser.filter",
-                tooltip="Filter this folder by name (incremental)"),
-    ]
+    BINDINGS = keys.BROWSER
 
     class CursorChanged(Message):
         def __init__(self, browser: BrowserList, entry: Entry | None) -> None:

@@ -120,9 +120,3 @@ def alignment_text(result: dict[str, Any]) -> str:
     if al.get("diverges_at") is not None:
         text += f" · ids differ from B row {al['diverges_at']}"
     return text
-
-
-def left_trim(text: str, width: int) -> str:
-    if width <= 1:
-        return text[:max(0, width)]
-    return text if len(text) <= width else "…" + text[-(width - 1):]

@@ -14,14 +14,13 @@ from rich.text import Text
 from textual.widget import Widget
 
 from eagle3_tui.names import printable
-from eagle3_tui.ui.format import num
+from eagle3_tui.ui.format import fixed, left_trim, num
 from eagle3_tui.ui.widgets.compare_format import (
     SEVERITY_MARK,
     TITLES,
     alignment_text,
     cos_kind,
     cos_text,
-    left_trim,
     pairs,
     row_count,
     serious,
@@ -32,27 +31,6 @@ from eagle3_tui.ui.widgets.compare_format import (
 #: screens shorter than this show one line per side and one bottom panel at a time
 TALL = 34
 
-SHARED_CSS = """
-{name} > .cmp--head {{ color: $text-secondary; text-style: bold; }}
-{name} > .cmp--dim {{ color: $text-muted; }}
-{name} > .cmp--label {{ color: $text-accent; }}
-{name} > .cmp--side-a {{ color: $text-success; text-style: bold; }}
-{name} > .cmp--side-b {{ color: $text-primary; text-style: bold; }}
-{name} > .cmp--error {{ color: $text-error; text-style: bold; }}
-{name} > .cmp--warning {{ color: $text-warning; text-style: bold; }}
-{name} > .cmp--info {{ color: $text-muted; }}
-{name} > .cmp--ok {{ color: $text-success; text-style: bold; }}
-{name} > .cmp--match {{ color: $text-success; }}
-{name} > .cmp--near {{ color: $text-warning; }}
-{name} > .cmp--far {{ color: $text-error; text-style: bold; }}
-{name} > .cmp--none {{ color: $text-error; text-style: bold; }}
-{name} > .cmp--differs {{ color: $text-warning; text-style: bold; }}
-{name} > .cmp--cell-match {{ background: $success 55%; color: $text; }}
-{name} > .cmp--cell-near {{ background: $warning 40%; color: $text; }}
-{name} > .cmp--cell-far {{ background: $error 35%; color: $text; }}
-{name} > .cmp--cell-none {{ background: $error 70%; color: $text; }}
-"""
-
 CLASSES = {
     "cmp--head", "cmp--dim", "cmp--label", "cmp--side-a", "cmp--side-b", "cmp--error",
     "cmp--warning", "cmp--info", "cmp--ok", "cmp--match", "cmp--near", "cmp--far", "cmp--none",
@@ -60,7 +38,9 @@ CLASSES = {
 }
 
 
-class _Panel(Widget):
+class ComparePanel(Widget):
+    """A text panel of the compare view (its styles: ComparePanel in app.tcss)."""
+
     COMPONENT_CLASSES = CLASSES
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -79,11 +59,9 @@ class _Panel(Widget):
         return (self.screen.size.height or self.app.size.height) >= TALL
 
 
-class CompareSides(_Panel):
+class CompareSides(ComparePanel):
     """A and B: path and facts, and how the rows were aligned (one line when the screen is short)."""
 
-    DEFAULT_CSS = "CompareSides { height: auto; padding: 0 1; background: $panel; }" + SHARED_CSS.format(
-        name="CompareSides")
 
     def __init__(self, a: str, b: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -125,10 +103,9 @@ class CompareSides(_Panel):
         return out
 
 
-class CompareFindings(_Panel):
+class CompareFindings(ComparePanel):
     """The findings, worst first, in plain words with the engine's message and its numbers."""
 
-    DEFAULT_CSS = "CompareFindings { height: auto; padding: 0 1; }" + SHARED_CSS.format(name="CompareFindings")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -178,10 +155,9 @@ class CompareFindings(_Panel):
         return out
 
 
-class CompareValues(_Panel):
+class CompareValues(ComparePanel):
     """The first values of the token under the cursor, training side by inference side."""
 
-    DEFAULT_CSS = "CompareValues { height: auto; padding: 0 1; }" + SHARED_CSS.format(name="CompareValues")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -239,10 +215,9 @@ class CompareValues(_Panel):
         return out
 
 
-class CompareMetrics(_Panel):
+class CompareMetrics(ComparePanel):
     """Per-slot metrics between the sides, and the cross-slot mean cosine matrix as a grid."""
 
-    DEFAULT_CSS = "CompareMetrics { height: auto; padding: 0 1; }" + SHARED_CSS.format(name="CompareMetrics")
 
     def render(self) -> Text:
         width = max(40, self.size.width or 80)
@@ -297,13 +272,13 @@ class CompareMetrics(_Panel):
             cells: list[tuple[str, Style]] = [
                 (cos_text(m["cos_mean"], 8), self.s(f"cmp--{cos_kind(m['cos_mean'])}")),
                 (cos_text(m.get("cos_min"), 8), self.s(f"cmp--{cos_kind(m.get('cos_min'))}")),
-                (_fixed(m.get("norm_ratio_median"), 3), Style()),
+                (fixed(m.get("norm_ratio_median"), 3), Style()),
             ]
             if wide:
-                cells += [(_fixed(m.get("norm_ratio_std"), 3), Style()), (num(m.get("max_abs_err"), 8), Style())]
+                cells += [(fixed(m.get("norm_ratio_std"), 3), Style()), (num(m.get("max_abs_err"), 8), Style())]
             bf16 = m.get("within_bf16_tol")
             cells += [
-                (_fixed(m.get("rel_l2_err"), 3), Style()),
+                (fixed(m.get("rel_l2_err"), 3), Style()),
                 (f"{100 * bf16:.1f}%" if bf16 is not None else "—", Style()),
                 (str(m.get("worst_b_row", "—")), self.s("cmp--dim")),
             ]
@@ -338,14 +313,6 @@ def _pair_name(label: str, m: dict[str, Any]) -> str:
     if ab is None and bb is None:
         return f"slot {label}"
     return f"{label} b{ab if ab is not None else '?'}/{bb if bb is not None else '?'}"
-
-
-def _fixed(v: float | None, digits: int) -> str:
-    if v is None:
-        return "—"
-    if v != 0 and (abs(v) >= 1e4 or abs(v) < 10 ** -digits):
-        return f"{v:.1e}"
-    return f"{v:.{digits}f}"
 
 
 def _at(values: list | None, i: int) -> Any:

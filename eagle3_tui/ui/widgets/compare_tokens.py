@@ -12,14 +12,20 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import num
-from eagle3_tui.ui.widgets.compare_format import cos_kind, cos_text, pairs, row_count, worst_row
+from eagle3_tui.ui.widgets.compare_format import (
+    cos_kind,
+    cos_text,
+    pairs,
+    row_count,
+    worst_row,
+)
 
 NUM_W = 6  # a norm or a cosine
 GROUP_W = 1 + NUM_W + 1 + NUM_W + 1 + NUM_W  # "│‖A‖ ‖B‖ cos"
@@ -43,32 +49,7 @@ class TokenTable(ScrollView, can_focus=True):
         "tokens--sep",
     }
 
-    DEFAULT_CSS = """
-    TokenTable { background: $surface; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 1; }
-    TokenTable > .tokens--head { color: $text-secondary; text-style: bold; }
-    TokenTable > .tokens--cursor { background: $block-cursor-blurred-background; }
-    TokenTable:focus > .tokens--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
-    TokenTable > .tokens--dim { color: $text-muted; }
-    TokenTable > .tokens--match { color: $text-success; }
-    TokenTable > .tokens--near { color: $text-warning; }
-    TokenTable > .tokens--far { color: $text-error; text-style: bold; }
-    TokenTable > .tokens--none { color: $text-error; text-style: bold; }
-    TokenTable > .tokens--pad { color: $text-warning; text-style: dim; }
-    TokenTable > .tokens--worst { color: $text-error; text-style: bold; }
-    TokenTable > .tokens--iddiff { color: $text-error; text-style: bold reverse; }
-    TokenTable > .tokens--sep { color: $panel-lighten-2; }
-    """
-
-    BINDINGS = [
-        Binding("j,down", "move(1)", "Token", key_display="j/k", id="compare.down", tooltip="Next aligned token"),
-        Binding("k,up", "move(-1)", "Up", show=False, id="compare.up", tooltip="Previous aligned token"),
-        Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="compare.page_down",
-                tooltip="One screen of tokens down"),
-        Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="compare.page_up",
-                tooltip="One screen of tokens up"),
-        Binding("g,home", "first", "First", show=False, id="compare.first", tooltip="First aligned token"),
-        Binding("G,end", "last", "Last", show=False, id="compare.last", tooltip="Last aligned token"),
-    ]
+    BINDINGS = keys.TOKENS
 
     class CursorMoved(Message):
         def __init__(self, table: TokenTable, index: int) -> None:

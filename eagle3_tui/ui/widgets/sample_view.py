@@ -19,6 +19,7 @@ from eagle3_tui.ui.format import (
     bin_max,
     bin_of,
     bin_values,
+    left_trim,
     num,
     spark_levels,
     spark_scale,
@@ -47,9 +48,6 @@ class SampleView(Widget):
         "sample--outlier",
     }
 
-    DEFAULT_CSS = """
-    SampleView { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
-    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -130,7 +128,7 @@ class SampleView(Widget):
         return out
 
     def _render_problem(self, out: Text, summary: dict[str, Any], width: int) -> None:
-        out.append(_left_trim(printable(summary.get("path", "")), width) + "\n", self._s("sample--title"))
+        out.append(left_trim(printable(summary.get("path", "")), width) + "\n", self._s("sample--title"))
         if summary.get("not_sample"):
             out.append("Not a sample: ", self._s("sample--warn"))
             out.append(_wrap(printable(str(summary["error"]), message=True), width,
@@ -156,7 +154,7 @@ class SampleView(Widget):
 
     def _render_header(self, out: Text, s: dict[str, Any], width: int) -> None:
         if not self.compact:
-            out.append(_left_trim(printable(s.get("path", "")), width) + "\n", self._s("sample--title"))
+            out.append(left_trim(printable(s.get("path", "")), width) + "\n", self._s("sample--title"))
         lines = [
             [(s.get("schema") or "?", "sample--label"), (str(s.get("dtype") or "?"), None),
              (f"computed {s.get('computed', '?')}", "sample--dim")],
@@ -322,10 +320,6 @@ class SampleView(Widget):
             if len(values) > room:
                 out.append(" …", self._s("sample--dim"))
             out.append("\n")
-
-
-def _left_trim(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _wrap(text: str, width: int, *, first: int = 0) -> str:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from eagle3_tui.names import printable
+
 
 class Line(Widget):
-    DEFAULT_CSS = "Line { height: 1; width: 1fr; }"
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._text = Text()
@@ -32,3 +32,15 @@ class Line(Widget):
 
     def render(self) -> Text:
         return self._text
+
+
+class StatusLine(Line):
+    """A screen's status line: one line of escaped text, styled `-error` when it reports one.
+
+    Every screen says things through `say`, so a name with control characters can never reach
+    the terminal from a status line.
+    """
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        self.update(Text(printable(text, message=True)))
+        self.set_class(error, "-error")

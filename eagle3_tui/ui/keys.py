@@ -1,0 +1,171 @@
+"""Every key of the app in one table: the screens bind these lists, the help screen lists
+them and the command palette offers them, so a key, its help line and its palette entry
+cannot drift apart.
+
+A binding's `tooltip` is its help line and its palette title; its `id` marks it as the
+app's own (Textual's built-in bindings have none and are left out of the palette).
+Only textual.binding is imported here: the help screen and the palette read this table
+without importing the screens.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+KEY_NAMES = {
+    "down": "↓", "up": "↑", "left": "←", "right": "→", "enter": "enter", "escape": "esc",
+    "left_square_bracket": "[", "right_square_bracket": "]", "left_curly_bracket": "{",
+    "right_curly_bracket": "}", "plus": "+", "minus": "-", "equals_sign": "=", "slash": "/",
+    "question_mark": "?", "pagedown": "pgdn", "pageup": "pgup", "backspace": "backspace",
+}
+
+
+def key_text(keys: str) -> str:
+    """A binding's keys as the user reads them: "left_square_bracket,shift+left" -> "[ shift+←"."""
+    names = []
+    for key in keys.split(","):
+        key = key.strip()
+        mods, _, base = key.rpartition("+")
+        shown = KEY_NAMES.get(base, base)
+        names.append(f"{mods}+{shown}" if mods else shown)
+    return " ".join(names)
+
+
+APP = [
+    Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help",
+            tooltip="Help: this list of keys"),
+    Binding("n", "step_sample(1)", "Next", id="app.next_sample",
+            tooltip="Next sample file in this folder (from anywhere)"),
+    Binding("p", "step_sample(-1)", "Prev", id="app.prev_sample",
+            tooltip="Previous sample file in this folder (from anywhere)"),
+    Binding("r", "reload", "Reload", show=False, id="app.reload",
+            tooltip="Reload the folder and the sample shown"),
+    Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit"),
+]
+
+MAIN = [
+    Binding("t", "pin_training", "Pin A", show=False, id="main.pin_training",
+            tooltip="Compare: pin this sample as the training side (A)"),
+    Binding("i", "choose_inference", "Pick B", show=False, id="main.choose_inference",
+            tooltip="Compare: choose this file as the inference side (B)"),
+    Binding("c", "open_compare", "Compare", show=False, id="main.open_compare",
+            tooltip="Compare: open the view, A with B or the file here"),
+    Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
+            tooltip="Clear the filter"),
+    Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",
+            id="sample.token_prev", tooltip="Token cursor one back"),
+    Binding("right_square_bracket,shift+right", "token(1)", "Token", show=False,
+            id="sample.token_next", tooltip="Token cursor one forward"),
+    Binding("left_curly_bracket", "token(-16)", "Token -16", show=False,
+            id="sample.token_prev16", tooltip="Token cursor 16 back"),
+    Binding("right_curly_bracket", "token(16)", "Token +16", show=False,
+            id="sample.token_next16", tooltip="Token cursor 16 forward"),
+    Binding("plus,equals_sign", "k(1)", "k", key_display="+/-", id="sample.k_more",
+            tooltip="Show one more first-k value per token"),
+    Binding("minus", "k(-1)", "k", show=False, id="sample.k_fewer",
+            tooltip="Show one fewer first-k value per token"),
+    Binding("b", "toggle_bookmark", "Bookmark", show=False, id="main.bookmark",
+            tooltip="Bookmark or unbookmark the sample under the cursor"),
+    Binding("N", "bookmark_note", "Note", show=False, id="main.bookmark_note",
+            tooltip="Add or edit the note of its bookmark"),
+    Binding("B", "bookmarks", "Bookmarks", show=False, id="main.bookmarks",
+            tooltip="Bookmarks: list, filter, edit, delete, jump to one"),
+]
+
+BROWSER = [
+    Binding("j,down", "cursor_down", "Down", show=False, id="browser.down",
+            tooltip="Move down"),
+    Binding("k,up", "cursor_up", "Up", show=False, id="browser.up", tooltip="Move up"),
+    Binding("g,home", "first", "First", show=False, id="browser.first",
+            tooltip="First entry"),
+    Binding("G,end", "last", "Last", show=False, id="browser.last", tooltip="Last entry"),
+    Binding("pagedown,ctrl+d", "page_down", "Page down", show=False,
+            id="browser.page_down", tooltip="One screen down"),
+    Binding("pageup,ctrl+u", "page_up", "Page up", show=False, id="browser.page_up",
+            tooltip="One screen up"),
+    Binding("enter,l,right", "open", "Open", key_display="l", id="browser.open",
+            tooltip="Open the folder, or load the file now (any name)"),
+    Binding("h,backspace,left", "parent", "Up", key_display="h", id="browser.parent",
+            tooltip="Up to the parent folder"),
+    # on_key runs it first (see there); the binding puts it in the footer and help
+    Binding("slash", "screen.filter", "Filter", id="browser.filter",
+            tooltip="Filter this folder by name (incremental)"),
+]
+
+COMPARE = [
+    Binding("escape", "back", "Back", key_display="esc", id="compare.back",
+            tooltip="Cancel a running comparison; else back to the browser"),
+    Binding("q", "leave", "Back", show=False, id="compare.leave", tooltip="Back to the browser"),
+    Binding("w", "worst", "Worst", id="compare.worst",
+            tooltip="Jump to the worst token (largest relative error)"),
+    Binding("s", "swap", "Swap", id="compare.swap",
+            tooltip="Swap training and inference sides and compare again"),
+    Binding("v", "toggle_bottom", "Values/metrics", id="compare.toggle",
+            tooltip="Short screens: token values or metrics below the tokens"),
+    Binding("r", "rerun", "Again", show=False, id="compare.rerun", tooltip="Run the comparison again"),
+    Binding("n,p", "browser_only", show=False, id="compare.no_step",
+            tooltip="(n/p step through files in the browser, not here)"),
+]
+
+TOKENS = [
+    Binding("j,down", "move(1)", "Token", key_display="j/k", id="compare.down", tooltip="Next aligned token"),
+    Binding("k,up", "move(-1)", "Up", show=False, id="compare.up", tooltip="Previous aligned token"),
+    Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="compare.page_down",
+            tooltip="One screen of tokens down"),
+    Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="compare.page_up",
+            tooltip="One screen of tokens up"),
+    Binding("g,home", "first", "First", show=False, id="compare.first", tooltip="First aligned token"),
+    Binding("G,end", "last", "Last", show=False, id="compare.last", tooltip="Last aligned token"),
+]
+
+BOOKMARK_LIST = [
+    Binding("escape,q,B", "close", "Back", key_display="esc", id="bookmarks.close",
+            tooltip="Back to the browser (esc first clears the filter)"),
+    Binding("slash", "filter", "Filter", id="bookmarks.filter",
+            tooltip="Filter by target, note, #tag or headline"),
+    Binding("N,e", "edit_note", "Note", key_display="N", id="bookmarks.note",
+            tooltip="Edit the note of the bookmark under the cursor"),
+    Binding("t", "edit_tags", "Tags", id="bookmarks.tags",
+            tooltip="Edit the tags of the bookmark under the cursor"),
+    Binding("d,delete", "delete", "Delete", key_display="d", id="bookmarks.delete",
+            tooltip="Delete the bookmark under the cursor (asks first)"),
+]
+
+#: keys of widgets that are not bindings (an Input, a DataTable): listed in the help only
+FILTER_KEYS = [
+    ("any text", "Keep only names containing it (case-insensitive)"),
+    ("enter", "Back to the list, keep the filter"),
+    ("esc", "Clear the filter"),
+]
+
+LIST_KEYS = [
+    ("enter", "Jump to the sample (connecting to its host when needed)"),
+    ("/", "Filter by target, note, #tag or headline (every word must match)"),
+    ("N or e", "Edit the note"),
+    ("t", "Edit the tags (space-separated words)"),
+    ("d or delete", "Delete the bookmark (asks first)"),
+    ("esc, q or B", "Back to the browser"),
+]
+
+#: Textual's own app keys the help lists too
+BUILTIN_KEYS = [("ctrl+p", "Command palette"), ("ctrl+q", "Quit")]
+
+
+def rows(bindings: list[Binding]) -> list[tuple[str, str]]:
+    return [(key_text(b.key), b.tooltip or b.description) for b in bindings if b.description]
+
+
+def sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section title, [(keys, what they do)]) for every key the app answers."""
+    return [
+        ("Anywhere", rows(APP) + BUILTIN_KEYS),
+        ("Folder browser", rows(BROWSER)),
+        ("Sample panel", rows(MAIN)),
+        ("Compare view (c)", rows(COMPARE) + rows(TOKENS)),
+        ("While filtering", FILTER_KEYS),
+        ("Bookmark list (B)", LIST_KEYS),
+    ]
+
+
+#: ids of the bindings above: the palette offers exactly these
+OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, BOOKMARK_LIST) for b in table)

@@ -1,0 +1,124 @@
+"""The two sides of the compare view, chosen in the browser: t pins the training side (A),
+i chooses the inference side (B), c opens the view.
+
+`ComparePins` is plain state with the rules of pinning; each step returns what the status line
+should say, and the main screen shows it. `PinsBar` draws the pins above the status line.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from eagle3_tui.names import printable
+from eagle3_tui.target import Target
+
+#: (text for the status line, whether it is an error)
+Say = tuple[str, bool]
+
+ACROSS = "A and B are on different machines: comparing across machines is not supported"
+
+
+@dataclass(frozen=True)
+class Pin:
+    path: str
+    #: "local" or "user@host": the machine the file is on
+    where: str
+    #: the file as a target (user, host, port, path), when the screen knows it
+    target: Target | None = None
+
+    @property
+    def name(self) -> str:
+        """The file name, escaped for the terminal (it is only ever shown)."""
+        return printable(posixpath.basename(self.path) or self.path)
+
+
+@dataclass
+class ComparePins:
+    """The two sides chosen in the browser. Kept by the main screen across compare views."""
+
+    a: Pin | None = None  # training
+    b: Pin | None = None  # inference
+
+    @property
+    def empty(self) -> bool:
+        return self.a is None and self.b is None
+
+    def swap(self) -> None:
+        self.a, self.b = self.b, self.a
+
+    def across_hosts(self) -> bool:
+        return self.a is not None and self.b is not None and self.a.where != self.b.where
+
+    def pin_training(self, pin: Pin | None) -> Say:
+        if pin is None:
+            return "put the cursor on a training sample file, then t pins it", True
+        self.a = pin
+        base = posixpath.basename(pin.path)
+        if self.across_hosts():
+            return ACROSS, True
+        if self.b is None or self.b.path == pin.path:
+            return (f"training side A: {base} · now the inference capture: "
+                    "i chooses it, or c compares with the file under the cursor"), False
+        return f"training side A: {base} · c compares it with {self.b.name}", False
+
+    def choose_inference(self, pin: Pin | None) -> Say:
+        if pin is None:
+            return "put the cursor on an inference capture file, then i chooses it", True
+        self.b = pin
+        base = posixpath.basename(pin.path)
+        if self.across_hosts():
+            return ACROSS, True
+        if self.a is None:
+            return f"inference side B: {base} · now pin the training sample with t", False
+        return f"inference side B: {base} · c compares it with {self.a.name}", False
+
+    def ready(self, under_cursor: Pin | None, here: str, connected: bool) -> Say | None:
+        """None when A and B can be compared from the browser on `here`; else why not.
+        With only A pinned, the file under the cursor becomes B."""
+        if self.a is None:
+            return "first pin the training sample: t with the cursor on it", True
+        if self.b is None:
+            if under_cursor is None or under_cursor.path == self.a.path:
+                return "choose the inference capture: i (or c) with the cursor on it", True
+            self.b = under_cursor
+        if self.across_hosts():
+            return (f"A is on {self.a.where} and B on {self.b.where}: comparing across machines is "
+                    "not supported; pin both on one machine"), True
+        if not connected or self.a.where != here:
+            return (f"the pinned files are on {self.a.where}; the browser is on {here or 'nothing'} "
+                    "now: open that target again to compare them"), True
+        return None
+
+    def text(self, here: str) -> tuple[Text, bool]:
+        """The bar's line, and whether it reports an error."""
+        if self.across_hosts():
+            assert self.a is not None and self.b is not None
+            return Text(f"⇄ A {self.a.name} is on {self.a.where}, B {self.b.name} on {self.b.where}: "
+                        "comparing across machines is not supported; pin both on one machine"), True
+        out = Text("⇄ compare  ")
+        for tag, pin, style, hint in (("A", self.a, "bold green", "t on a training sample"),
+                                      ("B", self.b, "bold blue", "i on a capture, or c on it")):
+            out.append(f"{tag} ", style)
+            if pin is None:
+                out.append(hint, "italic")
+            else:
+                out.append(pin.name)
+                if pin.where != here:
+                    out.append(f" on {pin.where}", "bold red")
+            out.append("   ")
+        if self.a is not None:
+            out.append("c opens the compare view", "dim")
+        return out, False
+
+
+class PinsBar(Static):
+    """One line above the status line once something is pinned: what A and B are."""
+
+    def show(self, pins: ComparePins, here: str) -> None:
+        text, error = pins.text(here)
+        self.update(text)
+        self.set_class(error, "-error")
