@@ -379,8 +379,10 @@ class _Comparison:
         result["slots"] = per_pair
         if self.pad_rows and al["method"] != "ids" and pairs:
             # without ids, B rows past A's valid length are padding only if they equal A's pad rows
-            tail = cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]
-            if not bool(torch.nanmean(tail) >= MATCH_COS):
+            tail = float(torch.nanmean(cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]))
+            if math.isnan(tail):  # zero or non-finite rows: nothing can be told (zero_states says why)
+                self.pad_rows = 0
+            elif tail < MATCH_COS:
                 self.add("padding", "info",
                          f"B has {self.pad_rows} rows past A's {self.a_valid} valid rows that differ from A's "
                          "padding rows (a longer capture); they were not compared",
