@@ -122,6 +122,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     how = {"ids": "by token ids", "hidden": "by hidden states", "position": "by position (nothing better matched)"}
     text = (f"aligned {how.get(al['method'], al['method'])}: B row t = A row t{al['offset']:+d}, "
             f"{al['length']} rows compared")
+    if al.get("on_padding"):
+        text += f", {al['on_padding']} more of B on A's padding (not compared)"
     if al.get("diverges_at") is not None:
         text += f", ids differ from B row {al['diverges_at']}"
     if r.get("computed"):

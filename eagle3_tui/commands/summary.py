@@ -34,10 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
     failed = False
     for result in summarize_targets(args.paths, args):
-        failed |= "error" in result
+        # a readable non-sample (vocab_mapping.pt) is reported as what it is, not as a failure
+        failed |= "error" in result and not result.get("not_sample")
         if args.json:
             print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
-        elif "error" in result:
+        elif "error" in result and not result.get("not_sample"):
             # the message goes to stderr; the table output keeps a line saying this file failed
             print(f"eagle3-tui summary: {format_summary(result)}", file=sys.stderr, flush=True)
             print(f"{printable(result['path'])}: failed (message on stderr)", flush=True)
@@ -63,6 +64,12 @@ def _where(part: dict[str, Any]) -> str:
 
 
 def format_summary(r: dict[str, Any]) -> str:
+    if r.get("not_sample"):
+        contents = r.get("contents") or {}
+        rows = [f"{printable(r['path'])}: not a hidden-state sample; it holds {len(contents)} entries:"]
+        width = min(max((len(str(k)) for k in contents), default=0), 40)
+        rows += [f"  {str(key):<{width}}  {desc}" for key, desc in contents.items()]
+        return "\n".join(rows)
     if "error" in r:
         lines = [f"{printable(r['path'])}: error: {printable(r['error'], message=True)}"]
         return "\n".join(lines)

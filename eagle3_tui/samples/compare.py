@@ -176,16 +176,20 @@ class _Comparison:
     def align(self) -> dict[str, Any]:
         a, b = self.a, self.b
         ids_off, diverges = None, None
+        # B's own padding (SpecForge pads B too when it is a rerun of the batch) is not a token
+        b_valid = self.b_valid = b.valid_len
         if a.ids is not None and b.ids is not None:
-            ids_off, diverges = _align_ids(a.ids, b.ids)
+            ids_off, diverges = _align_ids(a.ids, b.ids.reshape(-1)[:b_valid])
         method, offset = ("ids", ids_off) if ids_off is not None else ("position", 0)
-        end = diverges if diverges is not None else b.tokens
+        end = diverges if diverges is not None else b_valid
         scores = self.search_lags(offset, end, ids_known=ids_off is not None)
         lag = _best_lag(scores) if scores else None
         if lag is not None:
             base = scores.get(0) or -1.0
             if ids_off is None and scores[lag] >= UNRELATED_COS:
                 method, offset = "hidden", lag
+                if lag:
+                    self.report_lag_without_ids(lag, scores[lag], base)
             elif lag != 0 and scores[lag] >= max(UNRELATED_COS, base + SHIFT_GAIN):
                 method, offset = "hidden", ids_off + lag
                 self.add("token_shift", "error",
@@ -193,12 +197,14 @@ class _Comparison:
                          f"{base:.4f} at the same position; hidden rows are shifted against the token ids",
                          offset=lag, cosine=_num(scores[lag]), cosine_same_position=_num(base))
         b0 = max(0, -offset)
-        b1 = min(b.tokens, a.tokens - offset)
+        b1 = min(b_valid, a.tokens - offset)
         if diverges is not None:
             b1 = min(b1, diverges)
-        self.pad_rows = max(0, b1 + offset - self.a_valid)  # B rows that land on A's padding
-        out = {"method": method, "offset": offset, "length": max(0, b1 - b0), "diverges_at": diverges,
-               "a_start": b0 + offset, "b_start": b0, "b_end": b1}
+        # rows B holds as real tokens that land on A's padding: shown, never compared
+        self.pad_rows = max(0, min(b1 - b0, b1 + offset - self.a_valid))
+        out = {"method": method, "offset": offset, "length": max(0, b1 - b0 - self.pad_rows),
+               "diverges_at": diverges, "a_start": b0 + offset, "b_start": b0, "b_end": b1,
+               "on_padding": self.pad_rows}
         if ids_off is not None and offset != ids_off:
             out["ids_offset"] = ids_off
         if scores:
@@ -209,6 +215,16 @@ class _Comparison:
             self.add("token_divergence", "error", "token ids of A and B do not line up at any offset: "
                      "different tokenisation or a different prompt", position=0)
         return out
+
+    def report_lag_without_ids(self, lag: int, score: float, base: float) -> None:
+        """Without ids on both sides, rows that line up only at a lag mean B's row 0 is not the
+        prompt's first token: a truncated or shifted capture, or one that starts later unsaid."""
+        side = "B has" if self.b.ids is None else "A has" if self.a.ids is None else "the sides have"
+        self.add("token_shift", "warning",
+                 f"{side} no token ids, and B's row t lines up with A's row t{lag:+d} (mean cosine {score:.4f} "
+                 f"at that lag vs {base:.4f} at the same position): B's first row is not the prompt's first "
+                 "token; a capture that really starts later should carry its token ids",
+                 offset=lag, cosine=_num(score), cosine_same_position=_num(base), ids=False)
 
     def search_lags(self, offset: int, end: int, *, ids_known: bool) -> dict[int, float | None] | None:
         """Similarity per lag in [-MAX_LAG, MAX_LAG], or None when not needed: the ids already
@@ -228,7 +244,7 @@ class _Comparison:
 
         lags = list(lags)
         lo = max(0, -(offset + min(lags)), 1 if end > 2 else 0)  # row 0 (the sink) says little
-        hi = min(end, self.b.tokens, self.a_valid - offset - max(lags))
+        hi = min(end, self.b_valid, self.a_valid - offset - max(lags))
         if hi <= lo:
             return {l: None for l in lags}
         n = hi - lo
@@ -348,6 +364,8 @@ class _Comparison:
         # rows of B that fall on A's padding are measured but do not count
         self.real = (rows + off) < self.a_valid
         self.span = (b0, b1, off)
+        # all-zero rows have no direction: every cosine on them is undefined (NaN, JSON null)
+        self.zero_rows = {"a": (self.norm_a == 0) & self.real[:, None], "b": (self.norm_b == 0) & self.real[:, None]}
         cos = gram[:, na:, :na] / (self.norm_b[:, :, None] * self.norm_a[:, None, :])  # [n, nb, na]
         self.cos = cos
         ok = torch.isfinite(cos) & self.real[:, None, None]
@@ -361,8 +379,10 @@ class _Comparison:
         result["slots"] = per_pair
         if self.pad_rows and al["method"] != "ids" and pairs:
             # without ids, B rows past A's valid length are padding only if they equal A's pad rows
-            tail = cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]
-            if not bool(torch.nanmean(tail) >= MATCH_COS):
+            tail = float(torch.nanmean(cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]))
+            if math.isnan(tail):  # zero or non-finite rows: nothing can be told (zero_states says why)
+                self.pad_rows = 0
+            elif tail < MATCH_COS:
                 self.add("padding", "info",
                          f"B has {self.pad_rows} rows past A's {self.a_valid} valid rows that differ from A's "
                          "padding rows (a longer capture); they were not compared",
@@ -440,6 +460,8 @@ class _Comparison:
         import torch
 
         ka, kb = self.ka, self.kb
+        if self.check_zero_states():
+            return  # no direction to compare: every cosine of that side is undefined
         if not ka or not kb:
             self.judge_final(result)
             return
@@ -463,6 +485,7 @@ class _Comparison:
             self.judge_final(result)
             return
         mismatched, mapping, scaled = [], [], []
+        normed = False
         for j in range(kb):
             if bool(torch.isnan(slot_matrix[j]).any()):  # a part with no finite row: nonfinite says so
                 mapping.append(None)
@@ -477,22 +500,12 @@ class _Comparison:
             mapping.append(None)
             norm = self.norm_pattern(result["slots"][j], j, j) if j < ka else None
             if norm is not None:
+                normed = True
                 self.add("norm_mismatch", "error",
                          f"slot {j}: {norm['message']}", slot=j, **norm["details"])
             else:
                 mismatched.append({"slot": j, "nearest": i, "cosine": _num(cj)})
-        if mismatched:
-            parts = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
-            self.add("slot_mismatch", "error",
-                     f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; "
-                     f"the same layer gives > {MATCH_COS}): captured at other layers, e.g. layer ids "
-                     "read under the other convention",
-                     slots=mismatched)
-        if any(m is not None and m != j for j, m in enumerate(mapping)):
-            text = ", ".join(f"B{j}=A{m}" if m is not None else f"B{j}=?" for j, m in enumerate(mapping))
-            self.add("slot_permutation", "error",
-                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}); "
-                     "concatenated in list order instead of ascending layer order?", mapping=mapping)
+        self.judge_layers(slot_matrix, mapping, mismatched, normed)
         if scaled:
             factors = [f for _, f in scaled]
             med = sorted(factors)[len(factors) // 2]
@@ -501,6 +514,114 @@ class _Comparison:
                      f"(cosine >= {MATCH_COS}), constant per-token norm ratio", factor=_num(med),
                      slots=[j for j, _ in scaled], factors=[_num(f) for f in factors])
         self.judge_final(result)
+
+    def check_zero_states(self) -> bool:
+        """Parts that are exactly zero on compared rows: a capture that holds no states (a hook
+        that never fired, a buffer never filled). Returns True when a whole side is zero, so that
+        nothing else is judged from its undefined cosines."""
+        zero = getattr(self, "zero_rows", None)
+        n = int(self.real.sum()) if zero is not None else 0
+        if not n:
+            return False
+        notes, details, whole_side = [], {}, False
+        b0, _b1, off = self.span
+        for side, sample in (("a", self.a), ("b", self.b)):
+            labels = [s.label for s in sample.slots] + (["final"] if self.both_final else [])
+            counts = zero[side].sum(0).tolist()
+            whole = [labels[p] for p, c in enumerate(counts) if c == n]
+            some = {labels[p]: c for p, c in enumerate(counts) if 0 < c < n}
+            if not whole and not some:
+                continue
+            tag = side.upper()
+            start = b0 + (off if side == "a" else 0)
+            first = start + int(zero[side].any(1).nonzero()[0, 0])
+            details[side] = {"all_zero": whole, "zero_rows": some, "first_row": first}
+            if whole:
+                notes.append(f"{tag}'s {', '.join(whole)} {'is' if len(whole) == 1 else 'are'} zero on every "
+                             f"compared row ({n}): no states were written there (a capture hook that never fired, "
+                             "a buffer never filled?)")
+            if some:
+                notes.append(f"{tag}'s " + ", ".join(f"{lab} is zero on {c} of {n} rows" for lab, c in some.items())
+                             + f" (first {tag} row {first}): those rows hold no states and are left out")
+            slot_labels = labels[:len(sample.slots)]
+            whole_side |= bool(slot_labels) and all(lab in whole for lab in slot_labels)
+        if notes:
+            self.add("zero_states", "error", "; ".join(notes) + "; cosines with a zero vector are undefined",
+                     **details)
+        return whole_side
+
+    def judge_layers(self, matrix, mapping: list[int | None], mismatched: list[dict[str, Any]],
+                     normed: bool) -> None:
+        """Name what the slot -> slot matches say: a reordering, a layer shift, or other layers.
+
+        mapping[j] is the A slot B slot j holds (mean cosine >= MATCH_COS) or None; `mismatched`
+        lists the B slots that hold no A slot. A shift (every B slot a boundary off, ids read
+        under the other convention) keeps the slots ascending: some B slots may land exactly on a
+        neighbouring A slot (B_j = A_{j-1} when B is shallower), all at one constant offset."""
+        kb = len(mapping)
+        matched = {j: i for j, i in enumerate(mapping) if i is not None}
+        moved = {j: i for j, i in matched.items() if i != j}
+        ascending = all(i1 < i2 for (_, i1), (_, i2) in zip(sorted(matched.items()), sorted(matched.items())[1:]))
+        offsets = {i - j for j, i in matched.items()}
+        text = ", ".join(f"B{j}=A{m}" if m is not None else f"B{j}=?" for j, m in enumerate(mapping))
+        if len(matched) == kb and moved and len(set(matched.values())) == kb and not ascending:
+            self.add("slot_permutation", "error",
+                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}); "
+                     "concatenated in list order instead of ascending layer order?", mapping=mapping)
+            return
+        shifted = bool(moved) and len(offsets) == 1 and not normed and len(matched) + len(mismatched) == kb
+        if moved and not shifted:
+            if not ascending:  # a reordering with other faults besides
+                self.add("slot_permutation", "error",
+                         f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}); "
+                         "concatenated in list order instead of ascending layer order?", mapping=mapping)
+            else:  # ascending, but not at one offset (e.g. two B slots hold the same A slot)
+                mismatched = sorted(mismatched + [
+                    {"slot": j, "nearest": i, "cosine": _num(matrix[j, i]), "holds": i} for j, i in moved.items()
+                ], key=lambda m: m["slot"])
+        if shifted:
+            d = offsets.pop()
+            listed = sorted(mismatched + [
+                {"slot": j, "nearest": i, "cosine": _num(matrix[j, i]), "holds": i} for j, i in moved.items()
+            ], key=lambda m: m["slot"])
+            direction = "shallower" if d < 0 else "deeper"
+            shift = {"direction": direction, "slots": d, "boundaries": self.boundary_shift(d),
+                     "told_by": "exact matches"}
+            holds = ", ".join(f"B{j} = A{i} ({matrix[j, i]:.3f})" for j, i in sorted(moved.items()))
+            rest = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
+            self.add("slot_mismatch", "error",
+                     f"{len(listed)} of {kb} B slots are not at their A position: every B slot sits {direction} "
+                     f"than A's, {holds} exactly" + (f", {rest} match nothing" if rest else "") +
+                     " (ascending, not reordered): one boundary off: layer ids read under the other convention",
+                     slots=listed, shift=shift, mapping=mapping)
+            return
+        if not mismatched:
+            return
+        parts = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
+        details: dict[str, Any] = {"slots": mismatched}
+        tail = "captured at other layers, e.g. layer ids read under the other convention"
+        if len(mismatched) == kb and not matched:
+            direction = _shift_direction(matrix)
+            if direction is not None:
+                details["shift"] = {"direction": direction, "slots": None, "boundaries": self.boundary_shift(None),
+                                    "told_by": "adjacent-slot cosines"}
+                tail = (f"every B slot sits {direction} than A's (the adjacent-slot cosines say so): a layer "
+                        "shift, likely one boundary off: layer ids read under the other convention")
+        self.add("slot_mismatch", "error",
+                 f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; "
+                 f"the same layer gives > {MATCH_COS}): {tail}", **details)
+
+    def boundary_shift(self, d: int | None) -> int | None:
+        """B's boundary minus A's, when the files label their slots and it is one number."""
+        a_b = [s.boundary for s in self.a.slots]
+        b_b = [s.boundary for s in self.b.slots]
+        if None not in a_b and None not in b_b:
+            diffs = {y - x for x, y in zip(a_b, b_b)}
+            return diffs.pop() if len(diffs) == 1 else None
+        if d is not None and None not in a_b:  # B_j holds A_{j+d}: its boundary is A_{j+d}'s
+            diffs = {a_b[j + d] - a_b[j] for j in range(len(a_b)) if 0 <= j + d < len(a_b)}
+            return diffs.pop() if len(diffs) == 1 else None
+        return None
 
     def judge_final(self, result: dict[str, Any]) -> None:
         fin = result.get("final")
@@ -715,6 +836,24 @@ def _in_workers(work, chunks: list[int], *, workers: int, force_thread: bool = F
         t.join()
     if errors:
         raise errors[0]
+
+
+def _shift_direction(matrix) -> str | None:
+    """"deeper" / "shallower" when every B slot sits past / before its A slot, read from the
+    cross-slot cosines next to the diagonal: a B slot one boundary deeper than A_j is nearer
+    A_{j+1} (above the diagonal) than B_{j+1} is to A_j (below it), and the other way round.
+    None when the two sides do not differ by SHIFT_GAIN."""
+    import torch
+
+    k = min(matrix.shape)
+    if k < 2:
+        return None
+    above = torch.stack([matrix[j, j + 1] for j in range(k - 1)])
+    below = torch.stack([matrix[j + 1, j] for j in range(k - 1)])
+    gap = float((above - below).nanmean())
+    if math.isnan(gap) or abs(gap) < SHIFT_GAIN:
+        return None
+    return "deeper" if gap > 0 else "shallower"
 
 
 def _best_lag(scores: dict[int, float | None]) -> int | None:

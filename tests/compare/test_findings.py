@@ -53,10 +53,14 @@ def test_capture_without_ids_is_aligned_by_hidden_states_and_silent(world):
         assert m_no["cos_mean"] == pytest.approx(m_ids["cos_mean"], abs=1e-6)
 
 
-def test_capture_starting_later_without_ids_finds_its_offset(world):
+def test_capture_starting_later_without_ids_finds_its_offset_and_says_so(world):
+    # issue 9: B's row 0 is not the prompt's first token, and nothing in B says so
     r = compare(world.train(0), world.capture(0, with_ids=False, rows=slice(3, 60)))
-    assert r["findings"] == []
     assert (r["alignment"]["method"], r["alignment"]["offset"]) == ("hidden", 3)
+    f = finding(r, "token_shift")
+    assert codes(r) == {"token_shift"} and f["severity"] == "warning" and f["offset"] == 3
+    assert "should carry its token ids" in f["message"]
+    assert all(m["cos_mean"] > 0.999 for m in r["slots"])  # still compared at the right lag
 
 
 def test_padding_excluded_when_the_capture_stops_at_the_real_tokens(world):

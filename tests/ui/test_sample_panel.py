@@ -68,16 +68,16 @@ async def test_k_changes_the_number_of_first_values(tree):
     app = make_app(tree / "rows_0-2000" / "data_0.ckpt")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: shown_path(app) is not None, what="summary")
-        assert app.main_screen.sample.summary["k"] == 5
+        assert app.main_screen.sample.summary["first_k"] == 5
         await pilot.press("plus", "plus")
-        await wait_until(pilot, lambda: app.main_screen.sample.summary["k"] == 7, what="k=7")
+        await wait_until(pilot, lambda: app.main_screen.sample.summary["first_k"] == 7, what="k=7")
         text = screen_text(app)
         assert "first 7" in text
         aux0 = next(line for line in text.splitlines() if "aux0 " in line and "‥" not in line
                     and "?" not in line)
         assert len(aux0.split("│")[-2].split()) == 1 + 7
         await pilot.press("minus")
-        await wait_until(pilot, lambda: app.main_screen.sample.summary["k"] == 6, what="k=6")
+        await wait_until(pilot, lambda: app.main_screen.sample.summary["first_k"] == 6, what="k=6")
 
 
 async def test_bad_file_shows_its_error_and_keys_keep_working(tree):

@@ -22,6 +22,7 @@ TITLES = {
     "norm_mismatch": "before vs after a norm",
     "nonfinite": "NaN / Inf values",
     "padding": "padding taken as tokens",
+    "zero_states": "all-zero states",
 }
 
 SEVERITY_MARK = {"error": "✗", "warning": "⚠", "info": "ℹ"}
@@ -116,7 +117,9 @@ def alignment_text(result: dict[str, Any]) -> str:
     if not al:
         return ""
     how = METHODS.get(al.get("method"), str(al.get("method")))
-    text = f"aligned {how}: B row t = A row t{al.get('offset', 0):+d} · {al.get('length', 0)} rows"
+    text = f"aligned {how}: B row t = A row t{al.get('offset', 0):+d} · {al.get('length', 0)} rows compared"
+    if al.get("on_padding"):
+        text += f" · {al['on_padding']} more of B on A's padding"
     if al.get("diverges_at") is not None:
         text += f" · ids differ from B row {al['diverges_at']}"
     return text

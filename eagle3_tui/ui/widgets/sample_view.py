@@ -307,7 +307,7 @@ class SampleView(Widget):
                        self._s("sample--train" if mask[t] else "sample--masked"))
         if t >= valid:
             out.append(" · padding", self._s("sample--pad"))
-        out.append(f" · first {s.get('k', '?')}\n", self._s("sample--dim"))
+        out.append(f" · first {s.get('first_k', '?')}\n", self._s("sample--dim"))
         label_w = max(5, *(len(label) for label, _ in rows)) if rows else 5
         for label, slot in rows:
             out.append(label.ljust(label_w), self._s("sample--label"))
