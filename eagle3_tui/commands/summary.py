@@ -68,7 +68,7 @@ def format_summary(r: dict[str, Any]) -> str:
         contents = r.get("contents") or {}
         rows = [f"{printable(r['path'])}: not a hidden-state sample; it holds {len(contents)} entries:"]
         width = min(max((len(str(k)) for k in contents), default=0), 40)
-        rows += [f"  {str(key):<{width}}  {desc}" for key, desc in contents.items()]
+        rows += [f"  {printable(str(key)):<{width}}  {desc}" for key, desc in contents.items()]
         return "\n".join(rows)
     if "error" in r:
         lines = [f"{printable(r['path'])}: error: {printable(r['error'], message=True)}"]
