@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ls": ("ls", "list a local or remote folder in natural order"),
     "compare": ("compare", "compare a training sample with an inference capture"),
     "bookmarks": ("bookmarks", "list, add, remove and export bookmarked samples"),
+    "scan": ("scan", "check every sample of a dataset folder and name its problems"),
 }
 
 

@@ -26,7 +26,9 @@ SHOW = 5  # paths or numbers quoted in a message
 
 
 def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    samples = [r for r in records if "error" not in r and "cached" not in r]
+    # records arrive in completion order; findings must not depend on it
+    records = sorted(records, key=_order_key)
+    samples = [r for r in records if "error" not in r]
     found: list[dict[str, Any]] = []
     found += _unreadable(records)
     found += _nonfinite(samples)
@@ -178,7 +180,7 @@ def _features(r) -> list[float] | None:
 
 
 def _order_key(r):
-    return (r["index"] is None, r["index"] or 0, r["path"])
+    return (r.get("index") is None, r.get("index") or 0, r["path"])
 
 
 def _layer_group(samples):

@@ -370,8 +370,13 @@ class ScanProgress:
 
 
 def _init_worker() -> None:
+    import signal
+
     import torch
 
+    # ctrl+c is the parent's to handle (it terminates the pool); a worker dying on it would
+    # lose its chunk and leave the parent waiting
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
 
 

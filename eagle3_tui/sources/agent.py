@@ -13,6 +13,9 @@ Protocol, JSON lines both ways. The agent first prints one line
     stat      {"path"}                   -> {"id", "entry": [name, kind, size, mtime]}
     summarize {"path", "k", "slots", "hidden"}  -> {"id", "result": {...}}
     compare   {"a", "b", "slots", "hidden"}     -> {"id", "result": {...}}
+    scan      {"path", "full", "rows", "workers", "known": [[rel, size, mtime], ...]}
+                                         -> {"id", "page": [record, ...], "progress": {...}} ...
+                                            then {"id", "page": [...], "progress", "done": true}
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -171,6 +174,30 @@ class Agent:
             req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
         )
         self.send({"id": rid, "result": result})
+
+    def op_scan(self, rid, req, cancel):
+        import time
+
+        from eagle3_tui.samples.scan import scan_tree
+
+        known = {rel: (size, mtime) for rel, size, mtime in req.get("known") or []}
+        progress = {}
+        page = []
+        sent = time.monotonic()
+
+        def on_progress(state):
+            progress["now"] = state.to_json()
+
+        for record in scan_tree(
+            req["path"], full=bool(req.get("full")), rows=int(req.get("rows") or 64),
+            workers=req.get("workers"), cancel=cancel, known=known, progress=on_progress,
+        ):
+            page.append(record)
+            if len(page) >= 200 or time.monotonic() - sent >= 0.25:
+                self.send({"id": rid, "page": page, "progress": progress.get("now")})
+                page = []
+                sent = time.monotonic()
+        self.send({"id": rid, "page": page, "progress": progress.get("now"), "done": True})
 
 
 def main(modules):
