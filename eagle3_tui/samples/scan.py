@@ -261,6 +261,11 @@ def _quick_slot(x, valid: int, pick):
         bad = ~torch.isfinite(norms)
         first_bad = int(pick[bad.nonzero()[0, 0]])
     stats = _slot_stats(norms, norms[in_valid], nan, inf, first_bad, norms[~in_valid])
+    # Row 0 is its own stratum: real models (and the demo one) put a massive activation on the
+    # first token, which would weigh 1/rows in the sample instead of 1/valid in the file.
+    vn = norms[in_valid]
+    if vn.numel() > 1 and int(pick[0]) == 0 and bool(torch.isfinite(vn).all()):
+        stats["norm_mean"] = _finite((float(vn[0]) + (valid - 1) * float(vn[1:].mean())) / valid)
     return stats, sub[in_valid]
 
 
