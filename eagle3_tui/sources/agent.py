@@ -215,8 +215,13 @@ def main(modules):
     }
     out.write((HELLO + " " + json.dumps(hello) + "\n").encode("ascii"))
     out.flush()
+    stdin = sys.stdin.buffer
+    # The protocol owns stdin. A forked worker (scan's process pool) closes sys.stdin as it
+    # starts; were that the object the main thread is blocked reading, it would wait forever
+    # for the reader's lock.
+    sys.stdin = open(os.devnull)
     try:
-        agent.serve(sys.stdin.buffer)
+        agent.serve(stdin)
     finally:
         # stdin closed: the channel is gone, nobody will read what running requests produce.
         os._exit(0)
