@@ -83,14 +83,16 @@ def _resident(path: str) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     size = os.path.getsize(path)
     with open(path, "rb") as f:
-        m = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
+        # a private mapping is writable for ctypes yet reads nothing until touched; mincore
+        # reports whether each page of the file is in the page cache
+        m = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY)
         page = mmap.PAGESIZE
         pages = (size + page - 1) // page
         vec = (ctypes.c_ubyte * pages)()
-        addr = ctypes.c_void_p.from_buffer(m) if False else ctypes.addressof(ctypes.c_char.from_buffer(m))
-        libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec)
+        anchor = ctypes.c_char.from_buffer(m)
+        libc.mincore(ctypes.c_void_p(ctypes.addressof(anchor)), ctypes.c_size_t(size), vec)
+        del anchor
         count = sum(v & 1 for v in vec)
-        del vec
         m.close()
     return count * page
 
