@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bookmarks": ("bookmarks", "list, add, remove and export bookmarked samples"),
     "identify": ("identify", "which layer of the target model each slot holds (runs the model)"),
     "accept": ("accept", "run an EAGLE-3 drafter on a sample: top-1, per-step acceptance, tau"),
+    "scan": ("scan", "check every sample of a dataset folder and name its problems"),
 }
 
 

@@ -19,6 +19,9 @@ Protocol, JSON lines both ways. The agent first prints one line
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
                                                  -> {"id", "result": {...}}
     accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
+    scan      {"path", "full", "rows", "workers", "known": [[rel, size, mtime], ...]}
+                                         -> {"id", "page": [record, ...], "progress": {...}} ...
+                                            then {"id", "page": [...], "progress", "done": true}
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
@@ -207,6 +210,30 @@ class Agent:
         )
         self.send({"id": rid, "result": result})
 
+    def op_scan(self, rid, req, cancel):
+        import time
+
+        from eagle3_tui.samples.scan import scan_tree
+
+        known = {rel: (size, mtime) for rel, size, mtime in req.get("known") or []}
+        progress = {}
+        page = []
+        sent = time.monotonic()
+
+        def on_progress(state):
+            progress["now"] = state.to_json()
+
+        for record in scan_tree(
+            req["path"], full=bool(req.get("full")), rows=int(req.get("rows") or 64),
+            workers=req.get("workers"), cancel=cancel, known=known, progress=on_progress,
+        ):
+            page.append(record)
+            if len(page) >= 200 or time.monotonic() - sent >= 0.25:
+                self.send({"id": rid, "page": page, "progress": progress.get("now")})
+                page = []
+                sent = time.monotonic()
+        self.send({"id": rid, "page": page, "progress": progress.get("now"), "done": True})
+
 
 def main(modules):
     install_modules(modules)
@@ -224,8 +251,13 @@ def main(modules):
     }
     out.write((HELLO + " " + json.dumps(hello) + "\n").encode("ascii"))
     out.flush()
+    stdin = sys.stdin.buffer
+    # The protocol owns stdin. A forked worker (scan's process pool) closes sys.stdin as it
+    # starts; were that the object the main thread is blocked reading, it would wait forever
+    # for the reader's lock.
+    sys.stdin = open(os.devnull)
     try:
-        agent.serve(sys.stdin.buffer)
+        agent.serve(stdin)
     finally:
         # stdin closed: the channel is gone, nobody will read what running requests produce.
         os._exit(0)

@@ -161,6 +161,16 @@ class Source(ABC):
         Unusable inputs come back as {"path", "drafter", "error"}."""
         raise NotImplementedError
 
+    @abstractmethod
+    def scan(
+        self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
+        known: dict[str, tuple[int, float]] | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Scan the dataset under folder `path` where it lives (samples/scan.py): yields records
+        (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
+        items. Closing the iterator stops the scan. A folder that cannot be read raises SourceError.
+        """
+
     async def list_all(self, path: str) -> list[Entry]:
         listing = NaturalListing()
         async for page in self.list_pages(path):

@@ -6,10 +6,14 @@ import asyncio
 import os
 import stat as stat_mod
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from eagle3_tui.sources.base import Entry, Source, SourceError
+
+#: seconds between progress items of a scan
+PROGRESS_EVERY = 0.2
 
 
 def entry_from_stat(name: str, st: os.stat_result | None, *, dead_link: bool = False) -> Entry:
@@ -158,3 +162,50 @@ class LocalSource(Source):
             raise
         result["computed"] = "local"
         return result
+
+    async def scan(
+        self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
+        known: dict[str, tuple[int, float]] | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        cancel = threading.Event()
+        done = object()
+        last = [0.0]
+
+        def progress(state) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY:
+                last[0] = now
+                loop.call_soon_threadsafe(queue.put_nowait, {"progress": state.to_json()})
+
+        def _run() -> None:
+            from eagle3_tui.samples.scan import scan_tree
+
+            try:
+                for record in scan_tree(path, full=full, rows=rows, workers=workers, cancel=cancel,
+                                        known=known, progress=progress):
+                    if not record.get("cached"):
+                        record["computed"] = "local"
+                    loop.call_soon_threadsafe(queue.put_nowait, record)
+                    if cancel.is_set():
+                        break
+            except OSError as err:
+                loop.call_soon_threadsafe(queue.put_nowait, SourceError(os_error_message(path, err)))
+            except BaseException as err:  # noqa: BLE001 - handed to the awaiting side
+                loop.call_soon_threadsafe(queue.put_nowait, err)
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, done)
+
+        thread = threading.Thread(target=_run, name="eagle3-scan", daemon=True)
+        thread.start()
+        try:
+            while True:
+                item = await queue.get()
+                if item is done:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            cancel.set()  # the scan stops at its next file (the pool is terminated)

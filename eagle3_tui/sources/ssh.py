@@ -383,6 +383,39 @@ class SshSource(Source):
                 "error": f"cannot run the drafter on {self.target.host}: no usable Python with torch there "
                          "(see --remote-python)"}
 
+    async def scan(
+        self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
+        known: dict[str, tuple[int, float]] | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
+        await self._retrying(f"scanning {path}", self._ensure)
+        if self._agent is None or not self._remote_compute:
+            python = self._agent.hello.get("python") if self._agent is not None else None
+            why = "no usable Python" if self._agent is None else (
+                "no torch" if not self._agent.hello.get("torch") else f"Python {python}, too old")
+            raise SourceError(
+                f"{self.where}: scanning a dataset runs on the box and needs Python 3.9+ with torch there "
+                f"({self.remote_python!r} has {why}); install torch there or pass --remote-python"
+            )
+        known_list = [[rel, size, mtime] for rel, (size, mtime) in (known or {}).items()]
+        try:
+            async for reply in self._agent.stream(
+                "scan", path=path, full=full, rows=rows, workers=workers, known=known_list
+            ):
+                for record in reply["page"]:
+                    if not record.get("cached"):
+                        record["computed"] = "remote"
+                    yield record
+                if reply.get("progress"):
+                    yield {"progress": reply["progress"]}
+        except AgentError as err:
+            if err.unusable:
+                raise SourceError(f"{self.where}: cannot scan on the box ({err})") from None
+            raise PathError(os_error_message(self._show(path), _as_oserror(err))) from None
+        except DROPPED:
+            self._forget()
+            raise ConnectionGone(f"{self.where}: connection lost while scanning {path}") from None
+
     async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's answer, or None when this box cannot compute (then we compute here)."""
 

@@ -1,0 +1,212 @@
+"""`eagle3-tui scan TARGET`: check every sample of a dataset folder, where the data lives.
+
+Text: a progress line on stderr, then the findings, then one row per shard folder.
+--json: one line per file record as it finishes, then {"summary": {...}, "findings": [...]}.
+Exit 0 without warning/error findings, 1 with one, 2 when the target cannot be read,
+130 when interrupted (what was found until then is still printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+from collections import defaultdict
+from typing import Any
+
+from eagle3_tui.commands.ls import printable
+from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
+
+PROGRESS_EVERY = 0.2
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET", help="dataset folder: /path or [user@]host:path")
+    p.add_argument("--json", action="store_true", help="one JSON record per file, then the summary and findings")
+    p.add_argument("--full", action="store_true", help="read every row (exact norms, NaN/Inf anywhere)")
+    p.add_argument("--rows", type=int, default=64, metavar="N", help="rows per slot a quick scan reads (default 64)")
+    p.add_argument("--workers", type=int, metavar="N", help="processes on the machine holding the data (default: all cores)")
+    p.add_argument("--no-cache", action="store_true", help="scan every file again, ignoring cached records")
+    add_connection_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("rows", "workers"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"eagle3-tui scan: error: --{name} must be at least 1", file=sys.stderr)
+            return 2
+    return asyncio.run(_scan(args))
+
+
+class _Progress:
+    """One self-overwriting line on a terminal's stderr; nothing in logs and pipes."""
+
+    def __init__(self) -> None:
+        self.on = sys.stderr.isatty()
+        self.shown = 0.0
+        self.width = 0
+
+    def update(self, p: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if not self.on or now - self.shown < PROGRESS_EVERY:
+            return
+        self.shown = now
+        secs = max(p.get("seconds") or 0, 1e-6)
+        line = (
+            f"scanning: {p['files_done']}/{p['files_total']}{'' if p.get('listing_done') else '+'} files, "
+            f"{p['files_done'] / secs:.0f} files/s, {p['bytes_done'] / secs / 2**20:.1f} MiB/s"
+        )
+        if p.get("listing_done") and p["bytes_done"]:
+            eta = (p["bytes_total"] - p["bytes_done"]) * secs / p["bytes_done"]
+            line += f", ETA {eta:.0f} s"
+        self.width = max(self.width, len(line))
+        sys.stderr.write("\r" + line.ljust(self.width))
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.on and self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+
+
+async def _scan(args: argparse.Namespace) -> int:
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
+    from eagle3_tui.dataset_scan import scan_dataset
+    from eagle3_tui.samples.dataset_findings import blocking, dataset_findings
+    from eagle3_tui.scan_cache import ScanCache
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError, parse_target
+
+    started = time.monotonic()
+    try:
+        target = parse_target(args.target)
+    except TargetError as err:
+        say(f"scan: {err}")
+        return 2
+    source = open_cli_source(target, args)
+    cache = None
+    if not args.no_cache:
+        try:
+            cache = ScanCache()
+        except Exception as err:  # a broken cache slows the scan down, it must not stop it
+            say(f"scan: record cache unavailable ({err}); scanning every file")
+
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    records: list[dict[str, Any]] = []
+    progress = _Progress()
+    interrupted = False
+    out = sys.stdout
+    try:
+        await source.connect()
+        scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache)
+        try:
+            async for item in scan:
+                if "progress" in item:
+                    progress.update(item["progress"])
+                    continue
+                records.append(item)
+                if args.json:
+                    out.write(json.dumps(to_json_ready(item)) + "\n")
+                    out.flush()
+        finally:
+            await scan.aclose()
+    except asyncio.CancelledError:
+        interrupted = True
+        task.uncancel()
+    except SourceError as err:
+        progress.clear()
+        say(f"scan: {err}")
+        explain_source_error(err)
+        return 2
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await source.close()
+        if cache is not None:
+            cache.close()
+    progress.clear()
+
+    findings = dataset_findings(records)
+    summary = _summary(records, time.monotonic() - started, interrupted, args)
+    if args.json:
+        out.write(json.dumps(to_json_ready({"summary": summary, "findings": findings})) + "\n")
+    else:
+        out.write(format_report(records, findings, summary) + "\n")
+    out.flush()
+    if interrupted:
+        say("scan: interrupted; the findings cover the files scanned so far")
+        return 130
+    return 1 if blocking(findings) else 0
+
+
+def _summary(records, seconds: float, interrupted: bool, args) -> dict[str, Any]:
+    fresh = [r for r in records if not r.get("cached")]
+    return {
+        "files": len(records),
+        "samples": sum("error" not in r for r in records),
+        "errors": sum("error" in r and not r.get("not_sample") for r in records),
+        "not_samples": sum(bool(r.get("not_sample")) for r in records),
+        "cached": len(records) - len(fresh),
+        "bytes_read": sum(r.get("bytes_read") or 0 for r in fresh),
+        "bytes_total": sum(r.get("size") or 0 for r in records),
+        "seconds": round(seconds, 3),
+        "mode": "full" if args.full else f"quick ({args.rows} rows)",
+        "interrupted": interrupted,
+    }
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3g}"
+
+
+def format_report(records, findings, summary) -> str:
+    lines = []
+    if findings:
+        lines.append("findings:")
+        for f in findings:
+            lines.append(f"  {f['severity'].upper():7} {f['code']}: {printable(f['message'])}")
+    else:
+        lines.append("findings: none")
+    shards: dict[str, list] = defaultdict(list)
+    for r in records:
+        shards[r.get("shard", "")].append(r)
+    head = f"{'shard':<24} {'files':>6} {'ok':>6} {'err':>4} {'T':>7} {'valid':>7} {'k':>2} {'H':>6} {'dtype':<9} {'slot norms':<22} {'final':>7} {'NaN/Inf':>7}"
+    lines += ["", head]
+    from eagle3_tui.sources.base import natural_key
+
+    for shard in sorted(shards, key=natural_key):
+        rs = shards[shard]
+        ok = [r for r in rs if "error" not in r]
+        err = sum("error" in r and not r.get("not_sample") for r in rs)
+        k = sorted({r["k"] for r in ok})
+        h = sorted({r["hidden"] for r in ok})
+        dt = sorted({r["dtype"] for r in ok})
+        slot_norms = "-"
+        final = None
+        if ok and len(k) == 1:
+            per = [[r["slots"][i]["norm_mean"] for r in ok if r["slots"][i]["norm_mean"] is not None] for i in range(k[0])]
+            slot_norms = "/".join(_num(sum(v) / len(v)) if v else "-" for v in per)
+            finals = [r["final"]["norm_mean"] for r in ok if r.get("final") and r["final"]["norm_mean"] is not None]
+            final = sum(finals) / len(finals) if finals else None
+        bad = sum(any(p["nan"] or p["inf"] for p in [*r["slots"], *([r["final"]] if r.get("final") else [])]) for r in ok)
+        mean = (lambda key: sum(r[key] for r in ok) / len(ok)) if ok else (lambda key: None)
+        lines.append(
+            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_num(mean('tokens')):>7} "
+            f"{_num(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
+            f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
+        )
+    s = summary
+    lines.append("")
+    lines.append(
+        f"{s['files']} files ({s['samples']} samples, {s['errors']} unreadable, {s['not_samples']} not samples, "
+        f"{s['cached']} from cache), {s['mode']}, read {s['bytes_read'] / 2**20:.1f} of {s['bytes_total'] / 2**20:.1f} MiB "
+        f"in {s['seconds']:.1f} s" + (" (interrupted)" if s["interrupted"] else "")
+    )
+    return "\n".join(lines)

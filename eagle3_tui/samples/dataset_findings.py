@@ -1,0 +1,329 @@
+"""Dataset findings over scan records (samples/scan.py): what is wrong with the dataset as a whole.
+
+Each finding: {"code", "severity": "error"|"warning"|"info", "message" (with numbers), and
+"paths" (relative) or "groups", plus code-specific fields ("indices", "field", "range",
+"confidence")}. Correct data raises nothing at warning or error level.
+
+Shipped with samples/ (torch and stdlib only): a remote agent could compute them too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+#: files at each end of a run that layer_group may not split off (too few to judge)
+MIN_RUN = 3
+#: permutations per test; the smallest p-value is 1 / (PERMUTATIONS + 1)
+PERMUTATIONS = 199
+P_LIMIT = 0.01
+#: a run must also move at least one signature this many robust SDs from the rest: on real data,
+#: index order can follow the source mix, which shifts signatures a little but not like a new layer
+MIN_EFFECT = 1.0
+SHOW = 5  # paths or numbers quoted in a message
+
+
+def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # records arrive in completion order; findings must not depend on it
+    records = sorted(records, key=_order_key)
+    samples = [r for r in records if "error" not in r]
+    found: list[dict[str, Any]] = []
+    found += _unreadable(records)
+    found += _nonfinite(samples)
+    found += _layout(samples)
+    found += _layer_group(samples)
+    found += _empty_loss(samples)
+    found += _loss_on_padding(samples)
+    found += _duplicates(samples)
+    found += _missing(records)
+    found += _padding_states(samples)
+    found.sort(key=lambda f: SEVERITY_ORDER[f["severity"]])
+    return found
+
+
+def blocking(findings: list[dict[str, Any]]) -> bool:
+    return any(f["severity"] in ("error", "warning") for f in findings)
+
+
+def _quote(items: list, show: int = SHOW) -> str:
+    text = ", ".join(map(str, items[:show]))
+    return text + (f" and {len(items) - show} more" if len(items) > show else "")
+
+
+def _finding(code: str, severity: str, message: str, **fields: Any) -> dict[str, Any]:
+    return {"code": code, "severity": severity, "message": message, **fields}
+
+
+# ------------------------------------------------------------------------------- per file
+
+
+def _unreadable(records):
+    bad = [r for r in records if "error" in r and not r.get("not_sample")]
+    if not bad:
+        return []
+    reasons = Counter(r["error"] for r in bad)
+    common = "; ".join(f"{n} x {why}" for why, n in reasons.most_common(3))
+    return [_finding("unreadable", "error", f"{len(bad)} files cannot be read as samples ({common}): {_quote([r['path'] for r in bad])}",
+                     paths=[r["path"] for r in bad])]
+
+
+def _parts(r):
+    return [*r["slots"], *([r["final"]] if r.get("final") else [])]
+
+
+def _nonfinite(samples):
+    bad = []
+    for r in samples:
+        parts = _parts(r)
+        nan = sum(p["nan"] for p in parts)
+        inf = sum(p["inf"] for p in parts)
+        if nan or inf:
+            rows = [p["first_nonfinite_row"] for p in parts if p["first_nonfinite_row"] is not None]
+            bad.append((r, nan, inf, min(rows) if rows else None))
+    if not bad:
+        return []
+    quick = any(r.get("mode") == "quick" for r, *_ in bad)
+    desc = _quote([f"{r['path']} ({nan} NaN, {inf} Inf, first in row {row})" for r, nan, inf, row in bad], 3)
+    note = " (quick scan: counted in the sampled rows only; --full counts every row)" if quick else ""
+    return [_finding("nonfinite", "error", f"{len(bad)} files hold NaN/Inf hidden states: {desc}{note}",
+                     paths=[r["path"] for r, *_ in bad],
+                     counts=[{"path": r["path"], "nan": n, "inf": i, "first_row": row} for r, n, i, row in bad])]
+
+
+def _layout(samples):
+    out = []
+    names = {"k": "slot count k", "hidden": "hidden size H", "dtype": "dtype", "schema": "schema"}
+    for field, name in names.items():
+        values = Counter(r[field] for r in samples)
+        if len(values) < 2:
+            continue
+        major, n_major = values.most_common(1)[0]
+        odd = [r for r in samples if r[field] != major]
+        others = ", ".join(f"{v!s} in {n}" for v, n in values.most_common()[1:4])
+        severity = "error" if field in ("k", "hidden") else "warning"
+        out.append(_finding("layout_mismatch", severity,
+                            f"{name} differs: {major} in {n_major} files, {others}: {_quote([r['path'] for r in odd])}",
+                            field=field, majority=major, paths=[r["path"] for r in odd]))
+    return out
+
+
+def _empty_loss(samples):
+    bad = [r["path"] for r in samples if r.get("loss_ones") == 0]
+    if not bad:
+        return []
+    return [_finding("empty_loss_mask", "warning", f"{len(bad)} files have a loss mask of 0 on every token (they train nothing): {_quote(bad)}", paths=bad)]
+
+
+def _loss_on_padding(samples):
+    bad = [r for r in samples if r.get("masked_zero_tail", 0) >= 2]
+    if not bad:
+        return []
+    desc = _quote([f"{r['path']} ({r['masked_zero_tail']} rows)" for r in bad], 3)
+    return [_finding("loss_on_padding", "warning",
+                     f"{len(bad)} files end in rows with id 0 and loss mask 1 (padding trained as tokens?): {desc}",
+                     paths=[r["path"] for r in bad])]
+
+
+def _duplicates(samples):
+    by_print = defaultdict(list)
+    for r in samples:
+        by_print[r["fingerprint"]].append(r["path"])
+    groups = [g for g in by_print.values() if len(g) > 1]
+    if not groups:
+        return []
+    extra = sum(len(g) - 1 for g in groups)
+    desc = "; ".join(" = ".join(g[:3]) for g in groups[:3])
+    return [_finding("duplicate", "warning", f"{len(groups)} groups of files with identical ids and states ({extra} redundant files): {desc}",
+                     groups=groups)]
+
+
+def _missing(records):
+    by_shard = defaultdict(set)
+    for r in records:
+        if r.get("index") is not None and not r.get("not_sample"):
+            by_shard[r["shard"]].add(r["index"])
+    out = []
+    for shard, idx in sorted(by_shard.items()):
+        lo, hi = min(idx), max(idx)
+        gone = [i for i in range(lo, hi + 1) if i not in idx] if hi - lo < 10_000_000 else []
+        if gone:
+            out.append(_finding("missing_index", "info",
+                                f"{shard or '.'}: {len(gone)} numbers missing between {lo} and {hi}: {_quote(gone, 10)} "
+                                "(SpecForge skips samples it could not make; a copy that stopped leaves gaps too)",
+                                shard=shard, indices=gone))
+    return out
+
+
+def _padding_states(samples):
+    padded = [r for r in samples if r.get("padding")]
+    live = [r for r in padded if r.get("padding_nonzero")]
+    if not live:
+        return []
+    rows = sum(r["padding"] for r in live)
+    return [_finding("padding_states", "info",
+                     f"{len(live)} of {len(samples)} files end in padding rows (ids 0, loss mask 0; {rows} rows in all) "
+                     "that carry non-zero hidden states, as batched SpecForge runs write them: exclude them when comparing",
+                     paths=[r["path"] for r in live])]
+
+
+# ------------------------------------------------------------------------------- layer groups
+
+
+def _features(r) -> list[float] | None:
+    sig = r.get("signature") or {}
+    vals = [math.log(v) if v and v > 0 else None for v in sig.get("rel_final", [])]
+    vals += list(sig.get("cos_next", []))
+    vals.append(sig.get("cos_final"))
+    return vals
+
+
+def _order_key(r):
+    return (r.get("index") is None, r.get("index") or 0, r["path"])
+
+
+def _layer_group(samples):
+    """Runs of files (in index order) whose signatures depart from the rest of the dataset.
+
+    The statistic is the "epidemic" change point: for every run [a, b) of files, the standardised
+    distance between the run's mean signature and the rest's, weighted by m(n-m)/n; its maximum
+    is compared with the maxima of PERMUTATIONS shuffles of the file order (an order that does
+    not matter gives no run). A run found is taken out and the rest searched again. The run must
+    also move some signature by MIN_EFFECT robust SDs.
+    """
+    import torch
+
+    if len(samples) < 2 * MIN_RUN:
+        return []
+    common = Counter((r["k"], r["hidden"], len(_features(r))) for r in samples).most_common(1)[0][0]
+    rows = sorted((r for r in samples if (r["k"], r["hidden"], len(_features(r))) == common), key=_order_key)
+    if len(rows) < 2 * MIN_RUN:
+        return []
+    raw = torch.tensor([[math.nan if v is None else v for v in _features(r)] for r in rows], dtype=torch.float64)
+    med = raw.nanmedian(dim=0).values
+    raw = torch.where(torch.isnan(raw), med, raw)
+    mad = (raw - med).abs().median(dim=0).values * 1.4826
+    sd = raw.std(dim=0)
+    scale = torch.where(mad > 1e-12, mad, sd)
+    keep = scale > 1e-12
+    if not bool(keep.any()):
+        return []
+    # winsorised: one wild file (NaN rows, a broken capture) must not make a run on its own
+    x = ((raw - med) / scale)[:, keep].clamp(-6.0, 6.0)
+    cols = [i for i, k in enumerate(keep.tolist()) if k]
+    names = _feature_names(rows[0])
+    shard_of = [r["shard"] for r in rows]
+    gen = torch.Generator().manual_seed(0)
+
+    alive = list(range(len(rows)))
+    groups: list[tuple[list[int], float]] = []
+    for _ in range(6):
+        if len(alive) < 2 * MIN_RUN:
+            break
+        sub = x[alive]
+        cand = _candidates([shard_of[i] for i in alive])
+        stat, a, b = _epidemic_max(sub, cand)
+        if stat <= 0:
+            break
+        beaten = 0
+        for _ in range(PERMUTATIONS):
+            if _epidemic_max(sub[torch.randperm(len(alive), generator=gen)], cand)[0] >= stat:
+                beaten += 1
+                if (beaten + 1) / (PERMUTATIONS + 1) >= P_LIMIT:
+                    break
+        p = (beaten + 1) / (PERMUTATIONS + 1)
+        if p >= P_LIMIT:
+            break
+        inside = set(range(a, b))
+        group = [alive[i] for i in range(len(alive)) if (i in inside) == (b - a <= len(alive) - (b - a))]
+        groups.append((group, p))
+        taken = set(group)
+        alive = [i for i in alive if i not in taken]
+
+    out = []
+    rest = alive
+    for group, p in groups:
+        for run in _runs(group):
+            inside, others = x[run], x[rest]
+            diff = inside.mean(0) - others.mean(0)
+            j = int(diff.abs().argmax())
+            effect = float(diff[j].abs())
+            if effect < MIN_EFFECT or len(run) < MIN_RUN:
+                continue
+            col = cols[j]
+            files = [rows[i] for i in run]
+            shards = sorted({r["shard"] for r in files})
+            idx = [r["index"] for r in files if r["index"] is not None]
+            where = f"indices {min(idx)}..{max(idx)}" if idx else f"{files[0]['path']} .. {files[-1]['path']}"
+            confidence = 1.0 - p
+            name = names[col]
+            out.append(_finding(
+                "layer_group", "warning",
+                f"{len(files)} files ({where}, shard {_quote(shards, 2)}) depart from the other {len(rest)}: "
+                f"{name} {_show(name, float(raw[run, col].mean()))} vs {_show(name, float(raw[rest, col].mean()))} "
+                f"({effect:.1f} robust SD), as a re-run with other layer ids or another tool version leaves "
+                f"behind (confidence {confidence:.1%}, permutation test over the file order)",
+                range=[min(idx), max(idx)] if idx else None, paths=[r["path"] for r in files],
+                confidence=round(confidence, 4), effect=round(effect, 2), feature=name,
+            ))
+    return out
+
+
+def _runs(positions: list[int]) -> list[list[int]]:
+    """Consecutive stretches of sorted positions."""
+    out: list[list[int]] = []
+    for i in positions:
+        if out and out[-1][-1] == i - 1:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+#: run boundaries tried: every position in small datasets, else shard edges and a grid
+MAX_CANDIDATES = 256
+
+
+def _candidates(shards: list[str]):
+    import torch
+
+    n = len(shards)
+    if n + 1 <= MAX_CANDIDATES:
+        return torch.arange(n + 1)
+    edges = {0, n} | {i for i in range(1, n) if shards[i] != shards[i - 1]}
+    if len(edges) > MAX_CANDIDATES // 2:
+        edges = set(torch.linspace(0, n, MAX_CANDIDATES // 2).round().long().tolist())
+    grid = set(torch.linspace(0, n, MAX_CANDIDATES - len(edges)).round().long().tolist())
+    return torch.tensor(sorted(edges | grid))
+
+
+def _epidemic_max(x, cand) -> tuple[float, int, int]:
+    """max over runs [a, b) (a, b in cand) of m(n-m)/n * ||mean inside - mean outside||^2."""
+    import torch
+
+    n = x.shape[0]
+    s = torch.cat([torch.zeros(1, x.shape[1], dtype=x.dtype), torch.cumsum(x, dim=0)])
+    sc = s[cand]
+    seg = sc[None, :, :] - sc[:, None, :]  # [a, b, d]: sum over [cand[a], cand[b])
+    m = (cand[None, :] - cand[:, None]).to(x.dtype)
+    ok = (m >= MIN_RUN) & (n - m >= MIN_RUN)
+    mm = m.clamp(min=1)
+    out_n = (n - m).clamp(min=1)
+    diff = seg / mm[..., None] - (s[-1] - seg) / out_n[..., None]
+    stat = torch.where(ok, mm * out_n / n * (diff**2).sum(-1), torch.full_like(m, -1.0))
+    j = int(stat.argmax())
+    ia, ib = divmod(j, len(cand))
+    return float(stat.view(-1)[j]), int(cand[ia]), int(cand[ib])
+
+
+def _feature_names(r) -> list[str]:
+    sig = r.get("signature") or {}
+    names = [f"slot {i} norm / final norm" for i in range(len(sig.get("rel_final", [])))]
+    names += [f"cos(slot {i}, slot {i + 1})" for i in range(len(sig.get("cos_next", [])))]
+    names.append("cos(last slot, final)")
+    return names
+
+
+def _show(name: str, value: float) -> str:
+    return f"{math.exp(value):.3g}" if "norm" in name else f"{value:.3g}"

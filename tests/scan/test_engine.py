@@ -1,0 +1,149 @@
+"""Quick vs full, the record cache, cancellation: what a user of `scan` would notice."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import torch
+
+from eagle3_tui.cli import main
+from eagle3_tui.samples.model import build_model
+from eagle3_tui.samples.scan import scan_file, scan_tree
+from tests.scan.build import build
+
+
+def long_sample(path: Path, t: int = 700, nan_row: int | None = None) -> None:
+    model = build_model(seed=0)
+    g = torch.Generator().manual_seed(t)
+    ids = torch.randint(20, model.cfg.vocab, (t,), generator=g)
+    states, final = model.boundaries(ids, torch.float32)
+    aux = torch.cat([states[b] for b in model.cfg.aux_boundaries], -1)
+    if nan_row is not None:
+        aux[nan_row, 5] = float("nan")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"input_ids": ids, "loss_mask": torch.ones(t, dtype=torch.int64),
+                "aux_hidden_state": aux[None], "hidden_state": final[None]}, path)
+
+
+def test_quick_reads_a_few_rows_and_agrees_with_full_on_norms(tmp_path):
+    for i, t in enumerate((300, 700, 1500)):
+        long_sample(tmp_path / f"data_{i}.pt", t)
+    for name in ("data_0.pt", "data_1.pt", "data_2.pt"):
+        size = (tmp_path / name).stat().st_size
+        quick = scan_file(str(tmp_path), name, size, 0.0, rows=64)
+        full = scan_file(str(tmp_path), name, size, 0.0, full=True)
+        assert quick["rows_read"] <= 66 < full["rows_read"] == full["tokens"]
+        assert quick["bytes_read"] < full["bytes_read"] / 3
+        for q, f in zip([*quick["slots"], quick["final"]], [*full["slots"], full["final"]]):
+            assert abs(q["norm_mean"] - f["norm_mean"]) <= 0.2 * f["norm_mean"], (name, q, f)  # a 64-row sample of heavy-tailed token norms
+            assert q["norm_max"] <= f["norm_max"] * (1 + 1e-6)
+        for key in ("tokens", "valid_tokens", "k", "hidden", "dtype", "schema", "loss_ones"):
+            assert quick[key] == full[key]
+
+
+def test_full_finds_nan_in_a_row_quick_does_not_read(tmp_path):
+    long_sample(tmp_path / "data_0.pt", 700, nan_row=340)  # between two of the 64 rows a quick scan reads
+    size = (tmp_path / "data_0.pt").stat().st_size
+    quick = scan_file(str(tmp_path), "data_0.pt", size, 0.0)
+    full = scan_file(str(tmp_path), "data_0.pt", size, 0.0, full=True)
+    assert sum(s["nan"] for s in quick["slots"]) == 0
+    assert [s["first_nonfinite_row"] for s in full["slots"]] == [340, None, None]
+    assert full["slots"][0]["nan"] == 1
+
+
+def test_gzipped_sample_costs_a_full_read_and_says_so(tmp_path):
+    import gzip
+    import io
+
+    long_sample(tmp_path / "plain.pt", 300)
+    raw = (tmp_path / "plain.pt").read_bytes()
+    with gzip.open(tmp_path / "data_1.ckpt.gz", "wb") as f:
+        f.write(raw)
+    size = (tmp_path / "data_1.ckpt.gz").stat().st_size
+    r = scan_file(str(tmp_path), "data_1.ckpt.gz", size, 0.0)
+    assert r["mapped"] is False and r["bytes_read"] == size and r["index"] == 1
+    plain = scan_file(str(tmp_path), "plain.pt", len(raw), 0.0)
+    assert r["slots"] == plain["slots"] and io  # same numbers through gzip
+
+
+def copy_dataset(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, copy_function=shutil.copy2)
+    return dst
+
+
+def scan_json(capsys, *argv) -> tuple[list[dict], dict]:
+    main(["scan", *map(str, argv), "--json"])
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    return lines[:-1], lines[-1]
+
+
+def test_unchanged_files_come_from_the_cache_without_being_read(clean, tmp_path, capsys):
+    root = copy_dataset(clean, tmp_path / "ds")
+    first, s1 = scan_json(capsys, root)
+    assert s1["summary"]["cached"] == 0 and s1["summary"]["bytes_read"] > 0
+    # Overwrite every file with garbage of the same size and put the mtime back: a scan that
+    # opened any of them would report it unreadable.
+    files = sorted(p for p in root.rglob("*.ckpt"))
+    for p in files:
+        st = p.stat()
+        p.write_bytes(b"\0" * st.st_size)
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    second, s2 = scan_json(capsys, root)
+    assert s2["summary"]["cached"] == len(files) and s2["summary"]["bytes_read"] == 0
+    strip = lambda rs: sorted(({k: v for k, v in r.items() if k != "cached"} for r in rs), key=lambda r: r["path"])  # noqa: E731
+    assert strip(second) == strip(first)
+    assert s2["findings"] == s1["findings"]
+    # a touched file is scanned again (and now found to be garbage); the rest stay cached
+    os.utime(files[3])
+    third, s3 = scan_json(capsys, root)
+    assert s3["summary"]["cached"] == len(files) - 1
+    assert [r["path"] for r in third if "error" in r] == [str(files[3].relative_to(root))]
+    assert [f["code"] for f in s3["findings"] if f["severity"] == "error"] == ["unreadable"]
+
+
+def test_full_scan_does_not_take_quick_records_from_the_cache(clean, capsys):
+    _, s1 = scan_json(capsys, clean, "--rows", "8")
+    _, s2 = scan_json(capsys, clean, "--full")
+    _, s3 = scan_json(capsys, clean, "--rows", "16")  # a full record serves a quick scan
+    assert s2["summary"]["cached"] == 0 and s3["summary"]["cached"] == s1["summary"]["files"]
+
+
+def test_cancel_stops_the_pool_within_a_chunk(tmp_path):
+    build(tmp_path, seed=4, shards=8, per_shard=16)  # 128 files
+    cancel = threading.Event()
+    seen = []
+    for record in scan_tree(str(tmp_path), workers=2, cancel=cancel):
+        seen.append(record)
+        cancel.set()
+    assert 1 <= len(seen) <= 32 < 128
+    assert multiprocessing.active_children() == []
+
+
+def test_ctrl_c_prints_what_was_found_and_exits_130(tmp_path):
+    root = tmp_path / "ds"
+    long_sample(root / "rows_0-2000" / "data_0.pt", 400)
+    for i in range(1, 400):
+        os.link(root / "rows_0-2000" / "data_0.pt", root / "rows_0-2000" / f"data_{i}.pt")
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--full", "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    first = proc.stdout.readline()
+    assert json.loads(first)["computed"] == "local"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    lines = [first, *out.splitlines()]
+    last = json.loads(lines[-1])
+    assert proc.returncode == 130, err
+    assert last["summary"]["interrupted"] is True
+    assert 1 <= last["summary"]["files"] == len(lines) - 1 < 400
+    assert "Traceback" not in err and "interrupted" in err
