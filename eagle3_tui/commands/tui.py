@@ -22,15 +22,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="trust an SSH host key seen for the first time without asking")
     parser.add_argument("--data-dir", metavar="D",
                         help="where bookmarks and settings live (default: the user data folder)")
+    parser.add_argument("--tokenizer", metavar="PATH",
+                        help="tokenizer.json or a model folder with one, here or on the data's host: "
+                        "tokens as text (default: $EAGLE3_TUI_TOKENIZER, else --model's)")
+    parser.add_argument("--model", metavar="DIR",
+                        help="the target model's Hugging Face folder, on the data's host: which layer "
+                        "each slot holds")
+    parser.add_argument("--drafter", metavar="DIR",
+                        help="the trained EAGLE-3 drafter's folder, on the data's host: acceptance")
     return parser
 
 
 def run_app(target: str = ".", *, remote_python: str | None = None,
-            accept_new_host_key: bool = False, data_dir: str | None = None) -> int:
+            accept_new_host_key: bool = False, data_dir: str | None = None,
+            tokenizer: str | None = None, model: str | None = None, drafter: str | None = None) -> int:
+    from eagle3_tui.ui.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
     app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key,
-                    data_dir=data_dir)
+                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter))
     app.run()
     return int(app.return_code or 0)
 
@@ -39,4 +49,5 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
     return run_app(args.target, remote_python=args.remote_python,
-                   accept_new_host_key=args.accept_new_host_key, data_dir=data_dir)
+                   accept_new_host_key=args.accept_new_host_key, data_dir=data_dir,
+                   tokenizer=args.tokenizer, model=args.model, drafter=args.drafter)

@@ -13,6 +13,7 @@ from textual.app import App
 from textual.screen import Screen
 
 from eagle3_tui.ui import keys
+from eagle3_tui.ui.analysis import Analysis
 from eagle3_tui.ui.connect import Opened, open_target
 from eagle3_tui.ui.messages import PinsSwapped
 from eagle3_tui.ui.screens.main import MainScreen
@@ -41,8 +42,11 @@ class Eagle3App(App):
         accept_new_host_key: bool = False,
         opener: Opener = open_target,
         data_dir: str | None = None,
+        analysis: Analysis | None = None,
     ) -> None:
         super().__init__()
+        #: tokenizer, target model and drafter given on the command line (all optional)
+        self.analysis = analysis or Analysis()
         #: where bookmarks live (None: the user data folder, or EAGLE3_TUI_DATA_DIR)
         self.data_dir = data_dir
         #: the target given on the command line; the main screen parses it and owns what is open

@@ -48,6 +48,8 @@ from eagle3_tui.ui.widgets.status import Line, StatusLine
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from eagle3_tui.ui.analysis import Analysis
+
     class Host(Protocol):
         """What the main screen needs of the app: how to open a target, and where bookmarks live."""
 
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
         remote_python: str | None
         accept_new_host_key: bool
         data_dir: str | None
+        analysis: Analysis
 
         async def confirm_host_key(self, prompt: Any) -> bool: ...
 

@@ -1,0 +1,49 @@
+"""What the TUI was given to go beyond the numbers in a file: a tokenizer (tokens as text), the
+target model (which layer each slot is) and the trained drafter (acceptance). Each is a path as
+the user typed it, on this machine or on the data's host; None when not given.
+
+Screens and workers read these through the app; they never parse the command line themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from eagle3_tui.target import Target, TargetError, parse_target
+
+
+@dataclass(frozen=True)
+class Analysis:
+    tokenizer: str | None = None
+    model: str | None = None
+    drafter: str | None = None
+    #: the tokenizer is --model's folder, not asked for: a folder without tokenizer.json is no error
+    tokenizer_from_model: bool = False
+
+    @classmethod
+    def from_options(cls, tokenizer: str | None = None, model: str | None = None,
+                     drafter: str | None = None) -> Analysis:
+        """As the command line gives them: $EAGLE3_TUI_TOKENIZER is the default tokenizer, and a
+        model folder that holds a tokenizer.json gives the tokenizer too."""
+        if tokenizer is None:
+            tokenizer = os.environ.get("EAGLE3_TUI_TOKENIZER") or None
+        if tokenizer is None and model is not None:
+            return cls(model, model, drafter, tokenizer_from_model=True)
+        return cls(tokenizer, model, drafter)
+
+    def path_for(self, what: str, data: Target) -> str | None:
+        """The path of `what` ("tokenizer", "model", "drafter") for data on `data`'s machine:
+        the path itself when it lives there, None when it is not given or on another machine."""
+        text = getattr(self, what)
+        if not text:
+            return None
+        try:
+            there = parse_target(text)
+        except TargetError:
+            return None
+        if there.place == data.place:
+            return there.path
+        if not there.is_remote and not data.is_remote:
+            return there.path
+        return None
