@@ -68,4 +68,5 @@ def test_summary_of_a_non_sample_lists_its_contents_and_is_not_a_failure(tmp_pat
     assert second["k"] == 3
     (tmp_path / "junk.pt").write_bytes(b"junk")
     rc, out = _summary([vocab, tmp_path / "junk.pt"], capsys)
-    assert rc == 1 and "junk.pt: error:" in out  # a sample that fails to load still fails
+    # a sample that fails to load still fails: its table line says so, the reason is on stderr
+    assert rc == 1 and "junk.pt: failed" in out and "vocab_mapping.pt: not a hidden-state sample" in out

@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
 def exit_code(result: dict[str, Any]) -> int:
     if "error" in result:
         return 2
-    return 1 if any(f["severity"] in ("warning", "error") for f in result["findings"]) else 0
+    from eagle3_tui.samples.results import blocking
+
+    return 1 if blocking(result["findings"]) else 0
 
 
 def _on_host(value: str | None, target, what: str) -> str | None:

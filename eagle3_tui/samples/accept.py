@@ -47,7 +47,8 @@ import threading
 from typing import Any
 
 from eagle3_tui.samples.drafter import Drafter, DrafterError, load_drafter, read_target_head, read_vocab
-from eagle3_tui.samples.sample import NotASample, Sample, SampleError
+from eagle3_tui.samples.results import error_result
+from eagle3_tui.samples.sample import Sample, SampleError
 from eagle3_tui.samples.stats import Cancelled
 
 QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
@@ -64,12 +65,8 @@ def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int
         d = cached_drafter(drafter, model)
         sample = load_sample(path, slots=slots, hidden=hidden)
         result = accept(sample, d, model=model, steps=steps, all_rows=all_rows, order=order, cancel=cancel)
-    except NotASample as err:
-        return {"path": path, "drafter": drafter, "error": str(err), "not_sample": True}
-    except SampleError as err:
-        return {"path": path, "drafter": drafter, "error": str(err)}
-    except MemoryError:
-        return {"path": path, "drafter": drafter, "error": "out of memory while running the drafter"}
+    except (SampleError, MemoryError) as err:
+        return error_result(path, err, drafter=drafter)
     result["path"] = path
     return result
 

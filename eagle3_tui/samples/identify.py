@@ -42,6 +42,7 @@ from eagle3_tui.samples.conventions import (
     read_json,
     text_config,
 )
+from eagle3_tui.samples.results import error_result, sort_findings
 from eagle3_tui.samples.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.samples.stats import Cancelled
 
@@ -92,9 +93,9 @@ def identify_file(
         return identify(sample, model, config=config, ids=ids, tokens=tokens, device=device,
                         drafter_ids=drafter_ids, cancel=cancel)
     except (IdentifyError, ConfigError) as err:
-        return {"path": path, "model": model, "error": str(err)}
-    except MemoryError:
-        return {"path": path, "model": model, "error": "out of memory"}
+        return error_result(path, str(err), model=model)
+    except MemoryError as err:
+        return error_result(path, err, model=model)
 
 
 def _load(load_sample, path: str, what: str, **kw) -> Sample:
@@ -458,8 +459,7 @@ def _result(sample: Sample, model: str, layers: int, n: int, cos, ratio, drafter
     identified = [layers + 1 if r.get("norm") == "post" else r["boundary"] for r in slots]
     conventions, conv_findings = convention_finding(identified, layers, drafter_ids)
     findings = conv_findings + findings
-    order = {"error": 0, "warning": 1, "info": 2}
-    findings.sort(key=lambda f: order.get(f["severity"], 3))
+    sort_findings(findings)
     return {
         "path": sample.path, "model": model, "layers": layers, "schema": sample.schema,
         "tokens": n, "hidden": sample.hidden, "slots": slots, "final": final,

@@ -183,7 +183,9 @@ def check_tensors(obj: Any) -> None:
             raise SampleError(f"{where} {shape} is a {kind} tensor ({layout}): only dense tensors hold hidden states")
         if t.device.type == "meta":
             raise SampleError(f"{where} {shape} is a meta tensor: it has a shape but no data")
-        if t.is_floating_point() and t.numel() == 0:
+        # torch.empty(0) is a placeholder some producers write for "not captured" (ModelOpt's vLLM
+        # dump without aux layers): the schema decides; a zero-size matrix is nothing to inspect
+        if t.is_floating_point() and t.numel() == 0 and t.dim() > 1:
             raise SampleError(f"{where} has a zero-size dimension (shape {shape}): nothing to inspect")
         logical = t.numel() * t.element_size()
         stored = t.untyped_storage().nbytes()

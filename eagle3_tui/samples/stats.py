@@ -12,7 +12,8 @@ import math
 import threading
 from typing import Any
 
-from eagle3_tui.samples.sample import NotASample, Sample, SampleError, Slot
+from eagle3_tui.samples.results import error_result
+from eagle3_tui.samples.sample import Sample, Slot
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
@@ -38,17 +39,10 @@ def summarize_file(
     try:
         sample = load_sample(path, slots=slots, hidden=hidden)
         return summarize(sample, k=k, cancel=cancel)
-    except NotASample as err:
-        return {"path": path, "error": str(err), "not_sample": True, "contents": err.contents}
-    except SampleError as err:
-        return {"path": path, "error": str(err)}
-    except MemoryError:
-        return {"path": path, "error": "out of memory while loading the file"}
     except Cancelled:
         raise
-    except Exception as err:  # noqa: BLE001 - last resort: one line for this file, with the type
-        text = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
-        return {"path": path, "error": f"unexpected {type(err).__name__} while reading this file: {text}"}
+    except Exception as err:  # noqa: BLE001 - ours and, as a last resort, any other: one line
+        return error_result(path, err)
 
 
 def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = None) -> dict[str, Any]:
@@ -244,8 +238,6 @@ class _Moments:
         self.ssq = 0.0
 
     def add(self, part, row_norms, count: int) -> None:
-        import torch
-
         total = float(part.sum())
         if not math.isfinite(total):
             top = float(part.abs().max())
