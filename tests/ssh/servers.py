@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +21,17 @@ from pathlib import Path
 import asyncssh
 
 SSHD = "/usr/sbin/sshd"
+
+
+def find_sshd() -> str | None:
+    """OpenSSH's sshd: where Debian puts it, else on PATH; None when it is not installed.
+    EAGLE3_TUI_TEST_SSHD names another binary (the fresh-machine test points it nowhere)."""
+    chosen = os.environ.get("EAGLE3_TUI_TEST_SSHD")
+    if chosen is not None:
+        return chosen if os.access(chosen, os.X_OK) else None
+    if os.access(SSHD, os.X_OK):
+        return SSHD
+    return shutil.which("sshd", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"]))
 
 
 def free_port() -> int:
@@ -124,9 +136,12 @@ class Sshd:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Sshd:
+        binary = find_sshd()
+        if binary is None:
+            raise RuntimeError("OpenSSH sshd is not installed")
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         self.proc = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.config_path)],
+            [binary, "-D", "-e", "-f", str(self.config_path)],
             stdout=subprocess.DEVNULL,
             stderr=open(self.folder / "sshd.log", "ab"),
         )
