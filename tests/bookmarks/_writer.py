@@ -2,8 +2,10 @@
 
     _writer.py DATA_DIR NAME COUNT [SHARED]
 
-Waits for DATA_DIR/go (so two writers really overlap), then adds COUNT bookmarks
-/data/NAME/data_I.ckpt, printing each key only after add() returned (i.e. committed).
+Creates DATA_DIR/ready-NAME once imported, waits for DATA_DIR/go (a barrier: the test says go
+once every writer is ready), then adds COUNT bookmarks /data/NAME/data_I.ckpt, printing each key
+only after add() returned (i.e. committed) and, on stderr, the monotonic clock (one clock for all
+processes on Linux) at each commit, so the test can see the writers overlap.
 With SHARED, each step also adds the tag NAME-I to the one bookmark every writer shares.
 """
 
@@ -16,6 +18,7 @@ from eagle3_tui.bookmarks import open_store
 data_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 shared = len(sys.argv) > 4
 go = os.path.join(data_dir, "go")
+open(os.path.join(data_dir, f"ready-{name}"), "w").close()
 while not os.path.exists(go):
     time.sleep(0.002)
 with open_store(data_dir) as store:
@@ -24,3 +27,4 @@ with open_store(data_dir) as store:
         if shared:
             store.add("gpu:/data/shared.ckpt", tags=[f"{name}-{i}"])
         print(b.target, flush=True)
+        print(time.monotonic_ns(), file=sys.stderr, flush=True)

@@ -32,12 +32,18 @@ def test_two_writers_at_once_lose_nothing(data_dir):
     data_dir.mkdir(parents=True)
     n = 120
     writers = [_start(data_dir, name, n, "shared") for name in ("alpha", "beta")]
-    time.sleep(0.3)  # both imported and waiting
+    deadline = time.monotonic() + 120
+    while not all((data_dir / f"ready-{name}").exists() for name in ("alpha", "beta")):
+        assert time.monotonic() < deadline and all(w.poll() is None for w in writers), "a writer never got ready"
+        time.sleep(0.005)
     (data_dir / "go").touch()
     outputs = [w.communicate(timeout=120) for w in writers]
     for w, (out, err) in zip(writers, outputs):
         assert w.returncode == 0, err
         assert len(out.splitlines()) == n
+    # the writers overlapped: each committed while the other was between its first and last commit
+    alpha, beta = ([int(t) for t in err.split()] for _, err in outputs)
+    assert any(alpha[0] < t < alpha[-1] for t in beta) and any(beta[0] < t < beta[-1] for t in alpha)
 
     with open_store(data_dir) as store:
         keys = store.keys()
