@@ -4,8 +4,9 @@
 
 Creates DATA_DIR/ready-NAME once imported, waits for DATA_DIR/go (a barrier: the test says go
 once every writer is ready), then adds COUNT bookmarks /data/NAME/data_I.ckpt, printing each key
-only after add() returned (i.e. committed) and, on stderr, the monotonic clock (one clock for all
-processes on Linux) at each commit, so the test can see the writers overlap.
+only after add() returned (i.e. committed). On stderr: the monotonic clock (one clock for all
+processes on Linux) as its first add() begins, then at each commit, so the test can see that the
+writers were writing at the same time.
 With SHARED, each step also adds the tag NAME-I to the one bookmark every writer shares.
 """
 
@@ -22,6 +23,7 @@ open(os.path.join(data_dir, f"ready-{name}"), "w").close()
 while not os.path.exists(go):
     time.sleep(0.002)
 with open_store(data_dir) as store:
+    print(time.monotonic_ns(), file=sys.stderr, flush=True)
     for i in range(count):
         b = store.add(f"/data/{name}/data_{i}.ckpt", note=f"{name} {i} " + "x" * (i % 50) * 40, tags=[name])
         if shared:
