@@ -43,3 +43,107 @@ async def test_padded_sample_screen(tree, monkeypatch, size):
                          and main.sample.loading_name is None, what="data_2 summary")
         await pilot.press("right_square_bracket", "right_square_bracket")
         check_snapshot(f"padded_{size[0]}x{size[1]}.txt", screen_text(app))
+
+
+def _shown(word: str) -> float | None:
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
+def _close(shown: float, true: float) -> bool:
+    """`shown` is `true` printed to 4 significant digits (the panel's precision)."""
+    return abs(shown - true) <= 1e-3 * abs(true) + 1e-6
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_sample_screen_numbers_are_torchs(tree, monkeypatch, size):
+    """What the sample panel shows for data_2 (6 padding rows), recomputed here with torch from
+    the file itself: sizes, per-slot norm/mean/std over the valid rows, token 2's id and values."""
+    import torch
+
+    monkeypatch.chdir(tree)
+    path = "rows_0-2000/data_2.ckpt"
+    raw = torch.load(path, weights_only=True)
+    ids, mask = raw["input_ids"], raw["loss_mask"]
+    aux, final = raw["aux_hidden_state"][0].float(), raw["hidden_state"][0].float()
+    t, h = final.shape
+    k = aux.shape[1] // h
+    pad = 0
+    while pad < t and ids[t - 1 - pad] == 0 and mask[t - 1 - pad] == 0:
+        pad += 1
+    valid = t - pad
+    parts = {f"aux{i}": aux[:, i * h:(i + 1) * h] for i in range(k)} | {"final": final}
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(path, opener=opener)
+    async with app.run_test(size=size) as pilot:
+        main = app.main_screen
+        await wait_until(pilot, lambda: main.shown == path and main.sample.loading_name is None, what="summary")
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await pilot._wait_for_screen()
+        lines = [line.split("│")[-2] if "│" in line else line for line in screen_text(app).splitlines()]
+    text = "\n".join(lines)
+    assert f"T {t} · valid {valid} · H {h} · k {k}" in text
+    assert f"{pad} padding rows" in text
+    assert f"token 2/{t} · id {int(ids[2])} · loss {'on' if mask[2] else 'off'}" in text
+    stats_seen, values_seen = set(), set()
+    for line in lines:
+        words = line.split()
+        if not words or words[0] not in parts:
+            continue
+        x = parts[words[0]]
+        numbers = [n for n in map(_shown, words[1:]) if n is not None]
+        if words[-1] == "ok":  # the stats table: ‖x‖ mean, [‖x‖ min, ‖x‖ max,] mean, std
+            v = x[:valid]
+            norms = v.norm(dim=-1)
+            true = [float(norms.mean()), float(v.mean()), float(v.std())]
+            if len(numbers) == 5:
+                true[1:1] = [float(norms.min()), float(norms.max())]
+            assert len(numbers) == len(true), line
+            assert all(_close(s, e) for s, e in zip(numbers, true)), (line, true)
+            stats_seen.add(words[0])
+        elif len(numbers) == 5:  # token 2's first five values
+            true = x[2, :5].tolist()
+            assert all(_close(s, e) for s, e in zip(numbers, true)), (line, true)
+            values_seen.add(words[0])
+    assert stats_seen == set(parts) and values_seen == set(parts)
+
+
+async def test_browser_screen_at_the_tree_root(tree, monkeypatch):
+    """Folders in natural order (rows_2000 before rows_10000), then files with case folded
+    (dangling.ckpt before README.txt), kinds and sizes as a person sees them."""
+    monkeypatch.chdir(tree)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(".", opener=opener)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
+        await pilot._wait_for_screen()
+        text = screen_text(app)
+    order = [name for name in ("rows_0-2000", "rows_2000-4000", "rows_10000-12000", "vocab_mapping",
+                               "dangling.ckpt", "README.txt") if name in text]
+    assert order == sorted(order, key=text.index), text
+    check_snapshot("browser_root_80x24.txt", text)
+
+
+async def test_help_screen(tree, monkeypatch):
+    monkeypatch.chdir(tree)
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(".", opener=opener)  # the cursor on a folder: nothing loads behind the help
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: "Keys  (esc closes)" in screen_text(app), what="help")
+        text = screen_text(app)
+    check_snapshot("help_100x40.txt", text)
