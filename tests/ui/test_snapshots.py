@@ -14,6 +14,7 @@ import pytest
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import Opened
 from tests.ui.conftest import CountingSource, screen_text, wait_until
+from tests.ui_compare.conftest import demo  # noqa: F401 - the demo dataset fixture
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -147,3 +148,49 @@ async def test_help_screen(tree, monkeypatch):
         await wait_until(pilot, lambda: "Keys  (esc closes)" in screen_text(app), what="help")
         text = screen_text(app)
     check_snapshot("help_100x40.txt", text)
+
+
+async def test_compare_screen_of_a_scaled_capture(demo, monkeypatch):
+    """The compare view for the demo's 4x scale fault: a text snapshot, and the factor and the
+    per-slot cosines on screen recomputed here with torch from the two files."""
+    import torch
+
+    from tests.ui_compare.conftest import compare_done, expected, go_to, started
+    from tests.ui_compare.test_compare_view import grid_row
+
+    monkeypatch.chdir(demo)  # relative names keep the temp folder's name off the screen
+    row = expected(demo, "fault_scale_s13.pt")
+    train, capture = Path(row["train"]), Path(row["capture"])
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(str(train.parent), opener=opener)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await go_to(pilot, train.parent, train.name)
+        await pilot.press("t")
+        await go_to(pilot, capture.parent, capture.name)
+        await pilot.press("i", "c")
+        await compare_done(pilot)
+        text = screen_text(app)
+    a = torch.load(train, weights_only=True)
+    b = torch.load(capture, weights_only=True)
+    h = a["hidden_state"].shape[-1]
+    a_aux = a["aux_hidden_state"].reshape(-1, a["aux_hidden_state"].shape[-1]).float()
+    b_aux = (b["aux_hidden_state"] if isinstance(b, dict) else b).reshape(-1, a_aux.shape[1]).float()
+    ids, mask = a["input_ids"].reshape(-1), a["loss_mask"].reshape(-1)
+    valid = len(ids)
+    while valid and ids[valid - 1] == 0 and mask[valid - 1] == 0:  # A's right padding is not compared
+        valid -= 1
+    n = min(len(b_aux), valid)
+    ratios = b_aux[:n].reshape(n, -1, h).norm(dim=-1) / a_aux[:n].reshape(n, -1, h).norm(dim=-1)
+    factor = float(ratios.median())
+    assert f"B = {factor:.4g} x A" in " ".join(text.split())
+    lines = text.splitlines()
+    k = a_aux.shape[1] // h
+    for j in range(k):  # every B slot against every A slot: the mean cosine over the aligned rows
+        cos = [torch.nn.functional.cosine_similarity(b_aux[:n, j * h:(j + 1) * h], a_aux[:n, i * h:(i + 1) * h],
+                                                     dim=-1).mean() for i in range(k)]
+        assert grid_row(lines, f"B{j}") == [f"{float(c):.3f}" for c in cos]
+    check_snapshot("compare_scale_120x40.txt", text)
