@@ -863,16 +863,18 @@ def _best_lag(scores: dict[int, float | None]) -> int | None:
 
 
 def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | None:
-    """After ids diverge at (a_row, b_row): the shift d in [-MAX_LAG, MAX_LAG] for which
-    B[b_row + 1 + i] == A[a_row + 1 + i + d] holds for the next `window` tokens (or all that are
-    left), preferring small |d|; None when no shift makes them agree again."""
+    """After ids diverge at (a_row, b_row): the shift d in [-MAX_LAG, MAX_LAG] after which B and A
+    agree again for the next `window` tokens (or all that are left), preferring small |d|; None
+    when no shift makes them agree again. B resumes right after |d| inserted tokens (d < 0) or at
+    A's token past |d| missing ones (d > 0), or after one replaced token: B[b_row + 1 + i] ==
+    A[a_row + 1 + i + d]."""
     for d in sorted(range(-MAX_LAG, MAX_LAG + 1), key=lambda x: (abs(x), x)):
-        bs, as_ = b_row + 1, a_row + 1 + d
-        n = min(window, len(b_ids) - bs, len(a_ids) - as_)
-        if n < 4 or as_ < 0:
-            continue
-        if bool((a_ids[as_:as_ + n] == b_ids[bs:bs + n]).all()):
-            return d
+        for bs, as_ in ((b_row + max(0, -d), a_row + max(0, d)), (b_row + 1, a_row + 1 + d)):
+            n = min(window, len(b_ids) - bs, len(a_ids) - as_)
+            if n < 4 or as_ < 0:
+                continue
+            if bool((a_ids[as_:as_ + n] == b_ids[bs:bs + n]).all()):
+                return d
     return None
 
 

@@ -32,12 +32,21 @@ def test_two_writers_at_once_lose_nothing(data_dir):
     data_dir.mkdir(parents=True)
     n = 120
     writers = [_start(data_dir, name, n, "shared") for name in ("alpha", "beta")]
-    time.sleep(0.3)  # both imported and waiting
+    deadline = time.monotonic() + 120
+    while not all((data_dir / f"ready-{name}").exists() for name in ("alpha", "beta")):
+        assert time.monotonic() < deadline and all(w.poll() is None for w in writers), "a writer never got ready"
+        time.sleep(0.005)
     (data_dir / "go").touch()
     outputs = [w.communicate(timeout=120) for w in writers]
     for w, (out, err) in zip(writers, outputs):
         assert w.returncode == 0, err
         assert len(out.splitlines()) == n
+    # the writers overlapped: each began writing before the other's last commit. (SQLite's busy
+    # handler lets the writer holding the lock starve the other, so commits need not interleave;
+    # what matters is that every add() of one ran while the other was contending for the lock.)
+    alpha, beta = ([int(t) for t in err.split()] for _, err in outputs)
+    assert len(alpha) == len(beta) == n + 1
+    assert alpha[0] < beta[-1] and beta[0] < alpha[-1], "one writer finished before the other began"
 
     with open_store(data_dir) as store:
         keys = store.keys()

@@ -1,4 +1,5 @@
-"""The thresholds in compare.py sit between measured bf16 noise and the faults, on fresh seeds."""
+"""The thresholds in compare.py sit between measured bf16 noise and the faults, on fresh seeds:
+bounded from both sides (test_threshold_sides.py pins each side with a near-threshold case)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,13 @@ def test_noise_and_faults_fall_on_their_sides_of_the_thresholds():
             assert ratio.std() / ratio.mean() < C.RATIO_CV / 3
             if b < len(s32) - 1:
                 assert _cos(s32[b], s32[b + 1]).mean() < C.MATCH_COS - 0.05  # a layer off is not noise
+                # ... nor another prompt: upper bound on UNRELATED_COS
+                assert _cos(s32[b], s32[b + 1]).median() > C.UNRELATED_COS + 0.1
             assert _cos(s32[b][:n], other[b][:n]).median() < C.UNRELATED_COS
+        # upper bounds: the fault sides stay beyond the thresholds
+        pre_post = f32.norm(dim=-1) / s32[-1].norm(dim=-1)
+        assert pre_post.std() / pre_post.mean() > C.RATIO_CV * 2  # before vs after the norm
+        assert abs(0.95 - 1) > C.SCALE_TOL * 2 and abs(1.05 - 1) > C.SCALE_TOL * 2  # 5 % scales are named
         res_true, _ = C._norm_fit(f32, s16[-1])
         res_off, _ = C._norm_fit(f32, s32[-2])
         assert res_true < C.NORM_FIT_RESIDUAL / 2 < C.NORM_FIT_RESIDUAL * 2 < res_off

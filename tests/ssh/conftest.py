@@ -20,7 +20,7 @@ import torch
 
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
-from tests.ssh.servers import InProcessServer, Keys, Sshd, write_client_files
+from tests.ssh.servers import InProcessServer, Keys, Sshd, find_sshd, write_client_files
 
 T, H, K = 24, 32, 3
 
@@ -145,10 +145,23 @@ def keys(tmp_path_factory) -> Keys:
     return Keys(tmp_path_factory.mktemp("ssh-keys"))
 
 
+REQUIRE_SSHD = "EAGLE3_TUI_REQUIRE_SSHD"
+
+
+def require_sshd() -> None:
+    """Skip a test that needs OpenSSH's sshd when it is not installed, saying so; under
+    EAGLE3_TUI_REQUIRE_SSHD=1 (set by .ci/run) a missing sshd fails instead, so CI runs them all."""
+    if find_sshd() is not None:
+        return
+    message = "OpenSSH sshd not found (/usr/sbin/sshd or PATH): install openssh-server to run the OpenSSH tests"
+    if os.environ.get(REQUIRE_SSHD) == "1":
+        pytest.fail(f"{message} ({REQUIRE_SSHD}=1 forbids skipping them)", pytrace=False)
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory, keys):
-    if not os.access("/usr/sbin/sshd", os.X_OK):
-        pytest.fail("OpenSSH sshd is missing: install openssh-server (.ci/run does)")
+    require_sshd()
     server = Sshd(tmp_path_factory.mktemp("sshd"), keys).start()
     yield server
     server.stop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +21,17 @@ from pathlib import Path
 import asyncssh
 
 SSHD = "/usr/sbin/sshd"
+
+
+def find_sshd() -> str | None:
+    """OpenSSH's sshd: where Debian puts it, else on PATH; None when it is not installed.
+    EAGLE3_TUI_TEST_SSHD names another binary (the fresh-machine test points it nowhere)."""
+    chosen = os.environ.get("EAGLE3_TUI_TEST_SSHD")
+    if chosen is not None:
+        return chosen if os.access(chosen, os.X_OK) else None
+    if os.access(SSHD, os.X_OK):
+        return SSHD
+    return shutil.which("sshd", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"]))
 
 
 def free_port() -> int:
@@ -73,18 +85,20 @@ class Keys:
         return self.folder / "authorized_keys"
 
 
-def known_hosts_line(port: int, key: asyncssh.SSHKey) -> str:
-    return f"[127.0.0.1]:{port} " + key.export_public_key().decode().strip()
+def known_hosts_line(port: int, key: asyncssh.SSHKey, host: str = "127.0.0.1") -> str:
+    """The line OpenSSH writes: the bare host on port 22, [host]:port on any other."""
+    name = host if port == 22 else f"[{host}]:{port}"
+    return f"{name} " + key.export_public_key().decode().strip()
 
 
 def write_client_files(folder: Path, alias: str, port: int, keys: Keys, *, trusted: bool = True,
-                       extra: str = "") -> tuple[str, str]:
+                       extra: str = "", host: str = "127.0.0.1") -> tuple[str, str]:
     """A per-test ssh config (Host alias -> 127.0.0.1:port) and known_hosts. Returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "ssh_config"
     config.write_text(
         f"Host {alias}\n"
-        f"  HostName 127.0.0.1\n"
+        f"  HostName {host}\n"
         f"  Port {port}\n"
         f"  User {getpass.getuser()}\n"
         f"  IdentityFile {keys.client_key_path}\n"
@@ -92,7 +106,7 @@ def write_client_files(folder: Path, alias: str, port: int, keys: Keys, *, trust
         f"{extra}"
     )
     known = folder / "known_hosts"
-    known.write_text(known_hosts_line(port, keys.host_key) + "\n" if trusted else "")
+    known.write_text(known_hosts_line(port, keys.host_key, host) + "\n" if trusted else "")
     return str(config), str(known)
 
 
@@ -124,9 +138,12 @@ class Sshd:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Sshd:
+        binary = find_sshd()
+        if binary is None:
+            raise RuntimeError("OpenSSH sshd is not installed")
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         self.proc = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.config_path)],
+            [binary, "-D", "-e", "-f", str(self.config_path)],
             stdout=subprocess.DEVNULL,
             stderr=open(self.folder / "sshd.log", "ab"),
         )
@@ -220,9 +237,10 @@ async def _run_command(process: asyncssh.SSHServerProcess) -> None:
 class InProcessServer:
     """asyncssh's server (SFTP + exec) in the running event loop."""
 
-    def __init__(self, keys: Keys, port: int = 0):
+    def __init__(self, keys: Keys, port: int = 0, host: str = "127.0.0.1"):
         self.keys = keys
         self.port = port
+        self.host = host
         self._server: asyncssh.SSHAcceptor | None = None
         self._conns: list[asyncssh.SSHServerConnection] = []
 
@@ -234,7 +252,7 @@ class InProcessServer:
                 conns.append(conn)
 
         self._server = await asyncssh.listen(
-            "127.0.0.1",
+            self.host,
             self.port,
             server_host_keys=[self.keys.host_key],
             authorized_client_keys=asyncssh.import_authorized_keys(

@@ -72,16 +72,34 @@ async def test_remote_python_missing_is_said_once_and_listing_still_works(server
     assert [e.name for e in await box.list_all(str(dataset))][:2] == ["rows_0-2000", "rows_2000-4000"]
 
 
-@pytest.mark.parametrize(
-    "python, said",
-    [
-        ("/root/.pyenv/versions/3.8.18/bin/python3.8", "remote Python 3.8.18 on box is older than 3.9: computing locally"),
-        ("/root/.pyenv/versions/2.7.18/bin/python2.7", "could not start the agent"),
-    ],
-)
-async def test_an_old_remote_python_lists_or_falls_back_and_computes_here(server, open_box, dataset, python, said):
-    if not os.access(python, os.X_OK):
-        pytest.skip(f"{python} is not installed on this machine")
+def _old_python(low: tuple[int, int], high: tuple[int, int]) -> tuple[str, str] | None:
+    """(path, version) of an installed Python from `low` up to before `high`, searched on PATH
+    and in pyenv's versions (the usual places an old Python lives), or None."""
+    import glob
+
+    names = [f"python{v}" for v in ("3.8", "3.7", "3.6", "2.7", "2")]
+    candidates = [shutil.which(n) for n in names]
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates += sorted(glob.glob(f"{root}/versions/*/bin/python[23].[0-9]"))
+    for path in filter(None, candidates):
+        if not os.access(path, os.X_OK):
+            continue
+        probe = subprocess.run([path, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                               capture_output=True, text=True)
+        version = probe.stdout.strip()
+        if probe.returncode == 0 and low <= tuple(int(x) for x in version.split(".")[:2]) < high:
+            return path, version
+    return None
+
+
+@pytest.mark.parametrize("series", ["3.x before 3.9", "2.x"])
+async def test_an_old_remote_python_lists_or_falls_back_and_computes_here(server, open_box, dataset, series):
+    found = _old_python((2, 0), (3, 0)) if series == "2.x" else _old_python((3, 0), (3, 9))
+    if found is None:
+        pytest.skip(f"no Python {series} on PATH or in pyenv: install one to run this test")
+    python, version = found
+    said = ("could not start the agent" if version.startswith("2.")
+            else f"remote Python {version} on box is older than 3.9: computing locally")
     box = await open_box(str(dataset), remote_python=python)
     assert sum(said in s for s in box.statuses) == 1, box.statuses
     assert box.computed == "local"

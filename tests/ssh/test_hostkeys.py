@@ -3,6 +3,7 @@ configuration that turns checking off is refused."""
 
 import getpass
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -143,6 +144,8 @@ async def test_proxyjump_from_ssh_config(sshd, keys, tmp_path, dataset):
 @pytest.fixture
 def ssh_agent(tmp_path, keys, monkeypatch):
     """A real ssh-agent holding the client key, as a user's desktop session would run it."""
+    if shutil.which("ssh-agent") is None or shutil.which("ssh-add") is None:
+        pytest.skip("OpenSSH's ssh-agent is not installed: install openssh-client")
     sock = tmp_path / "agent.sock"
     proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
     for _ in range(200):

@@ -98,19 +98,59 @@ async def test_norms_are_real_numbers_not_placeholders(server, shared_box, datas
 async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, dataset, tmp_path):
     from tests.ssh.conftest import write_sample
 
-    big = tmp_path / "big.ckpt"
-    write_sample(big, seed=9, t=1024, h=1024)  # 16 MB: long enough to be cancelled mid-way
     box = await shared_box()
-    task = asyncio.create_task(box.summarize(str(big)))
-    await asyncio.sleep(0.02)  # the request is on its way; the agent is loading or computing
-    assert not task.done()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    # A summary that ends before the cancel arrives answers with a result: then a bigger file
+    # (16 MB, then 64 MB) is tried, until one is stopped part-way.
+    for tokens in (1024, 4096):
+        big = tmp_path / f"big_{tokens}.ckpt"
+        write_sample(big, seed=9, t=tokens, h=1024)
+        late = _LateReplies(box._agent)
+        try:
+            task = asyncio.create_task(box.summarize(str(big)))
+            await asyncio.sleep(0.02)  # the request is on its way; the agent is loading or computing
+            assert not task.done()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            for _ in range(3000):  # the agent's late answer to the cancelled request
+                if late.replies:
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            late.restore()
+        assert len(late.replies) == 1 and set(late.replies[0]) in ({"id", "error"}, {"id", "result"})
+        if "error" in late.replies[0]:
+            break
+    # the agent stopped that summary part-way: its computation raised Cancelled and said so
+    assert late.replies[0].get("error", "").startswith("Cancelled"), "no summary was stopped by its cancel"
     # answers keep coming on the same agent, and a later summary of the file is whole
     assert (await box.stat(str(big))).kind == "file"
     result = await box.summarize(str(big))
-    assert result["tokens"] == 1024 and result["computed"] == "remote"
+    assert result["tokens"] == tokens and result["computed"] == "remote"
+
+
+class _LateReplies(dict):
+    """The agent client's table of waiting requests, also keeping replies nobody waits for any
+    more (those of cancelled requests), so a test can read what the agent said after a cancel."""
+
+    def __init__(self, agent):
+        super().__init__(agent._queues)
+        self.agent, self.replies = agent, []
+        self._original, agent._queues = agent._queues, self
+
+    def get(self, key, default=None):
+        queue = super().get(key, default)
+        return queue if queue is not None else _Recorder(self.replies)
+
+    def restore(self):
+        self._original.clear()
+        self._original.update(self)
+        self.agent._queues = self._original
+
+
+class _Recorder:
+    def __init__(self, into):
+        self.put_nowait = into.append
 
 
 async def test_compare_on_the_box_and_after_a_fetch_equals_the_local_comparison(

@@ -132,5 +132,5 @@ def test_compare_names_the_diverging_text(tokenizer_dir, hf_tokenizer, chat_samp
     div = next(f for f in result["findings"] if f["code"] == "token_divergence")
     assert div["a_text"] == visible(hf_tokenizer.decode([ids[cut]], skip_special_tokens=False))
     assert div["b_text"] == "<|im_end|>"
-    assert f'B "<|im_end|>"' in div["message"]
+    assert 'B "<|im_end|>"' in div["message"]
     assert result["rows"]["a_text"][: cut] == result["rows"]["b_text"][: cut]

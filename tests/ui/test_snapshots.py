@@ -14,6 +14,7 @@ import pytest
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import Opened
 from tests.ui.conftest import CountingSource, screen_text, wait_until
+from tests.ui_compare.conftest import demo  # noqa: F401 - the demo dataset fixture
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -43,3 +44,153 @@ async def test_padded_sample_screen(tree, monkeypatch, size):
                          and main.sample.loading_name is None, what="data_2 summary")
         await pilot.press("right_square_bracket", "right_square_bracket")
         check_snapshot(f"padded_{size[0]}x{size[1]}.txt", screen_text(app))
+
+
+def _shown(word: str) -> float | None:
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
+def _close(shown: float, true: float) -> bool:
+    """`shown` is `true` printed to 4 significant digits (the panel's precision)."""
+    return abs(shown - true) <= 1e-3 * abs(true) + 1e-6
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_sample_screen_numbers_are_torchs(tree, monkeypatch, size):
+    """What the sample panel shows for data_2 (6 padding rows), recomputed here with torch from
+    the file itself: sizes, per-slot norm/mean/std over the valid rows, token 2's id and values."""
+    import torch
+
+    monkeypatch.chdir(tree)
+    path = "rows_0-2000/data_2.ckpt"
+    raw = torch.load(path, weights_only=True)
+    ids, mask = raw["input_ids"], raw["loss_mask"]
+    aux, final = raw["aux_hidden_state"][0].float(), raw["hidden_state"][0].float()
+    t, h = final.shape
+    k = aux.shape[1] // h
+    pad = 0
+    while pad < t and ids[t - 1 - pad] == 0 and mask[t - 1 - pad] == 0:
+        pad += 1
+    valid = t - pad
+    parts = {f"aux{i}": aux[:, i * h:(i + 1) * h] for i in range(k)} | {"final": final}
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(path, opener=opener)
+    async with app.run_test(size=size) as pilot:
+        main = app.main_screen
+        await wait_until(pilot, lambda: main.shown == path and main.sample.loading_name is None, what="summary")
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await pilot._wait_for_screen()
+        lines = [line.split("│")[-2] if "│" in line else line for line in screen_text(app).splitlines()]
+    text = "\n".join(lines)
+    assert f"T {t} · valid {valid} · H {h} · k {k}" in text
+    assert f"{pad} padding rows" in text
+    assert f"token 2/{t} · id {int(ids[2])} · loss {'on' if mask[2] else 'off'}" in text
+    stats_seen, values_seen = set(), set()
+    for line in lines:
+        words = line.split()
+        if not words or words[0] not in parts:
+            continue
+        x = parts[words[0]]
+        numbers = [n for n in map(_shown, words[1:]) if n is not None]
+        if words[-1] == "ok":  # the stats table: ‖x‖ mean, [‖x‖ min, ‖x‖ max,] mean, std
+            v = x[:valid]
+            norms = v.norm(dim=-1)
+            true = [float(norms.mean()), float(v.mean()), float(v.std())]
+            if len(numbers) == 5:
+                true[1:1] = [float(norms.min()), float(norms.max())]
+            assert len(numbers) == len(true), line
+            assert all(_close(s, e) for s, e in zip(numbers, true)), (line, true)
+            stats_seen.add(words[0])
+        elif len(numbers) == 5:  # token 2's first five values
+            true = x[2, :5].tolist()
+            assert all(_close(s, e) for s, e in zip(numbers, true)), (line, true)
+            values_seen.add(words[0])
+    assert stats_seen == set(parts) and values_seen == set(parts)
+
+
+async def test_browser_screen_at_the_tree_root(tree, monkeypatch):
+    """Folders in natural order (rows_2000 before rows_10000), then files with case folded
+    (dangling.ckpt before README.txt), kinds and sizes as a person sees them."""
+    monkeypatch.chdir(tree)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(".", opener=opener)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
+        await pilot._wait_for_screen()
+        text = screen_text(app)
+    order = [name for name in ("rows_0-2000", "rows_2000-4000", "rows_10000-12000", "vocab_mapping",
+                               "dangling.ckpt", "README.txt") if name in text]
+    assert order == sorted(order, key=text.index), text
+    check_snapshot("browser_root_80x24.txt", text)
+
+
+async def test_help_screen(tree, monkeypatch):
+    monkeypatch.chdir(tree)
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(".", opener=opener)  # the cursor on a folder: nothing loads behind the help
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: "Keys  (esc closes)" in screen_text(app), what="help")
+        text = screen_text(app)
+    check_snapshot("help_100x40.txt", text)
+
+
+async def test_compare_screen_of_a_scaled_capture(demo, monkeypatch):
+    """The compare view for the demo's 4x scale fault: a text snapshot, and the factor and the
+    per-slot cosines on screen recomputed here with torch from the two files."""
+    import torch
+
+    from tests.ui_compare.conftest import compare_done, expected, go_to, started
+    from tests.ui_compare.test_compare_view import grid_row
+
+    monkeypatch.chdir(demo)  # relative names keep the temp folder's name off the screen
+    row = expected(demo, "fault_scale_s13.pt")
+    train, capture = Path(row["train"]), Path(row["capture"])
+
+    async def opener(text, **_kwargs):
+        return Opened(CountingSource(), text, "local")
+
+    app = Eagle3App(str(train.parent), opener=opener)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await go_to(pilot, train.parent, train.name)
+        await pilot.press("t")
+        await go_to(pilot, capture.parent, capture.name)
+        await pilot.press("i", "c")
+        await compare_done(pilot)
+        text = screen_text(app)
+    a = torch.load(train, weights_only=True)
+    b = torch.load(capture, weights_only=True)
+    h = a["hidden_state"].shape[-1]
+    a_aux = a["aux_hidden_state"].reshape(-1, a["aux_hidden_state"].shape[-1]).float()
+    b_aux = (b["aux_hidden_state"] if isinstance(b, dict) else b).reshape(-1, a_aux.shape[1]).float()
+    ids, mask = a["input_ids"].reshape(-1), a["loss_mask"].reshape(-1)
+    valid = len(ids)
+    while valid and ids[valid - 1] == 0 and mask[valid - 1] == 0:  # A's right padding is not compared
+        valid -= 1
+    n = min(len(b_aux), valid)
+    ratios = b_aux[:n].reshape(n, -1, h).norm(dim=-1) / a_aux[:n].reshape(n, -1, h).norm(dim=-1)
+    factor = float(ratios.median())
+    assert f"B = {factor:.4g} x A" in " ".join(text.split())
+    lines = text.splitlines()
+    k = a_aux.shape[1] // h
+    for j in range(k):  # every B slot against every A slot: the mean cosine over the aligned rows
+        cos = [torch.nn.functional.cosine_similarity(b_aux[:n, j * h:(j + 1) * h], a_aux[:n, i * h:(i + 1) * h],
+                                                     dim=-1).mean() for i in range(k)]
+        assert grid_row(lines, f"B{j}") == [f"{float(c):.3f}" for c in cos]
+    check_snapshot("compare_scale_120x40.txt", text)

@@ -12,7 +12,7 @@ from eagle3_tui.target import parse_target
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import Opened
 from eagle3_tui.ui.screens.compare import CompareScreen
-from tests.ssh.conftest import fingerprint
+from tests.ssh.conftest import fingerprint, require_sshd
 from tests.ssh.servers import Keys, Sshd, write_client_files
 from tests.ui.conftest import screen_text
 from tests.ui_compare.conftest import SHARD, compare_done, go_to, started
@@ -20,6 +20,7 @@ from tests.ui_compare.conftest import SHARD, compare_done, go_to, started
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory):
+    require_sshd()
     keys = Keys(tmp_path_factory.mktemp("pane-keys"))
     server = Sshd(tmp_path_factory.mktemp("pane-sshd"), keys).start()
     config, known = write_client_files(tmp_path_factory.mktemp("pane-client"), "box", server.port, keys)
