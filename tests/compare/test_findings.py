@@ -251,9 +251,9 @@ def test_final_only_samples_compare_their_final_states(world):
 
 
 def test_worker_threads_give_the_same_numbers(world, monkeypatch):
-    import eagle3_tui.samples.compare as C
+    import eagle3_tui.samples.compare.metrics as M
 
-    monkeypatch.setattr(C, "CHUNK_ELEMENTS", 8 * 64 * 7)  # 7 rows per chunk: many chunks
+    monkeypatch.setattr(M, "CHUNK_ELEMENTS", 8 * 64 * 7)  # 7 rows per chunk: many chunks
     started = []
     real_thread = threading.Thread
     monkeypatch.setattr(threading, "Thread", lambda *a, **k: started.append(1) or real_thread(*a, **k))

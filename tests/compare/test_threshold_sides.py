@@ -13,6 +13,7 @@ import torch
 
 from eagle3_tui.samples import compare as C
 from eagle3_tui.samples.compare import compare
+from eagle3_tui.samples.compare.metrics import norm_fit
 
 from .conftest import codes, finding
 
@@ -152,7 +153,7 @@ def test_a_noisy_norm_pair_with_residual_0_12_is_still_a_norm(world):
 def test_a_pair_no_norm_fits_within_0_2_is_not_called_a_norm(world):
     # catches NORM_FIT_RESIDUAL raised halfway to the other-layer pairs (0.275)
     b = _pre_norm_final(world, noise=0.2)
-    residual, _ = C._norm_fit(world.train(0).final.tensor, b.final.tensor)
+    residual, _ = norm_fit(world.train(0).final.tensor, b.final.tensor)
     assert C.NORM_FIT_RESIDUAL < residual < 0.25
     r = compare(world.train(0), b)
     assert codes(r) == {"slot_mismatch"}

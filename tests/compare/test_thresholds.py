@@ -8,6 +8,7 @@ import random
 import torch
 
 from eagle3_tui.samples import compare as C
+from eagle3_tui.samples.compare.metrics import norm_fit
 from eagle3_tui.samples.demo import _make_prompt
 from eagle3_tui.samples.model import build_model
 
@@ -40,6 +41,6 @@ def test_noise_and_faults_fall_on_their_sides_of_the_thresholds():
         pre_post = f32.norm(dim=-1) / s32[-1].norm(dim=-1)
         assert pre_post.std() / pre_post.mean() > C.RATIO_CV * 2  # before vs after the norm
         assert abs(0.95 - 1) > C.SCALE_TOL * 2 and abs(1.05 - 1) > C.SCALE_TOL * 2  # 5 % scales are named
-        res_true, _ = C._norm_fit(f32, s16[-1])
-        res_off, _ = C._norm_fit(f32, s32[-2])
+        res_true, _ = norm_fit(f32, s16[-1])
+        res_off, _ = norm_fit(f32, s32[-2])
         assert res_true < C.NORM_FIT_RESIDUAL / 2 < C.NORM_FIT_RESIDUAL * 2 < res_off
