@@ -27,15 +27,17 @@ def cache_host(source) -> str:
 
 async def scan_dataset(
     source, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-    cache: ScanCache | None = None,
+    cache: ScanCache | None = None, drafter: tuple[str, str | None] | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
+    if drafter is not None:
+        cache = None  # cached records carry no drafter figures: every file is read again
     known = cache.known(host, root, full, rows) if cache is not None else {}
     pending: list[dict[str, Any]] = []
     try:
         async for item in source.scan(
-            path, full=full, rows=rows, workers=workers,
+            path, full=full, rows=rows, workers=workers, drafter=drafter,
             known={rel: (size, mtime) for rel, (size, mtime, _) in known.items()},
         ):
             if item.get("cached"):

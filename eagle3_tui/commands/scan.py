@@ -30,6 +30,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rows", type=int, default=64, metavar="N", help="rows per slot a quick scan reads (default 64)")
     p.add_argument("--workers", type=int, metavar="N", help="processes on the machine holding the data (default: all cores)")
     p.add_argument("--no-cache", action="store_true", help="scan every file again, ignoring cached records")
+    p.add_argument("--drafter", metavar="DIR",
+                   help="EAGLE-3 drafter folder on the data's machine: per-file drafter top-1 and a finding for "
+                        "files far below the rest (quick: the first N loss rows; --full: all; no cache)")
+    p.add_argument("--model", metavar="DIR",
+                   help="with --drafter: target model folder for a drafter without embed_tokens")
     add_connection_arguments(p)
 
 
@@ -104,7 +109,9 @@ async def _scan(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
         await source.connect()
-        scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache)
+        drafter = (args.drafter, args.model) if args.drafter else None
+        scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache,
+                            drafter=drafter)
         try:
             async for item in scan:
                 if "progress" in item:
@@ -202,6 +209,11 @@ def format_report(records, findings, summary) -> str:
             f"{_num(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
             f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
         )
+    from eagle3_tui.samples.scan_accept import summary_line  # scan --drafter
+
+    drafter_line = summary_line(records)
+    if drafter_line:
+        lines += ["", drafter_line]
     s = summary
     lines.append("")
     lines.append(

@@ -95,20 +95,23 @@ def cached_drafter(path: str, model: str | None) -> Drafter:
 
 
 def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
-           order: list[int] | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+           order: list[int] | None = None, cancel: threading.Event | None = None,
+           limit: int | None = None) -> dict[str, Any]:
+    """limit: run on the first `limit` valid rows only. Attention is causal, so rows inside the
+    prefix get exactly the drafter's output on the whole sample; rows whose targets lie past the
+    prefix are not scored (a quick scan reads no more of a big file than that prefix)."""
     import torch
 
     if steps < 1:
         raise SampleError("--steps must be at least 1")
     notes: list[str] = []
-    aux = aux_input(sample, d, order)
-    n = sample.valid_len
+    n = sample.valid_len if limit is None else min(sample.valid_len, limit)
+    aux = aux_input(sample, d, order, n)
     if sample.ids is None:
         raise SampleError("the sample has no token ids: the drafter needs the embedding of each next token")
     ids = sample.ids[:n].to(torch.int64)
     if n < 3:
         raise SampleError(f"only {n} valid rows: too short to score")
-    aux = aux[:n]
     targets, source = target_tokens(sample, d, model, n, notes)
 
     def tok(shift: int) -> torch.Tensor:  # ids[t + shift], 0 past the end (SpecForge's padding)
@@ -186,8 +189,9 @@ def targets_available(pos, targets):
     return pos < targets.shape[0]
 
 
-def aux_input(sample: Sample, d: Drafter, order: list[int] | None):
-    """The k aux slots concatenated [T, k*Ht] in the order fc expects, or one clear error."""
+def aux_input(sample: Sample, d: Drafter, order: list[int] | None, rows: int | None = None):
+    """The k aux slots concatenated [rows, k*Ht] in the order fc expects, or one clear error.
+    Only the first `rows` rows are read (a memory-mapped file reads no more)."""
     import torch
 
     slots = [s.tensor for s in sample.slots]
@@ -202,7 +206,7 @@ def aux_input(sample: Sample, d: Drafter, order: list[int] | None):
     if len(slots) != d.k:
         raise SampleError(f"fc expects k*H = {d.k}x{d.target_hidden} = {d.fc_width} columns; the sample has "
                           f"{len(slots)} aux slot(s) of {h} = {len(slots) * h}")
-    return torch.cat([s.float() for s in slots], dim=-1)
+    return torch.cat([s[:rows].float() for s in slots], dim=-1)
 
 
 def target_tokens(sample: Sample, d: Drafter, model: str | None, n: int, notes: list[str]):

@@ -13,6 +13,8 @@ import math
 from collections import Counter, defaultdict
 from typing import Any
 
+from eagle3_tui.samples.scan_accept import low_acceptance
+
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: files at each end of a run that layer_group may not split off (too few to judge)
 MIN_RUN = 3
@@ -39,6 +41,7 @@ def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found += _duplicates(samples)
     found += _missing(records)
     found += _padding_states(samples)
+    found += low_acceptance(samples)  # scan --drafter (samples/scan_accept.py)
     found.sort(key=lambda f: SEVERITY_ORDER[f["severity"]])
     return found
 

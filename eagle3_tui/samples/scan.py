@@ -109,7 +109,7 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
 
 
 def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
-              rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+              rows: int = DEFAULT_ROWS, drafter: tuple[str, str | None] | None = None) -> dict[str, Any]:
     """The record of one file; every problem becomes an error record, never an exception."""
     name = rel.rsplit("/", 1)[-1]
     base = {
@@ -131,7 +131,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if not looks_like_sample and not _known_magic(head, size):
         return {**base, "error": "not a sample file", "not_sample": True}
     try:
-        return {**base, **_measure(path, size, full=full, rows=rows)}
+        return {**base, **_measure(path, size, full=full, rows=rows, drafter=drafter)}
     except NotASample as err:
         return {**base, "error": str(err), "not_sample": True}
     except SampleError as err:
@@ -148,7 +148,8 @@ def _known_magic(head: bytes, size: int) -> bool:
     return head.startswith(_MAGIC) or looks_like_safetensors(head, size)
 
 
-def _measure(path: str, size: int, *, full: bool, rows: int) -> dict[str, Any]:
+def _measure(path: str, size: int, *, full: bool, rows: int,
+             drafter: tuple[str, str | None] | None = None) -> dict[str, Any]:
     import torch
 
     from eagle3_tui.samples.load import load_sample
@@ -194,7 +195,14 @@ def _measure(path: str, size: int, *, full: bool, rows: int) -> dict[str, Any]:
         bytes_read = min(size, rows_read * row_bytes + vec + 4096)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
+    # scan --drafter (samples/scan_accept.py): the drafter's top-1 on this file, next to the data
+    accepted = {}
+    if drafter is not None:
+        from eagle3_tui.samples.scan_accept import record_acceptance
+
+        accepted["accept"] = record_acceptance(sample, drafter[0], model=drafter[1], full=full, rows=rows)
     return {
+        **accepted,
         "mode": "full" if full else "quick",
         "schema": sample.schema,
         "tokens": t,
@@ -409,8 +417,8 @@ def _init_worker() -> None:
 
 
 def _scan_chunk(args) -> list[dict[str, Any]]:
-    root, chunk, full, rows = args
-    return [scan_file(root, rel, size, mtime, full=full, rows=rows) for rel, size, mtime in chunk]
+    root, chunk, full, rows, drafter = args
+    return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter) for rel, size, mtime in chunk]
 
 
 def default_workers() -> int:
@@ -429,8 +437,13 @@ def scan_tree(
     cancel: threading.Event | None = None,
     known: dict[str, tuple[int, float]] | None = None,
     progress: Callable[[ScanProgress], None] | None = None,
+    drafter: tuple[str, str | None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Records of every file under root, each as soon as it is ready (not in path order).
+
+    drafter: (drafter folder, model folder or None): each record gets the drafter's top-1
+    (samples/scan_accept.py); the caller checks the folder first (scan_accept.check_drafter),
+    which also loads it here once, before the workers fork.
 
     Raises OSError when root itself cannot be listed. When `cancel` is set, stops within about
     one chunk of files per worker and returns (records already yielded stand).
@@ -455,7 +468,7 @@ def scan_tree(
     state.listing_done = True
     if progress is not None:
         progress(state)
-    for record in _run(root, todo, full, rows, workers or default_workers(), cancel):
+    for record in _run(root, todo, full, rows, workers or default_workers(), cancel, drafter):
         state.files_done += 1
         state.bytes_done += record.get("size") or 0
         state.bytes_read += record.get("bytes_read") or 0
@@ -464,13 +477,13 @@ def scan_tree(
             progress(state)
 
 
-def _run(root, todo, full, rows, workers, cancel) -> Iterable[dict[str, Any]]:
+def _run(root, todo, full, rows, workers, cancel, drafter=None) -> Iterable[dict[str, Any]]:
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
         for rel, size, mtime in todo:
             if cancel.is_set():
                 return
-            yield scan_file(root, rel, size, mtime, full=full, rows=rows)
+            yield scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter)
         return
     import multiprocessing
 
@@ -479,7 +492,7 @@ def _run(root, todo, full, rows, workers, cancel) -> Iterable[dict[str, Any]]:
     ctx = multiprocessing.get_context(method)
     pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
     try:
-        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows) for c in chunks]):
+        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter) for c in chunks]):
             for record in batch:
                 yield record
             if cancel.is_set():

@@ -19,7 +19,9 @@ Protocol, JSON lines both ways. The agent first prints one line
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
                                                  -> {"id", "result": {...}}
     accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
-    scan      {"path", "full", "rows", "workers", "known": [[rel, size, mtime], ...]}
+    scan      {"path", "full", "rows", "workers", "known": [[rel, size, mtime], ...],
+               "drafter": [drafter folder, model folder or null] or null}
+              (a drafter folder that does not load: {"id", "page": [], "drafter_error", "done"})
                                          -> {"id", "page": [record, ...], "progress": {...}} ...
                                             then {"id", "page": [...], "progress", "done": true}
     cancel    {"target": id}             (no answer; the target answers when it stops)
@@ -216,6 +218,14 @@ class Agent:
         from eagle3_tui.samples.scan import scan_tree
 
         known = {rel: (size, mtime) for rel, size, mtime in req.get("known") or []}
+        drafter = tuple(req["drafter"]) if req.get("drafter") else None
+        if drafter is not None:  # loaded here once; the scan's forked workers inherit it
+            from eagle3_tui.samples.scan_accept import check_drafter
+
+            problem = check_drafter(*drafter)
+            if problem is not None:
+                self.send({"id": rid, "page": [], "drafter_error": problem, "done": True})
+                return
         progress = {}
         page = []
         sent = time.monotonic()
@@ -225,7 +235,7 @@ class Agent:
 
         for record in scan_tree(
             req["path"], full=bool(req.get("full")), rows=int(req.get("rows") or 64),
-            workers=req.get("workers"), cancel=cancel, known=known, progress=on_progress,
+            workers=req.get("workers"), cancel=cancel, known=known, progress=on_progress, drafter=drafter,
         ):
             page.append(record)
             if len(page) >= 200 or time.monotonic() - sent >= 0.25:

@@ -164,11 +164,13 @@ class Source(ABC):
     @abstractmethod
     def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None,
+        known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Scan the dataset under folder `path` where it lives (samples/scan.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
         items. Closing the iterator stops the scan. A folder that cannot be read raises SourceError.
+        drafter: (drafter folder, model folder or None) on that machine: records get the drafter's
+        top-1 (samples/scan_accept.py); a folder that is no usable drafter raises SourceError.
         """
 
     async def list_all(self, path: str) -> list[Entry]:

@@ -165,7 +165,7 @@ class LocalSource(Source):
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None,
+        known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
@@ -181,10 +181,16 @@ class LocalSource(Source):
 
         def _run() -> None:
             from eagle3_tui.samples.scan import scan_tree
+            from eagle3_tui.samples.scan_accept import check_drafter
 
+            problem = check_drafter(*drafter) if drafter is not None else None
+            if problem is not None:
+                loop.call_soon_threadsafe(queue.put_nowait, SourceError(f"--drafter: {problem}"))
+                loop.call_soon_threadsafe(queue.put_nowait, done)
+                return
             try:
                 for record in scan_tree(path, full=full, rows=rows, workers=workers, cancel=cancel,
-                                        known=known, progress=progress):
+                                        known=known, progress=progress, drafter=drafter):
                     if not record.get("cached"):
                         record["computed"] = "local"
                     loop.call_soon_threadsafe(queue.put_nowait, record)

@@ -217,41 +217,12 @@ def aux_of(seq: Seq, boundaries=AUX) -> torch.Tensor:
 
 
 def train(world: World, seqs: list[Seq], steps: int = 300, ttt: int = 2, seed: int = 0, lr: float = 4e-3):
-    """Train with TTT on the sequences' own next tokens under their loss masks."""
-    g = torch.Generator().manual_seed(seed)
-    counts = torch.bincount(torch.cat([s.ids for s in seqs]), minlength=VOCAB)
-    keep = torch.sort(torch.argsort(counts, descending=True, stable=True)[:DRAFT_VOCAB]).values
-    t2d = torch.zeros(VOCAB, dtype=torch.bool)
-    t2d[keep] = True
-    d2t = keep - torch.arange(DRAFT_VOCAB)  # SpecForge's offsets: target id = draft id + d2t
-    to_draft = torch.full((VOCAB,), -100, dtype=torch.int64)
-    to_draft[keep] = torch.arange(DRAFT_VOCAB)
-    w = init_weights(g)
-    with torch.no_grad():  # SpecForge starts from the target's embedding (and keeps it frozen)
-        w["embed_tokens.weight"].copy_(world.model.embed.weight)
-        w["lm_head.weight"].copy_(world.head[keep] / world.head[keep].norm(dim=-1, keepdim=True).mean())
-    w["embed_tokens.weight"].requires_grad_(False)
-    opt = torch.optim.Adam([p for p in w.values() if p.requires_grad], lr=lr)
-    rng = random.Random(seed)
-    for it in range(steps):
-        seq = seqs[rng.randrange(len(seqs))]
-        aux = aux_of(seq)
-        logits = reference_logits(w, aux, seq.ids, ttt)
-        T = aux.shape[0]
-        loss = 0.0
-        for s, lg in enumerate(logits):
-            tgt = torch.full((T,), -100, dtype=torch.int64)
-            if 2 + s < T:
-                tgt[: T - 2 - s] = to_draft[seq.ids[2 + s :]]
-                tgt[: T - s][seq.loss_mask[s:] == 0] = -100  # SpecForge shifts the loss mask each step
-            loss = loss + (0.8 ** s) * F.cross_entropy(lg, tgt, ignore_index=-100)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    weights = {k: v.detach().clone() for k, v in w.items()}
-    weights["d2t"] = d2t
-    weights["t2d"] = t2d
-    return weights
+    """Train with TTT on the sequences' own next tokens under their loss masks (the package's
+    trainer, eagle3_tui/samples/train_drafter.py: the demo ships a drafter made by it)."""
+    from eagle3_tui.samples.train_drafter import TrainSeq, train_drafter
+
+    return train_drafter([TrainSeq(s.ids, s.loss_mask, aux_of(s)) for s in seqs], embed=world.model.embed.weight.detach(),
+                         head=world.head, draft_vocab=DRAFT_VOCAB, steps=steps, ttt=ttt, seed=seed, lr=lr)
 
 
 def save_drafter(folder: str, weights: dict, *, cfg: dict | None = None, drop=(), rename=None,

@@ -22,6 +22,7 @@ from textual.widgets import Footer
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.messages import PinsSwapped
+from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.compare_format import worst_row
 from eagle3_tui.ui.widgets.compare_panels import (
     TALL,
@@ -46,8 +47,11 @@ class CompareScreen(Screen):
 
     AUTO_FOCUS = "#cmp-tokens"
 
-    def __init__(self, source: Source, a: str, b: str, where: str) -> None:
+    def __init__(self, source: Source, a: str, b: str, where: str, *, drafter: str | None = None,
+                 model: str | None = None) -> None:
         super().__init__()
+        #: --drafter (and --model) on the data's machine: acceptance of A, B, B re-ordered
+        self.drafter, self.model = drafter, model
         self.source = source
         self.where = where
         self.a, self.b = a, b
@@ -58,6 +62,8 @@ class CompareScreen(Screen):
         self.bottom = "metrics"
 
     def compose(self) -> ComposeResult:
+        if self.drafter is not None:
+            yield acceptance.CompareAcceptance(id="cmp-accept")
         yield CompareSides(self.a, self.b, id="cmp-sides")
         with VerticalScroll(id="cmp-findings-box", can_focus=False):
             yield CompareFindings(id="cmp-findings")
@@ -99,6 +105,9 @@ class CompareScreen(Screen):
         self.query_one("#cmp-body").loading = True
         self.set_status(f"comparing on {self.where}… (esc cancels)")
         self.run_compare(self.a, self.b, self.generation)
+        if self.drafter is not None:
+            self.query_one(acceptance.CompareAcceptance).reset()
+            self.run_acceptance(self.generation)
 
     @work(exclusive=True, group="compare")
     async def run_compare(self, a: str, b: str, generation: int) -> None:
@@ -115,6 +124,10 @@ class CompareScreen(Screen):
             return  # a run that was replaced (swap, again) or cancelled
         self.running = False
         self.result = r = message.result
+        order = acceptance.reorder_from(r) if self.drafter is not None else None
+        if order is not None:
+            self.query_one(acceptance.CompareAcceptance).set("fixed", acceptance.RUNNING, order)
+            self.run_reordered(self.generation, order)
         self.query_one("#cmp-body").loading = False
         self.query_one(CompareSides).show(r)
         self.query_one(CompareFindings).show(r)
@@ -133,8 +146,30 @@ class CompareScreen(Screen):
             hint = f"worst token: B row {worst[2]['worst_b_row']} (w) · " + hint
         self.set_status(hint)
 
+    # ----- the drafter on A, on B, and on B with its slots in A's order (--drafter)
+
+    @work(exclusive=True, group="accept")
+    async def run_acceptance(self, generation: int) -> None:
+        line = self.query_one(acceptance.CompareAcceptance)
+        for side, path in (("a", self.a), ("b", self.b)):
+            line.set(side, acceptance.RUNNING)
+            result = await acceptance.run_accept(self.source, path, self.drafter, self.model)
+            if generation != self.generation:
+                return
+            line.set(side, result)
+
+    @work(exclusive=True, group="accept-reordered")
+    async def run_reordered(self, generation: int, order: list[int]) -> None:
+        result = await acceptance.run_accept(self.source, self.b, self.drafter, self.model, order)
+        if generation == self.generation:
+            self.query_one(acceptance.CompareAcceptance).set("fixed", result, order)
+
     def cancel(self) -> None:
+        self.workers.cancel_group(self, "accept")
+        self.workers.cancel_group(self, "accept-reordered")
         self.workers.cancel_group(self, "compare")
+        if self.drafter is not None:
+            self.query_one(acceptance.CompareAcceptance).cancelled()
         self.generation += 1  # a result that still arrives is dropped
         self.running = False
         self.query_one("#cmp-body").loading = False

@@ -41,6 +41,7 @@ from eagle3_tui.ui.messages import (
 )
 from eagle3_tui.ui.paths import describe_entry, entry_note, parent_folder, shard_pattern
 from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
+from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.status import Line, StatusLine
@@ -102,6 +103,7 @@ class MainScreen(Screen):
         self._debounce: Timer | None = None
         self._sample = SampleView(id="sample")  # mounted right after the first frame
         self.bookmarking = Bookmarking(data_dir, self.post_message)
+        self.acceptance = acceptance.SampleAcceptance()  # --drafter results per file
         self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
@@ -354,6 +356,7 @@ class MainScreen(Screen):
         if self._debounce is not None:
             self._debounce.stop()
             self._debounce = None
+        self.workers.cancel_group(self, "accept")
         if self.wanted != self.shown:
             self.workers.cancel_group(self, "summary")
             self.wanted = self.shown
@@ -361,6 +364,7 @@ class MainScreen(Screen):
 
     def _load_wanted(self) -> None:
         self._debounce = None
+        self.workers.cancel_group(self, "accept")  # the drafter run of the file left behind
         if self.wanted is not None:
             self.load_summary(self.wanted, self.k)
 
@@ -383,6 +387,33 @@ class MainScreen(Screen):
         self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
         self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
+        self._start_acceptance(message.path, message.summary)
+
+    # ----- the drafter's acceptance on the shown sample (--drafter; ui/widgets/acceptance.py)
+
+    def _start_acceptance(self, path: str, summary: dict[str, Any]) -> None:
+        analysis = self.app.analysis
+        drafter = analysis.path_for("drafter", self.target) if self.target is not None else None
+        if drafter is None or summary.get("error") or self.source is None:
+            return
+        model = analysis.path_for("model", self.target)
+        key = acceptance.cache_key(path, drafter, model, summary=summary)
+        cached = self.acceptance.get(key)
+        self.sample.show_acceptance(cached or acceptance.RUNNING)
+        if cached is None:
+            self.run_acceptance(key)
+
+    @work(exclusive=True, group="accept")
+    async def run_acceptance(self, key: tuple) -> None:
+        assert self.source is not None
+        path, drafter, model = key[:3]
+        self.post_message(acceptance.AcceptanceLoaded(key, await acceptance.run_accept(
+            self.source, path, drafter, model)))
+
+    def on_acceptance_loaded(self, message: acceptance.AcceptanceLoaded) -> None:
+        self.acceptance.put(message.key, message.result)
+        if message.key[0] == self.shown:
+            self.sample.show_acceptance(message.result)
 
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
@@ -446,6 +477,7 @@ class MainScreen(Screen):
         """Open another target (a bookmark on another host): drop this source, connect anew."""
         self.workers.cancel_group(self, "listing")
         self.workers.cancel_group(self, "summary")
+        self.workers.cancel_group(self, "accept")
         if self._debounce is not None:
             self._debounce.stop()
             self._debounce = None
@@ -549,7 +581,11 @@ class MainScreen(Screen):
         from eagle3_tui.ui.screens.compare import CompareScreen
 
         assert self.source is not None and self.pins.a is not None and self.pins.b is not None
-        self.app.push_screen(CompareScreen(self.source, self.pins.a.path, self.pins.b.path, self.where))
+        analysis, target = self.app.analysis, self.target
+        self.app.push_screen(CompareScreen(
+            self.source, self.pins.a.path, self.pins.b.path, self.where,
+            drafter=analysis.path_for("drafter", target) if target is not None else None,
+            model=analysis.path_for("model", target) if target is not None else None))
 
     def swap_pins(self) -> None:
         """The compare view swapped its sides (PinsSwapped): the pins follow."""

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from eagle3_tui.names import printable
+from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.format import (
     bin_kind,
     bin_max,
@@ -56,11 +57,14 @@ class SampleView(Widget):
         self.loading_name: str | None = None  # name of the file being loaded, if any
         self.compact = False
         self.placeholder = PLACEHOLDER
+        #: the drafter's result for this sample (ui/widgets/acceptance.py); None: no --drafter
+        self.acceptance: dict[str, Any] | None = None
 
     # ----- state
 
     def show(self, summary: dict[str, Any]) -> None:
         self.summary = summary
+        self.acceptance = None
         tokens = summary.get("tokens") or 0
         self.token = max(0, min(self.token, tokens - 1)) if tokens else 0
         self.loading_name = None
@@ -74,6 +78,7 @@ class SampleView(Widget):
             return  # moving over folders repaints nothing
         layout = self.summary is not None or self.placeholder.count("\n") != placeholder.count("\n")
         self.summary = None
+        self.acceptance = None
         self.loading_name = None
         self.placeholder = placeholder
         self.set_class(False, "-stale")
@@ -89,6 +94,10 @@ class SampleView(Widget):
         self.set_class(name is not None and self.summary is not None, "-stale")
         if self.summary is None and name != was:
             self.refresh()  # one line either way (placeholder or "loading"): no layout pass
+
+    def show_acceptance(self, result: dict[str, Any] | None) -> None:
+        self.acceptance = result
+        self.refresh(layout=True)
 
     def move_token(self, delta: int) -> None:
         tokens = (self.summary or {}).get("tokens") or 0
@@ -191,6 +200,7 @@ class SampleView(Widget):
         for a in s.get("assumptions") or []:
             text = a if self.compact else _wrap(a, width, first=len("assumed: "))
             out.append(f"assumed: {text}\n", self._s("sample--dim"))
+        acceptance.header_line(out, self.acceptance, self._s, width)
 
     def _rows(self, s: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         rows = [(slot.get("label") or f"aux{i}", slot) for i, slot in enumerate(s.get("slots") or [])]
@@ -288,6 +298,7 @@ class SampleView(Widget):
             out.append(ch, kind_style[kind])
             out.append(word, self._s("sample--dim"))
         out.append("\n")
+        acceptance.draft_strip(out, self.acceptance, ranges, cursor_bin, label_w, self._s)
 
     def _render_token(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
@@ -307,6 +318,9 @@ class SampleView(Widget):
                        self._s("sample--train" if mask[t] else "sample--masked"))
         if t >= valid:
             out.append(" · padding", self._s("sample--pad"))
+        note = acceptance.token_note(self.acceptance, t)
+        if note:
+            out.append(note, self._s("sample--dim"))
         out.append(f" · first {s.get('first_k', '?')}\n", self._s("sample--dim"))
         label_w = max(5, *(len(label) for label, _ in rows)) if rows else 5
         for label, slot in rows:
