@@ -190,7 +190,7 @@ class DatasetRows:
 
         def key(r: Record) -> tuple:
             v = value(r)
-            return (flag, 0) if v is None else (not flag, v)
+            return (not flag, 0) if v is None else (flag, v)
 
         return key
 
