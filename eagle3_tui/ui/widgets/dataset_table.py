@@ -85,6 +85,11 @@ class DatasetTable(ScrollView, can_focus=True):
         self.refresh_line(index + 1)
         self._scroll_cursor_into_view()
 
+    def on_resize(self) -> None:
+        # the findings above grow when they arrive: the cursor's row must stay on screen
+        self.virtual_size = Size(self._width(), len(self.rows.view) + 1)
+        self.call_after_refresh(self._scroll_cursor_into_view)
+
     def _scroll_cursor_into_view(self) -> None:
         height = max(1, (self.scrollable_content_region.height or self.size.height) - 1)
         top = self.scroll_offset.y
