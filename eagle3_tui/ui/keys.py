@@ -71,7 +71,7 @@ MAIN = [
     Binding("B", "bookmarks", "Bookmarks", show=False, id="main.bookmarks",
             tooltip="Bookmarks: list, filter, edit, delete, jump to one"),
     Binding("D", "dataset", "Dataset", id="main.dataset",
-            tooltip="Dataset view: scan the folder under the cursor (or this one), findings, table"),
+            tooltip="Dataset view: scan the folder under the cursor"),
 ]
 
 BROWSER = [
@@ -135,12 +135,12 @@ BOOKMARK_LIST = [
 
 DATASET = [
     Binding("escape", "back", "Cancel/back", key_display="esc", id="dataset.back",
-            tooltip="Cancel the scan; else clear the filter; else back to the browser"),
+            tooltip="Cancel the scan, else clear the filter, else back"),
     Binding("q", "leave", "Back", show=False, id="dataset.leave", tooltip="Back to the browser"),
     Binding("tab", "switch_focus", "Findings/files", key_display="tab", id="dataset.focus",
             tooltip="Move between the findings and the table of files"),
     Binding("r", "rescan", "Rescan", show=False, id="dataset.rescan",
-            tooltip="Scan the folder again (unchanged files come from the cache)"),
+            tooltip="Scan the folder again (unchanged files: cache)"),
     Binding("n,p", "browser_only", show=False, id="dataset.no_step",
             tooltip="(n/p step through files in the browser, not here)"),
 ]
@@ -158,7 +158,7 @@ DATASET_TABLE = [
     Binding("S", "sort_flip", "Reverse", show=False, id="dataset.sort_flip",
             tooltip="Reverse the sort direction"),
     Binding("enter", "choose('open')", "Open", id="dataset.open",
-            tooltip="Open the file in the sample view (the browser moves to it)"),
+            tooltip="Open the file in the sample view"),
     Binding("b", "choose('bookmark')", "Bookmark", id="dataset.bookmark",
             tooltip="Bookmark or unbookmark the file under the cursor"),
     Binding("t", "choose('pin')", "Pin A", id="dataset.pin",
@@ -182,7 +182,7 @@ LIST_KEYS = [
 ]
 
 FINDING_KEYS = [
-    ("enter", "Show only the files the finding names; enter again shows every file"),
+    ("enter", "On a finding: only its files; again: every file"),
 ]
 
 #: Textual's own app keys the help lists too
