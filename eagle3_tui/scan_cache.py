@@ -57,6 +57,17 @@ class ScanCache:
         n = len(prefix)
         return {p[n:]: (size, mtime, rec) for p, size, mtime, mode, rec in cur if mode in wanted}
 
+    def in_folder(self, host: str, folder: str) -> dict[str, tuple[int, float, str]]:
+        """name -> (size, mtime, record JSON text) of the files directly in `folder`, whatever
+        scan (root, depth) wrote them: one indexed range query (the browser's marks)."""
+        prefix = self._prefix(folder)
+        cur = self._db.execute(
+            "SELECT substr(path, ?), size, mtime, record FROM records"
+            " WHERE host = ? AND path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+            (len(prefix) + 1, host, prefix, prefix[:-1] + "0", len(prefix) + 1),
+        )
+        return {name: (size, mtime, rec) for name, size, mtime, rec in cur}
+
     def put(self, host: str, root: str, records: list[dict[str, Any]], full: bool, rows: int) -> None:
         prefix = self._prefix(root)
         mode = mode_name(full, rows)

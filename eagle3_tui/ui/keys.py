@@ -70,6 +70,8 @@ MAIN = [
             tooltip="Add or edit the note of its bookmark"),
     Binding("B", "bookmarks", "Bookmarks", show=False, id="main.bookmarks",
             tooltip="Bookmarks: list, filter, edit, delete, jump to one"),
+    Binding("D", "dataset", "Dataset", id="main.dataset",
+            tooltip="Dataset view: scan the folder under the cursor"),
 ]
 
 BROWSER = [
@@ -131,6 +133,38 @@ BOOKMARK_LIST = [
             tooltip="Delete the bookmark under the cursor (asks first)"),
 ]
 
+DATASET = [
+    Binding("escape", "back", "Cancel/back", key_display="esc", id="dataset.back",
+            tooltip="Cancel the scan, else clear the filter, else back"),
+    Binding("q", "leave", "Back", show=False, id="dataset.leave", tooltip="Back to the browser"),
+    Binding("tab", "switch_focus", "Findings/files", key_display="tab", id="dataset.focus",
+            tooltip="Move between the findings and the table of files"),
+    Binding("r", "rescan", "Rescan", show=False, id="dataset.rescan",
+            tooltip="Scan the folder again (unchanged files: cache)"),
+    Binding("n,p", "browser_only", show=False, id="dataset.no_step",
+            tooltip="(n/p step through files in the browser, not here)"),
+]
+
+DATASET_TABLE = [
+    Binding("j,down", "cursor(1)", "Down", show=False, id="dataset.down", tooltip="Next file"),
+    Binding("k,up", "cursor(-1)", "Up", show=False, id="dataset.up", tooltip="Previous file"),
+    Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="dataset.page_down",
+            tooltip="One screen of files down"),
+    Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="dataset.page_up",
+            tooltip="One screen of files up"),
+    Binding("g,home", "first", "First", show=False, id="dataset.first", tooltip="First file"),
+    Binding("G,end", "last", "Last", show=False, id="dataset.last", tooltip="Last file"),
+    Binding("s", "sort_next", "Sort", id="dataset.sort", tooltip="Sort the files by the next column"),
+    Binding("S", "sort_flip", "Reverse", show=False, id="dataset.sort_flip",
+            tooltip="Reverse the sort direction"),
+    Binding("enter", "choose('open')", "Open", id="dataset.open",
+            tooltip="Open the file in the sample view"),
+    Binding("b", "choose('bookmark')", "Bookmark", id="dataset.bookmark",
+            tooltip="Bookmark or unbookmark the file under the cursor"),
+    Binding("t", "choose('pin')", "Pin A", id="dataset.pin",
+            tooltip="Compare: pin the file as the training side (A)"),
+]
+
 #: keys of widgets that are not bindings (an Input, a DataTable): listed in the help only
 FILTER_KEYS = [
     ("any text", "Keep only names containing it (case-insensitive)"),
@@ -145,6 +179,10 @@ LIST_KEYS = [
     ("t", "Edit the tags (space-separated words)"),
     ("d or delete", "Delete the bookmark (asks first)"),
     ("esc, q or B", "Back to the browser"),
+]
+
+FINDING_KEYS = [
+    ("enter", "On a finding: only its files; again: every file"),
 ]
 
 #: Textual's own app keys the help lists too
@@ -164,8 +202,9 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Compare view (c)", rows(COMPARE) + rows(TOKENS)),
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
+        ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS),
     ]
 
 
 #: ids of the bindings above: the palette offers exactly these
-OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, BOOKMARK_LIST) for b in table)
+OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, BOOKMARK_LIST, DATASET, DATASET_TABLE) for b in table)

@@ -127,3 +127,38 @@ class BookmarkJump(Message):
         super().__init__()
         self.folder = folder
         self.name = name
+
+
+class ShowSample(Message):
+    """The dataset view asks the main screen to show a sample: open `folder` (a Target) with the
+    cursor on `name`, as a bookmark jump does."""
+
+    def __init__(self, folder: Target, name: str) -> None:
+        super().__init__()
+        self.folder = folder
+        self.name = name
+
+
+class FileAction(Message):
+    """The dataset view asks the main screen to bookmark (`what` = "bookmark") or pin for compare
+    ("pin") the file `path` of the open source; the answer goes back through `reply` as a
+    StatusMessage."""
+
+    def __init__(self, what: str, path: str, reply: Any) -> None:
+        super().__init__()
+        self.what = what
+        self.path = path
+        self.reply = reply
+
+
+class ScanMarksWanted(Message):
+    """A dataset scan wrote records: the browser's ok/warning/error marks of the open folder are due."""
+
+
+class ScanMarksLoaded(Message):
+    """The scan marks of the folder listed as `generation` (name -> ok / warning / error)."""
+
+    def __init__(self, generation: int, marks: dict[str, str]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.marks = marks

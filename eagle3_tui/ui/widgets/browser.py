@@ -27,6 +27,8 @@ from eagle3_tui.ui.listing import merge_batch, sort_key
 
 SIZE_WIDTH = 6
 MARKER_WIDTH = 2
+#: the second marker cell: what a dataset scan found in the file
+SCAN_GLYPH = {"ok": "✓", "warning": "!", "error": "✗"}
 
 
 class BrowserList(ScrollView, can_focus=True):
@@ -43,6 +45,9 @@ class BrowserList(ScrollView, can_focus=True):
         "browser--match",
         "browser--message",
         "browser--error",
+        "browser--scan-ok",
+        "browser--scan-warning",
+        "browser--scan-error",
     }
 
     BINDINGS = keys.BROWSER
@@ -74,6 +79,8 @@ class BrowserList(ScrollView, can_focus=True):
         self.message: tuple[str, str] | None = ("Loading…", "browser--message")
         #: name -> short marker (e.g. a bookmark sign); None leaves the column blank
         self.marker: Callable[[Entry], str | None] | None = None
+        #: name -> "ok" | "warning" | "error" from dataset scans (drawn after the bookmark marker)
+        self.scan_marks: dict[str, str] = {}
         self._styles: dict[str, Style] | None = None
 
     # ----- state changes (called by the screen's handlers)
@@ -254,11 +261,16 @@ class BrowserList(ScrollView, can_focus=True):
         return self.render_entry(visible[index], width, base, selected=index == self.cursor)
 
     def render_entry(self, entry: Entry, width: int, base: Style, *, selected: bool) -> Strip:
-        """One row: [marker][name][size]. The marker column is reserved for bookmarks."""
+        """One row: [marker][name][size]. The marker column: bookmark, then scan mark."""
         if selected:
             base = base + self._style("browser--cursor")
         marker = (self.marker(entry) if self.marker else None) or ""
-        segments = [Segment(marker[:MARKER_WIDTH].ljust(MARKER_WIDTH), base + self._style("browser--marker"))]
+        scan = self.scan_marks.get(entry.name) if self.scan_marks else None
+        if scan is None:
+            segments = [Segment(marker[:MARKER_WIDTH].ljust(MARKER_WIDTH), base + self._style("browser--marker"))]
+        else:
+            segments = [Segment(marker[:1].ljust(1), base + self._style("browser--marker")),
+                        Segment(SCAN_GLYPH[scan], base + self._style(f"browser--scan-{scan}"))]
         kind_style = {
             "dir": "browser--dir",
             "link": "browser--link",

@@ -1,0 +1,324 @@
+"""The dataset view's data: scan records kept compact, their order, filter and per-slot bins.
+
+No Textual here: the widgets (ui/widgets/dataset_table.py, norm_strip.py) only draw what this
+holds, and the screen (ui/screens/dataset.py) feeds it records as a scan streams them.
+
+A scan record (samples/scan.py) decoded from JSON costs about 5 KB of Python objects; 100,000 of
+them would be half a gigabyte. `Record` keeps the same fields in __slots__ (about 1.3 KB) and
+still reads like the dict (r["k"], r.get("final"), "error" in r), so dataset_findings() takes
+these records as they are.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from eagle3_tui.sources.base import natural_key
+
+
+class _Fields:
+    """Dict-like reading of __slots__ attributes (unset ones are missing keys)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.__slots__ and hasattr(self, key)
+
+    def __bool__(self) -> bool:
+        return True
+
+
+class SlotStats(_Fields):
+    __slots__ = ("norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row")
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.norm_mean = d.get("norm_mean")
+        self.norm_max = d.get("norm_max")
+        self.nan = d.get("nan") or 0
+        self.inf = d.get("inf") or 0
+        self.first_nonfinite_row = d.get("first_nonfinite_row")
+
+
+class Signature(_Fields):
+    __slots__ = ("rel_final", "cos_next", "cos_final")
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.rel_final = tuple(d.get("rel_final") or ())
+        self.cos_next = tuple(d.get("cos_next") or ())
+        self.cos_final = d.get("cos_final")
+
+
+_INTERNED = ("shard", "schema", "dtype", "mode", "final_norm", "computed", "error")
+
+
+class Record(_Fields):
+    __slots__ = (
+        "path", "index", "shard", "size", "mtime", "error", "not_sample", "cached", "computed",
+        "mode", "schema", "tokens", "valid_tokens", "padding", "padding_nonzero",
+        "masked_zero_tail", "loss_ones", "k", "hidden", "dtype", "final_norm", "slots", "final",
+        "signature", "fingerprint", "bytes_read",
+        "status",  # the view's: status_of(), raised by the findings that name the file
+    )
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        for name in self.__slots__:
+            if name in d:
+                value = d[name]
+                if name in _INTERNED and isinstance(value, str):
+                    value = sys.intern(value)
+                setattr(self, name, value)
+        if "slots" in d:
+            self.slots = tuple(SlotStats(s) for s in d["slots"] or ())
+        if "final" in d:
+            self.final = SlotStats(d["final"]) if d["final"] else None
+        if "signature" in d:
+            self.signature = Signature(d["signature"] or {})
+
+
+def status_of(r: Any) -> str | None:
+    """One file on its own: "error" (unreadable, NaN/Inf), "warning" (trains nothing, padding
+    trained), "ok", or None (not a sample). Dataset-wide findings (layer groups, duplicates,
+    layout) need every record; the dataset view adds them, the browser's marks do not."""
+    if r.get("not_sample"):
+        return None
+    if "error" in r:
+        return "error"
+    parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
+    if any(p["nan"] or p["inf"] for p in parts):
+        return "error"
+    if r.get("loss_ones") == 0 or (r.get("masked_zero_tail") or 0) >= 2:
+        return "warning"
+    return "ok"
+
+
+STATUS_RANK = {"error": 0, "warning": 1, "ok": 2, None: 3}
+
+
+def _nonfinite(r: Record) -> int | None:
+    if "error" in r:
+        return None
+    return sum(p.nan + p.inf for p in [*r.slots, *([r.final] if r.final else [])])
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    title: str
+    width: int
+    #: the value sorted on (None: no value, sorted last)
+    value: Callable[[Record], Any]
+    numeric: bool = True
+    #: dropped first when the screen is narrow (higher goes first)
+    drop: int = 0
+
+
+def _slot_norm(i: int) -> Callable[[Record], Any]:
+    def value(r: Record) -> Any:
+        slots = r.get("slots")
+        return slots[i].norm_mean if slots and i < len(slots) else None
+    return value
+
+
+def columns_for(k: int) -> list[Column]:
+    """The table's columns for a dataset whose records have (at most) k slots."""
+    cols = [
+        Column("status", "", 1, lambda r: STATUS_RANK[r.get("status")], drop=0),
+        Column("index", "#", 6, lambda r: r.get("index")),
+        Column("path", "file", 0, lambda r: natural_key(r.path), numeric=False),
+        Column("size", "size", 6, lambda r: r.get("size"), drop=3),
+        Column("tokens", "T", 5, lambda r: r.get("tokens")),
+        Column("valid", "valid", 5, lambda r: r.get("valid_tokens"), drop=2),
+        Column("loss", "loss", 5, lambda r: r.get("loss_ones"), drop=2),
+        Column("k", "k", 2, lambda r: r.get("k"), drop=4),
+        Column("hidden", "H", 5, lambda r: r.get("hidden"), drop=4),
+        Column("dtype", "dtype", 8, lambda r: r.get("dtype"), numeric=False, drop=3),
+    ]
+    cols += [Column(f"slot{i}", f"slot {i}", 7, _slot_norm(i)) for i in range(min(k, 8))]
+    cols += [
+        Column("final", "final", 7, lambda r: r.final.norm_mean if r.get("final") else None, drop=1),
+        Column("nonfinite", "NaN/Inf", 7, _nonfinite),
+    ]
+    return cols
+
+
+class DatasetRows:
+    """Records in arrival order; `view` is the order shown (sorted, maybe filtered) as indices.
+
+    New records merge into the sorted order at each flush: the old order is one sorted run and
+    the new batch another, which Python's sort merges in about linear time.
+    """
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.k = 0
+        self.columns = columns_for(0)
+        self.sort_col = "path"
+        self.descending = False
+        self._keys: list[tuple] = []  # sort key of each record for the current column
+        self._order: list[int] = []
+        self.filter: frozenset[str] | None = None
+        self.filter_label = ""
+        self.view: list[int] = []
+        #: per-record status, raised by findings that name the file
+        self.by_path: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+    def _key_fn(self) -> Callable[[Record], tuple]:
+        value = self.column(self.sort_col).value
+        # missing values last in either direction: the order is kept ascending, shown reversed
+        # when descending, so a missing value sorts first under descending keys
+        flag = self.descending
+
+        def key(r: Record) -> tuple:
+            v = value(r)
+            return (not flag, 0) if v is None else (flag, v)
+
+        return key
+
+    def add(self, batch: Iterable[Record]) -> int:
+        start = len(self.records)
+        for r in batch:
+            r.status = status_of(r)
+            self.by_path[r.path] = len(self.records)
+            self.records.append(r)
+            k = r.get("k") or 0
+            if k > self.k:
+                self.k = k
+                self.columns = columns_for(k)
+        new = range(start, len(self.records))
+        if not new:
+            return 0
+        key = self._key_fn()
+        self._keys.extend(key(self.records[i]) for i in new)
+        if len(new) * 64 < len(self._order):
+            # a small batch into a long order: binary insertion beats a sort of everything
+            get = self._keys.__getitem__
+            for i in new:
+                insort(self._order, i, key=get)
+        else:
+            self._order = sorted([*self._order, *new], key=self._keys.__getitem__)
+        self._refilter()
+        return len(new)
+
+    def sort(self, column: str, descending: bool) -> None:
+        self.sort_col, self.descending = column, descending
+        key = self._key_fn()
+        self._keys = [key(r) for r in self.records]
+        self._order = sorted(range(len(self.records)), key=self._keys.__getitem__)
+        self._refilter()
+
+    def cycle_sort(self) -> None:
+        names = [c.name for c in self.columns]
+        i = names.index(self.sort_col) if self.sort_col in names else -1
+        self.sort(names[(i + 1) % len(names)], self.descending)
+
+    def flip(self) -> None:
+        self.sort(self.sort_col, not self.descending)
+
+    def set_filter(self, paths: Iterable[str] | None, label: str = "") -> None:
+        self.filter = None if paths is None else frozenset(paths)
+        self.filter_label = label if paths is not None else ""
+        self._refilter()
+
+    def _refilter(self) -> None:
+        order = self._order[::-1] if self.descending else self._order
+        if self.filter is None:
+            self.view = order
+        else:
+            wanted, records = self.filter, self.records
+            self.view = [i for i in order if records[i].path in wanted]
+
+    def mark(self, paths: Iterable[str], status: str) -> None:
+        """Files a finding names: their status is at least `status` (warning / error)."""
+        for p in paths:
+            i = self.by_path.get(p)
+            if i is None:
+                continue
+            r = self.records[i]
+            if STATUS_RANK[status] < STATUS_RANK[r.get("status")]:
+                r.status = status
+        if self.sort_col == "status":
+            self.sort(self.sort_col, self.descending)
+
+
+# ------------------------------------------------------------------------------- strips
+
+BINS = 40
+OUTLIER_Z = 5.0
+
+
+@dataclass
+class SlotBins:
+    """The distribution of one slot's norm_mean across files, binned once (the strip only
+    draws `counts`); files beyond OUTLIER_Z robust SDs from the median are outliers, counted
+    apart (`low`, `high`) and outside [lo, hi]."""
+
+    label: str
+    counts: list[int]
+    lo: float
+    hi: float
+    median: float
+    low: int
+    high: int
+    files: int
+    #: values outside [cut_lo, cut_hi] are outliers (the table colours those cells)
+    cut_lo: float
+    cut_hi: float
+
+
+def slot_bins(label: str, values: list[float], bins: int = BINS) -> SlotBins | None:
+    if not values:
+        return None
+    xs = sorted(values)
+    n = len(xs)
+    med = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    dev = sorted(abs(v - med) for v in xs)
+    mad = dev[n // 2] * 1.4826
+    spread = mad if mad > 1e-12 else ((xs[-1] - xs[0]) / 4 or abs(med) * 1e-3 or 1e-3)
+    cut_lo, cut_hi = med - OUTLIER_Z * spread, med + OUTLIER_Z * spread
+    a, b = bisect_left(xs, cut_lo), bisect_right(xs, cut_hi)
+    lo, hi = (xs[a], xs[b - 1]) if b > a else (med, med)
+    if hi > lo:
+        step = (hi - lo) / bins
+        edges = [bisect_left(xs, lo + step * j, a, b) for j in range(bins)] + [b]
+        counts = [edges[j + 1] - edges[j] for j in range(bins)]
+    else:
+        counts = [0] * bins
+        counts[bins // 2] = b - a
+    return SlotBins(label, counts, lo, hi, med, a, n - b, n, cut_lo, cut_hi)
+
+
+def dataset_bins(rows: DatasetRows) -> list[SlotBins]:
+    """One SlotBins per slot (and the final state), over the files with that slot."""
+    per: list[list[float]] = [[] for _ in range(rows.k)]
+    final: list[float] = []
+    for r in rows.records:
+        slots = r.get("slots")
+        if not slots:
+            continue
+        for i, s in enumerate(slots):
+            if s.norm_mean is not None and math.isfinite(s.norm_mean):
+                per[i].append(s.norm_mean)
+        if r.final is not None and r.final.norm_mean is not None:
+            final.append(r.final.norm_mean)
+    out = [slot_bins(f"slot {i}", v) for i, v in enumerate(per)] + [slot_bins("final", final)]
+    return [b for b in out if b is not None]

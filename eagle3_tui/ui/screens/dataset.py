@@ -1,0 +1,374 @@
+"""The dataset view (D): every file of a folder tree scanned where the data lives, findings on
+top, a distribution strip per slot, and a table of files.
+
+The main screen opens it with what it needs: the open Source, the folder as a Target, and a
+`post` callable for the main screen (ShowSample, FileAction, ScanMarksWanted); this screen
+never reaches into the main screen. The scan (eagle3_tui/dataset_scan.py, with the record
+cache in front) runs in a worker that esc cancels: cancelling the worker closes the scan, which
+stops the local process pool or the agent's scan on the box. Records arriving in bursts are
+buffered and shown at most FLUSH_SECONDS apart; the findings are computed in a thread when the
+scan ends (or is cancelled: then they cover the files scanned so far).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import posixpath
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, ProgressBar
+
+from eagle3_tui.names import printable
+from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.target import Target
+from eagle3_tui.ui import keys
+from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins
+from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
+from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
+from eagle3_tui.ui.widgets.dataset_table import DatasetTable
+from eagle3_tui.ui.widgets.norm_strip import NormStrip
+from eagle3_tui.ui.widgets.status import Line, StatusLine
+
+FLUSH_SECONDS = 0.1
+#: the strips are re-binned at most this often while records stream in
+BINS_SECONDS = 1.0
+#: the scan worker lets the screen draw and answer keys after this many records in a row
+YIELD_EVERY = 256
+
+
+class ScanEnded(Message):
+    def __init__(self, generation: int, outcome: str, error: str | None = None) -> None:
+        super().__init__()
+        self.generation = generation
+        #: "done", "cancelled" or "failed"
+        self.outcome = outcome
+        self.error = error
+
+
+class FindingsReady(Message):
+    def __init__(self, generation: int, findings: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.findings = findings
+
+
+class DatasetScreen(Screen):
+    BINDINGS = keys.DATASET
+
+    AUTO_FOCUS = "#ds-table"
+
+    def __init__(self, source: Source, folder: Target, where: str, post: Callable[[Message], object], *,
+                 full: bool = False, rows: int = 64, workers: int | None = None, use_cache: bool = True) -> None:
+        super().__init__()
+        self.source = source
+        self.folder = folder
+        self.where = where
+        self._post_main = post
+        self.full, self.scan_rows, self.scan_workers, self.use_cache = full, rows, workers, use_cache
+        self.rows = DatasetRows()
+        self.generation = 0
+        #: "scanning", "findings" (computing them), "done", "cancelled", "failed"
+        self.state = "scanning"
+        self.progress: dict[str, Any] = {}
+        self._pending: list[Record] = []
+        self._bins_at = 0.0
+        self._started = 0.0
+        self.findings: list[dict[str, Any]] = []
+        self._filter_index: int | None = None
+        self.scan_error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Line(id="ds-title")
+        with Horizontal(id="ds-progress"):
+            yield ProgressBar(id="ds-bar", show_eta=False, show_percentage=True)
+            yield Line(id="ds-progress-text")
+        yield DatasetFindings(id="ds-findings")
+        yield NormStrip(id="ds-strip")
+        yield DatasetTable(self.rows, id="ds-table")
+        yield StatusLine(id="ds-status")
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> DatasetTable:
+        return self.query_one(DatasetTable)
+
+    @property
+    def findings_list(self) -> DatasetFindings:
+        return self.query_one(DatasetFindings)
+
+    def on_mount(self) -> None:
+        self.query_one("#ds-title", Line).update(
+            f" dataset  {printable(self.folder.path)}  on {self.where}")
+        self.query_one("#ds-findings").border_title = "findings"
+        self.query_one(NormStrip).show([])
+        self.set_interval(FLUSH_SECONDS, self._flush, name="dataset-flush")
+        self.start()
+
+    # ----- the scan
+
+    def start(self) -> None:
+        self.generation += 1
+        self.state = "scanning"
+        self.scan_error = None
+        self.progress = {}
+        self._pending = []
+        self.rows = DatasetRows()
+        self.table.rows = self.rows
+        self.table.message = "scanning…"
+        self.table.rows_changed()
+        self._filter_index = None
+        self.findings = []
+        self.query_one(NormStrip).show([])
+        self.findings_list.show_note("findings come when the scan ends (esc cancels it)")
+        self.query_one("#ds-progress").display = True
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self._started = time.monotonic()
+        self._show_progress()
+        self.set_status(f"scanning on {self.where}… (esc cancels)")
+        self.run_scan(self.generation)
+
+    @work(exclusive=True, group="scan")
+    async def run_scan(self, generation: int) -> None:
+        from eagle3_tui.dataset_scan import scan_dataset
+        from eagle3_tui.scan_cache import ScanCache
+
+        cache = None
+        if self.use_cache:
+            try:
+                cache = ScanCache()
+            except Exception as err:  # noqa: BLE001 - a broken cache slows the scan, never stops it
+                self.post_message(StatusMessage(f"record cache unavailable ({err}); scanning every file"))
+        outcome, error = "done", None
+        scan = scan_dataset(self.source, self.folder.path, full=self.full, rows=self.scan_rows,
+                            workers=self.scan_workers, cache=cache)
+        try:
+            n = 0
+            async for item in scan:
+                if generation != self.generation:
+                    break
+                if "progress" in item:
+                    self.progress = item["progress"]
+                    continue
+                self._pending.append(Record(item))
+                n += 1
+                if n % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # a burst of cached records must not starve the keys
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        except SourceError as err:
+            outcome, error = "failed", str(err)
+        except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
+            outcome, error = "failed", f"{type(err).__name__}: {err}"
+        finally:
+            await scan.aclose()
+            if cache is not None:
+                cache.close()
+            self.post_message(ScanEnded(generation, outcome, error))
+
+    def _flush(self) -> None:
+        """Move the records that arrived since the last flush into the table; redraw progress."""
+        if self.state != "scanning" and not self._pending:
+            return
+        if self._pending:
+            batch, self._pending = self._pending, []
+            self.rows.add(batch)
+            self.table.message = ""
+            self.table.rows_changed()
+            now = time.monotonic()
+            if now >= self._bins_at:
+                self._update_bins()
+                # binning 100,000 files costs most of a second: keep it under 1/20 of the time
+                cost = time.monotonic() - now
+                self._bins_at = now + max(BINS_SECONDS, 20 * cost)
+        self._show_progress()
+
+    def _update_bins(self) -> None:
+        bins = dataset_bins(self.rows)
+        names = {f"slot {i}": f"slot{i}" for i in range(self.rows.k)} | {"final": "final"}
+        self.table.bins = {names[b.label]: b for b in bins if b.label in names}
+        self.query_one(NormStrip).show(bins)
+
+    def _show_progress(self) -> None:
+        p = self.progress
+        done = max(p.get("files_done", 0), len(self.rows) + len(self._pending))
+        total = p.get("files_total", 0)
+        listing = p.get("listing_done", False)
+        secs = max(p.get("seconds") or (time.monotonic() - self._started), 1e-6)
+        bar = self.query_one(ProgressBar)
+        if listing and total:
+            bar.update(total=total, progress=min(done, total))
+        text = f" {done:,}/{total:,}{'' if listing else '+'} files"
+        if p.get("bytes_done"):
+            rate = p["bytes_done"] / secs
+            text += f" · {rate / 2**20:.1f} MiB/s"
+            if listing and rate > 0:
+                text += f" · ETA {_duration((p['bytes_total'] - p['bytes_done']) / rate)}"
+        if self.state == "cancelled":
+            text += " · cancelled"
+        self.query_one("#ds-progress-text", Line).update(text)
+
+    def on_scan_ended(self, message: ScanEnded) -> None:
+        if message.generation != self.generation:
+            return
+        self._flush_all()
+        files = len(self.rows)
+        seconds = time.monotonic() - self._started
+        if message.outcome == "failed":
+            self.state = "failed"
+            self.scan_error = message.error
+            self.table.message = printable(message.error or "scan failed", message=True)
+            self.table.rows_changed()
+            self.findings_list.show_note(f"the scan failed: {message.error}")
+            self.set_status(message.error or "scan failed", error=True)
+            self.query_one("#ds-progress").display = False
+            return
+        self.state = "cancelled" if message.outcome == "cancelled" else "findings"
+        if message.outcome == "cancelled":
+            total = self.progress.get("files_total")
+            of = f" of {total:,}" if total else ""
+            self.set_status(f"scan cancelled after {files:,}{of} files; the findings cover those (r scans again)")
+            self._show_progress()
+        else:
+            self.query_one("#ds-progress").display = False
+            cached = sum(1 for r in self.rows.records if r.get("cached"))
+            self.set_status(f"scanned {files:,} files in {seconds:.1f} s ({cached:,} from the cache); computing findings…")
+        if files == 0:
+            self.table.message = "no files under this folder"
+            self.table.rows_changed()
+        self._update_bins()
+        self.findings_list.show_note(f"computing the findings over {files:,} files…")
+        self.compute_findings(self.generation, list(self.rows.records))
+        self._post_main(ScanMarksWanted())
+
+    def _flush_all(self) -> None:
+        if self._pending:
+            batch, self._pending = self._pending, []
+            self.rows.add(batch)
+            self.table.message = ""
+            self.table.rows_changed()
+
+    @work(exclusive=True, group="findings", thread=True)
+    def compute_findings(self, generation: int, records: list[Record]) -> None:
+        from eagle3_tui.samples.dataset_findings import dataset_findings
+
+        try:
+            found = dataset_findings(records)
+        except Exception as err:  # noqa: BLE001 - odd records must not take the view down
+            found = [{"code": "findings_failed", "severity": "error", "message": f"{type(err).__name__}: {err}"}]
+        self.post_message(FindingsReady(generation, found))
+
+    def on_findings_ready(self, message: FindingsReady) -> None:
+        if message.generation != self.generation:
+            return
+        self.findings = message.findings
+        cancelled = self.state == "cancelled"
+        if not cancelled:
+            self.state = "done"
+        for f in self.findings:
+            if f["severity"] in ("error", "warning"):
+                self.rows.mark(finding_paths(f), f["severity"])
+        self.table.rows_changed()
+        self.findings_list.show(self.findings, len(self.rows), cancelled)
+        bad = sum(f["severity"] in ("error", "warning") for f in self.findings)
+        if not cancelled:
+            self.set_status(f"{len(self.rows):,} files: {bad} finding{'s' if bad != 1 else ''} at warning or error level"
+                            + ("; select one and press enter to see its files" if self.findings else ""))
+
+    # ----- findings: enter filters the table to a finding's files, enter again clears
+
+    @on(OptionList.OptionSelected, "#ds-findings")
+    def _finding_chosen(self, event: OptionList.OptionSelected) -> None:
+        index = event.option_index
+        if index >= len(self.findings):
+            return
+        if self._filter_index == index:
+            self.clear_filter()
+            return
+        f = self.findings[index]
+        paths = finding_paths(f)
+        if not paths:
+            self.set_status(f"{f['code']} names no files (see its message)")
+            return
+        self._filter_index = index
+        self.rows.set_filter(paths, f["code"])
+        self.table.cursor = 0
+        self.table.rows_changed()
+        self.set_status(f"showing the {len(self.rows.view):,} files of {f['code']} (enter or esc shows every file)")
+
+    def clear_filter(self) -> bool:
+        if self.rows.filter is None:
+            return False
+        self._filter_index = None
+        self.rows.set_filter(None)
+        self.table.rows_changed()
+        self.set_status(f"showing every file ({len(self.rows):,})")
+        return True
+
+    # ----- the table
+
+    def on_dataset_table_chosen(self, message: DatasetTable.Chosen) -> None:
+        r = message.record
+        path = posixpath.join(self.folder.path, r.path)
+        if message.what == "open":
+            folder, name = posixpath.split(path)
+            self._post_main(ShowSample(self.folder.with_path(folder), name))
+            self.dismiss(path)
+        else:
+            self._post_main(FileAction(message.what, path, self.post_message))
+
+    def on_dataset_table_sort_changed(self, message: DatasetTable.SortChanged) -> None:
+        col = self.rows.column(self.rows.sort_col)
+        self.set_status(f"sorted by {col.title or 'status'} ({'descending' if self.rows.descending else 'ascending'}; s: next column, S: reverse)")
+
+    def on_status_message(self, message: StatusMessage) -> None:
+        message.stop()
+        self.set_status(message.text, error=message.error)
+
+    # ----- keys
+
+    def action_back(self) -> None:
+        if self.state == "scanning":
+            self.cancel_scan()
+        elif not self.clear_filter():
+            self.dismiss(None)
+
+    def cancel_scan(self) -> None:
+        self.set_status("cancelling the scan…")
+        self.workers.cancel_group(self, "scan")
+
+    def action_leave(self) -> None:
+        self.dismiss(None)
+
+    def action_rescan(self) -> None:
+        if self.state in ("scanning",):
+            return
+        self.start()
+
+    def action_switch_focus(self) -> None:
+        if self.focused is self.table:
+            self.findings_list.focus()
+        else:
+            self.table.focus()
+
+    def action_browser_only(self) -> None:
+        self.set_status("n/p step through files in the browser; here: j/k, enter opens one")
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        self.query_one("#ds-status", StatusLine).say(text, error=error)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

@@ -1,0 +1,62 @@
+"""The dataset view's findings, worst first, in plain words with their numbers (an OptionList:
+the user selects one and enter filters the table to the files it names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from eagle3_tui.names import printable
+
+LABEL = {"error": "ERROR", "warning": "WARN ", "info": "info "}
+
+
+def finding_paths(finding: dict[str, Any]) -> list[str]:
+    """The files a finding names (its paths, or every file of its groups)."""
+    if finding.get("paths"):
+        return list(finding["paths"])
+    return [p for group in finding.get("groups") or () for p in group]
+
+
+class DatasetFindings(OptionList):
+    COMPONENT_CLASSES = OptionList.COMPONENT_CLASSES | {
+        "findings--error", "findings--warning", "findings--info", "findings--ok", "findings--note",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, markup=False)
+        self.findings: list[dict[str, Any]] = []
+
+    def _text(self, label: str, style: str, message: str) -> Text:
+        text = Text()
+        text.append(label, self.get_component_rich_style(style, partial=True))
+        text.append(" " + printable(message, message=True))
+        return text
+
+    def show_note(self, message: str) -> None:
+        """A line in place of the findings (scanning, computing, cancelled)."""
+        self.findings = []
+        self.clear_options()
+        note = Text(printable(message, message=True), self.get_component_rich_style("findings--note", partial=True))
+        self.add_option(Option(note, disabled=True))
+
+    def show(self, findings: list[dict[str, Any]], files: int, cancelled: bool) -> None:
+        self.findings = list(findings)
+        self.clear_options()
+        options = []
+        for f in findings:
+            n = len(finding_paths(f))
+            files_text = f" ({n} file{'s' if n != 1 else ''})" if n else ""
+            text = self._text(LABEL[f["severity"]], f"findings--{f['severity']}", "")
+            text.append(f["code"] + files_text, "bold")
+            text.append(": " + printable(f["message"], message=True))
+            options.append(Option(text))
+        if not findings:
+            what = "of the files scanned so far" if cancelled else f"in {files:,} files"
+            options.append(Option(self._text("  ok ", "findings--ok", f"nothing wrong found {what}"), disabled=True))
+        self.add_options(options)
+        if findings:
+            self.highlighted = 0
