@@ -6,7 +6,6 @@ norm is far from the rest (outliers) are counted at the ends of the strip, in th
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
