@@ -33,7 +33,9 @@ def test_two_writers_at_once_lose_nothing(data_dir):
     n = 120
     writers = [_start(data_dir, name, n, "shared") for name in ("alpha", "beta")]
     deadline = time.monotonic() + 120
-    while not all((data_dir / f"ready-{name}").exists() for name in ("alpha", "beta")):
+    # both have opened the store before either writes: on a loaded machine, opening (which also
+    # waits for the lock) could otherwise take longer than the other writer's whole run
+    while not all((data_dir / f"opened-{name}").exists() for name in ("alpha", "beta")):
         assert time.monotonic() < deadline and all(w.poll() is None for w in writers), "a writer never got ready"
         time.sleep(0.005)
     (data_dir / "go").touch()
@@ -66,7 +68,13 @@ def test_writer_killed_again_and_again_loses_nothing_it_committed(data_dir):
     kills_mid_run = 0
     for run in range(12):
         w = _start(data_dir, f"run{run}", 100_000)
-        time.sleep(rng.uniform(0.05, 0.5))  # lands in startup, in opening, or between/inside writes
+        if run % 2:  # from the start: lands in start-up, in opening, or between/inside writes
+            time.sleep(rng.uniform(0.05, 0.5))
+        else:  # from the moment it is up (start-up alone can take 0.5 s on a loaded machine)
+            deadline = time.monotonic() + 30
+            while not (data_dir / f"ready-run{run}").exists() and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(rng.uniform(0.05, 0.3))
         os.kill(w.pid, signal.SIGKILL)
         out, _ = w.communicate(timeout=30)
         assert w.returncode == -signal.SIGKILL
