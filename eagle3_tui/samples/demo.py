@@ -234,6 +234,7 @@ class _Demo:
         t2d = torch.zeros(self.cfg.vocab, dtype=torch.bool)
         t2d[keep] = True
         d2t = keep - torch.arange(draft_vocab)  # SpecForge stores offsets: target = draft + d2t
+        self.draft = (draft_vocab, int(counts[keep].sum()) / int(counts.sum()))
         _save({"d2t": d2t, "t2d": t2d}, os.path.join(self.dir, "vocab_mapping", "vocab_mapping.pt"))
 
     # --- inference side --------------------------------------------------------------------
@@ -420,6 +421,8 @@ class _Demo:
             "tokens, <|pad|> = 0):",
             f"    eagle3-tui {self.train_files[0]} --tokenizer {MODEL_DIR}  shows the tokens as text.",
             "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
+            f"    The {self.draft[0]} most frequent loss-masked tokens; they cover {100 * self.draft[1]:.1f}% of "
+            "the loss-masked tokens of train/.",
             "",
             "infer/  inference captures (bf16 engine) of some of the same prompts. Try:",
             f"    eagle3-tui compare {self.train_files[0]} infer/ok_bf16_s0.pt",

@@ -146,6 +146,8 @@ def test_demo_command_writes_then_opens_the_tui_and_may_rewrite_an_earlier_demo(
     monkeypatch.setattr(tui, "main", lambda argv: opened.append(argv) or 0)
     assert demo.run(parser.parse_args([str(target), "--seed", "0"])) == 0
     assert opened == [[str(target), "--tokenizer", str(target / "model")]]  # tokens shown as text
+    args = tui.build_parser().parse_args(opened[0])  # arguments the TUI accepts, naming a real tokenizer
+    assert os.path.isfile(os.path.join(args.tokenizer, "tokenizer.json")) and args.drafter is None
     readme = (target / "README.txt").read_text()
     assert "seed 0" in readme
     for name in os.listdir(target / "infer"):  # infer/ holds what README.txt lists, nothing stale

@@ -87,6 +87,8 @@ def test_vocab_mapping_keeps_the_most_frequent_answer_tokens(demo_dir):
         rec = _load(d / rel)
         counts += torch.bincount(rec["input_ids"][rec["loss_mask"] == 1], minlength=len(t2d))
     assert counts[t2d].min() >= counts[~t2d].max()
+    share = 100 * int(counts[t2d].sum()) / int(counts.sum())
+    assert f"they cover {share:.1f}% of the loss-masked tokens" in (d / "README.txt").read_text()
 
 
 def test_the_layer_id_capture_is_named_a_shift_not_a_permutation(demo_dir):
