@@ -49,7 +49,7 @@ def pieces(text: str) -> list[str]:
 
 
 class ByteBPE:
-    """A trained tokenizer: special tokens, then the 256 byte symbols, then one token per merge."""
+    """A trained tokenizer: special tokens, then the 256 byte symbols, then the merged tokens."""
 
     def __init__(self, special: list[str], merges: list[tuple[str, str]]):
         self.special = list(special)
@@ -84,7 +84,7 @@ class ByteBPE:
         """Token ids of `text`; the special tokens in it are matched whole."""
         out: list[int] = []
         for part in self._split.split(text) if self.special else [text]:
-            if part in self.vocab and part in self.special:
+            if part in self.special:
                 out.append(self.vocab[part])
             else:
                 for piece in pieces(part):
