@@ -1,4 +1,5 @@
-"""`eagle3-tui demo [DIR] [--write-only] [--seed N]`: write the demo dataset, then open the TUI on it."""
+"""`eagle3-tui demo [DIR] [--write-only] [--seed N]`: write the demo dataset, then open the TUI on it
+with the demo's tokenizer (tokens as text) and its drafter when it has one."""
 
 from __future__ import annotations
 
@@ -37,9 +38,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.write_only and _tui_available():
         from eagle3_tui.commands import tui
 
-        return int(tui.main([directory]) or 0)
+        return int(tui.main(tui_argv(manifest)) or 0)
     _print_written(manifest)
     return 0
+
+
+def tui_argv(manifest: dict) -> list[str]:
+    """The TUI's arguments for the written demo: the folder, its tokenizer, its drafter if any."""
+    d = manifest["dir"]
+    argv = [d, "--tokenizer", os.path.join(d, os.path.dirname(manifest["tokenizer"]))]
+    if manifest.get("drafter"):
+        argv += ["--drafter", os.path.join(d, manifest["drafter"])]
+    return argv
 
 
 def _print_written(manifest: dict) -> None:
@@ -51,11 +61,13 @@ def _print_written(manifest: dict) -> None:
     print(f"Wrote the demo dataset to {os.path.abspath(d)} ({size:.1f} MB, seed {manifest['seed']}):")
     print(f"  train/     {len(train)} SpecForge samples (.ckpt, one .ckpt.gz), right-padded, some indices missing")
     print("  train_pt/  the same samples under .pt names")
+    print(f"  {os.path.dirname(manifest['tokenizer'])}/     tokenizer.json: the ids are chats, shown as text with --tokenizer")
     print(f"  infer/     {len(ok)} correctly wired captures and {len(faults)} with a known fault")
     print("  README.txt says which capture belongs to which sample and what is wrong with it")
     print()
     print("Try:")
-    print(f"  eagle3-tui summary {os.path.join(d, train[0])}")
+    tokenizer = os.path.join(d, os.path.dirname(manifest["tokenizer"]))
+    print(f"  eagle3-tui summary {os.path.join(d, train[0])} --tokenizer {tokenizer}")
     for c in (ok[0], *faults[:2]):
         print(f"  eagle3-tui compare {os.path.join(d, c['train'])} {os.path.join(d, c['file'])}")
-    print(f"  eagle3-tui {d}")
+    print(f"  eagle3-tui {' '.join(tui_argv(manifest))}")

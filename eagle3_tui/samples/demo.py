@@ -1,10 +1,13 @@
 """Write a small, realistic demo dataset: SpecForge training shards and inference captures.
 
-All hidden states come from the seeded TinyDecoder (samples/model.py). Training samples are
-float32 runs (right-padded in batches of four, as SpecForge does); inference captures are bf16
-runs of some of the same prompts, some correctly wired and one per known fault (FORMATS.md, end),
-in several inference formats. README.txt in the output says which file is which, in a table
-that tests parse: every claim in it is checked against `compare_files`.
+The prompts are real chats (samples/demo_chats.py) in a ChatML template, tokenized by a byte-level
+BPE trained on them (samples/bpe.py, pure Python) and saved as model/tokenizer.json, so the ids
+decode to text with `tokenizers`; the loss mask covers the assistant's answer. All hidden states
+come from the seeded TinyDecoder (samples/model.py). Training samples are float32 runs
+(right-padded in batches of four, as SpecForge does); inference captures are bf16 runs of some of
+the same prompts, some correctly wired and one per known fault (FORMATS.md, end), in several
+inference formats. README.txt in the output says which file is which, in a table that tests
+parse: every claim in it is checked against `compare_files`.
 
 torch and stdlib only (samples/ runs on the remote box too).
 """
@@ -23,6 +26,8 @@ from typing import Any
 
 import torch
 
+from eagle3_tui.samples import bpe
+from eagle3_tui.samples.demo_chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.samples.model import ModelConfig, build_model
 
 README_MARK = "eagle3-tui demo dataset"
@@ -31,8 +36,16 @@ N_TRAIN = 26  # global indices 0..25, minus MISSING
 MISSING = (7, 19)  # skipped by the producer (SpecForge drops samples with NaN)
 GZIPPED = 3  # this index is stored as data_3.ckpt.gz
 BATCH = 4  # SpecForge pads each batch on the right to its longest row
+MODEL_DIR = "model"  # tokenizer.json of the demo model (the TUI's --tokenizer)
+DRAFTER_DIR = "drafter"  # a trained EAGLE-3 drafter, when the demo writes one (see _write_drafter)
+# issue 9's capture: a run written with SpecForge layer ids [0, 2, 3] (boundaries 1, 3, 4), its
+# capture with the ids read under the other convention (boundaries 0, 2, 3: each one shallower)
+CONVENTION_IDS = (0, 2, 3)
+CONVENTION_INDEX = 20
+CONVENTION_DIR = "train_ids_0_2_3"
 
-# token ids of a toy chat template
+# Synthetic prompts of random ids in a toy template, for test data that needs no text
+# (tests import these); the demo itself is made of tokenized chats.
 PAD, BOS, EOS = 0, 1, 2
 SYSTEM = [3, 10, 11, 12, 4]  # <|system|> ... <|end|>
 USER = [5]
@@ -65,10 +78,22 @@ class Capture:
 
 
 def _make_prompt(rng: random.Random, vocab: int) -> Prompt:
+    """A random-id prompt in the toy template (test data; the demo uses _chat_prompts)."""
     user = [rng.randrange(FIRST_WORD, vocab) for _ in range(rng.randint(14, 110))]
     head = [BOS, *SYSTEM, *USER, *user, *ASSISTANT]
     resp = [rng.randrange(FIRST_WORD, vocab) for _ in range(rng.randint(18, 80))]
     return Prompt(head + resp + [EOS], len(head))
+
+
+def _chat_prompts(tok: bpe.ByteBPE, rng: random.Random, n: int) -> list[Prompt]:
+    """n prompts of distinct chats, each under one of the system prompts, tokenized as prompt then
+    answer (the answer never starts with a space, so this splits where tokenizing the whole chat does)."""
+    out = []
+    for c in rng.sample(range(len(CHATS)), n):
+        head, tail = chat_text(rng.choice(SYSTEMS), *CHATS[c])
+        head_ids = tok.encode(head)
+        out.append(Prompt(head_ids + tok.encode(tail), len(head_ids)))
+    return out
 
 
 def _ids(ids: list[int]) -> torch.Tensor:
@@ -124,11 +149,13 @@ class _Demo:
         self.cfg = ModelConfig(seed=seed)
         self.model = build_model(self.cfg)
         self.rng = random.Random(seed)
+        self.tokenizer = bpe.train(corpus(), self.cfg.vocab, SPECIAL)
         self.aux = list(self.cfg.aux_boundaries)
         self.prompts: dict[int, Prompt] = {}
         self.train_files: dict[int, str] = {}
         self.padded: dict[int, list[int]] = {}  # ids as stored, with the batch's right padding
         self.captures: list[Capture] = []
+        self.other_train: list[str] = []  # training files outside train/ (another run's layer ids)
 
     # --- helpers -------------------------------------------------------------------------
     def run(self, ids: list[int], dtype=torch.bfloat16):
@@ -150,11 +177,15 @@ class _Demo:
         self.captures.append(Capture(f"infer/{name}", self.train_files[idx], fmt, expect, note, extra))
 
     # --- training side ---------------------------------------------------------------------
+    def write_tokenizer(self) -> None:
+        folder = os.path.join(self.dir, MODEL_DIR)
+        os.makedirs(folder, exist_ok=True)
+        self.tokenizer.save(os.path.join(folder, "tokenizer.json"))
+
     def write_train(self) -> None:
-        vocab = self.cfg.vocab
         indices = [i for i in range(N_TRAIN) if i not in MISSING]
-        for i in range(N_TRAIN):  # draw for missing ones too: indices keep their prompts
-            self.prompts[i] = _make_prompt(self.rng, vocab)
+        # prompts for missing ones too: indices keep their prompts
+        self.prompts = dict(enumerate(_chat_prompts(self.tokenizer, self.rng, N_TRAIN)))
         for start in range(0, len(indices), BATCH):
             batch = indices[start : start + BATCH]
             width = max(len(self.prompts[i].ids) for i in batch)
@@ -181,13 +212,29 @@ class _Demo:
                 self.train_files[i] = rel
                 self.padded[i] = ids[row].tolist()
 
+    def write_other_convention(self) -> None:
+        """One sample of a run written with SpecForge layer ids CONVENTION_IDS (boundary = id + 1)."""
+        i = CONVENTION_INDEX
+        p = self.prompts[i]
+        states, final = self.model.boundaries(_ids(p.ids), torch.float32)
+        record = {"input_ids": _ids(p.ids), "loss_mask": _ids(p.loss_mask), "hidden_state": final[None].clone(),
+                  "aux_hidden_state": self.aux_cat(states, [b + 1 for b in CONVENTION_IDS])[None]}
+        rel = f"{CONVENTION_DIR}/{SHARD}/data_{i}.ckpt"
+        _save(record, os.path.join(self.dir, rel))
+        self.other_train.append(rel)
+
     def write_vocab_mapping(self) -> None:
-        g = torch.Generator().manual_seed(self.seed + 1)
+        """SpecForge's d2t/t2d: the draft vocabulary is the most frequent loss-masked target tokens."""
         draft_vocab = 256
-        keep = torch.sort(torch.randperm(self.cfg.vocab, generator=g)[:draft_vocab]).values
+        counts = torch.zeros(self.cfg.vocab, dtype=torch.int64)
+        for i in self.train_files:
+            p = self.prompts[i]
+            counts += torch.bincount(_ids(p.ids[p.response_start:]), minlength=self.cfg.vocab)
+        keep = torch.sort(torch.argsort(counts, descending=True, stable=True)[:draft_vocab]).values
         t2d = torch.zeros(self.cfg.vocab, dtype=torch.bool)
         t2d[keep] = True
         d2t = keep - torch.arange(draft_vocab)  # SpecForge stores offsets: target = draft + d2t
+        self.draft = (draft_vocab, int(counts[keep].sum()) / int(counts.sum()))
         _save({"d2t": d2t, "t2d": t2d}, os.path.join(self.dir, "vocab_mapping", "vocab_mapping.pt"))
 
     # --- inference side --------------------------------------------------------------------
@@ -281,13 +328,14 @@ class _Demo:
                    note="token ids of sample 14, hidden states of another request in the batch (sample 15)")
 
         p = self.prompts[16]
-        drift_at = len(SYSTEM)  # the engine's template adds a newline token before <|end|>
-        seq = p.ids[:drift_at] + [8] + p.ids[drift_at:]
+        # the engine's template ends the system prompt with a newline before <|im_end|>
+        drift_at = p.ids.index(self.tokenizer.vocab["<|im_end|>"])
+        seq = p.ids[:drift_at] + self.tokenizer.encode("\n") + p.ids[drift_at:]
         st, _ = self.run(seq)
         self.infer("fault_template_drift_s16.pt", 16, with_ids(seq, self.aux_cat(st, aux)), fmt=dict_fmt,
                    expect="token_divergence",
-                   note=f"chat-template drift: an extra template token at position {drift_at}, ids diverge there",
-                   position=drift_at)
+                   note=f"chat-template drift: the engine's template adds a newline at the end of the system "
+                        f"prompt (position {drift_at}), ids diverge there", position=drift_at)
 
         p = self.prompts[17]
         st, _ = self.run(p.ids)
@@ -305,6 +353,8 @@ class _Demo:
                    note=f"NaN in rows 30-32 of slot 1 ({3 * H} values) and one Inf in row 41",
                    nan=3 * H, inf=1, first=30)
 
+        self.write_convention_capture()
+
         i = self.padded_index()
         ids = self.padded[i]
         st, _ = self.run(ids)
@@ -314,9 +364,26 @@ class _Demo:
                    note=f"the whole padded batch row captured: {len(ids) - len(self.prompts[i].ids)} padding rows "
                         "taken as real tokens, loss_mask 1 on them")
 
+    def write_convention_capture(self) -> None:
+        """Issue 9's case: against the run with layer ids [0, 2, 3] (boundaries 1, 3, 4), a capture
+        of boundaries 0, 2, 3: every slot one boundary shallower, the last one exactly on A's
+        middle slot; a layer shift, not a permutation."""
+        i = CONVENTION_INDEX
+        p = self.prompts[i]
+        train = [b + 1 for b in CONVENTION_IDS]
+        got = list(CONVENTION_IDS)
+        st, _ = self.run(p.ids)
+        path = os.path.join(self.dir, "infer", f"fault_layer_ids_s{i}.pt")
+        _save({"input_ids": _ids(p.ids), "aux_hidden_state": self.aux_cat(st, got)[None]}, path)
+        self.captures.append(Capture(
+            f"infer/{os.path.basename(path)}", self.other_train[0], "dict: input_ids, aux_hidden_state [1,T,kH]",
+            "slot_mismatch",
+            f"layer ids {list(CONVENTION_IDS)} read under the other convention: boundaries {got} instead of "
+            f"{train}, every slot one shallower (B2 holds A1's states)", {"shift": "shallower", "shift_slots": -1}))
+
     def padded_index(self) -> int:
         """A training sample not used by another capture with the most right padding."""
-        used = {0, 1, 2, 4, 5} | set(range(8, 19))
+        used = {0, 1, 2, 4, 5, CONVENTION_INDEX} | set(range(8, 19))
         free = [i for i in self.train_files if i not in used]
         return max(free, key=lambda i: (len(self.padded[i]) - len(self.prompts[i].ids), -i))
 
@@ -338,6 +405,8 @@ class _Demo:
             f"Hidden states of a small decoder-only transformer (L={cfg.layers} layers, H={cfg.hidden},",
             f"vocab {cfg.vocab}), auxiliary slots at boundaries b = {self.aux} (b = 0 embeddings, b = i+1",
             "output of layer i), so every slot is [T, H] and aux_hidden_state is [1, T, 3H].",
+            "The prompts are chats (system, user, assistant) in a ChatML template; loss_mask is 1 on the",
+            "assistant's answer and its <|im_end|>.",
             "",
             f"train/{SHARD}/data_{{i}}.ckpt   SpecForge offline schema, float32: input_ids, loss_mask,",
             "    hidden_state [1,T,H] after the final norm, aux_hidden_state [1,T,3H] before any norm.",
@@ -345,7 +414,15 @@ class _Demo:
             f"    Indices {', '.join(map(str, MISSING))} are missing; "
             f"data_{GZIPPED} is stored as data_{GZIPPED}.ckpt.gz.",
             f"train_pt/{SHARD}/data_{{i}}.pt  the same samples under .pt names.",
+            f"{CONVENTION_DIR}/{SHARD}/data_{CONVENTION_INDEX}.ckpt  a sample of another run, written with "
+            f"SpecForge layer ids {list(CONVENTION_IDS)}",
+            f"    (boundaries {[b + 1 for b in CONVENTION_IDS]}).",
+            f"{MODEL_DIR}/tokenizer.json  the byte-level BPE the chats are tokenized with ({len(self.tokenizer)} "
+            "tokens, <|pad|> = 0):",
+            f"    eagle3-tui {self.train_files[0]} --tokenizer {MODEL_DIR}  shows the tokens as text.",
             "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
+            f"    The {self.draft[0]} most frequent loss-masked tokens; they cover {100 * self.draft[1]:.1f}% of "
+            "the loss-masked tokens of train/.",
             "",
             "infer/  inference captures (bf16 engine) of some of the same prompts. Try:",
             f"    eagle3-tui compare {self.train_files[0]} infer/ok_bf16_s0.pt",
@@ -357,6 +434,14 @@ class _Demo:
         lines.append("")
         with open(os.path.join(self.dir, "README.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(lines))
+
+
+def _write_drafter(demo: _Demo) -> str | None:
+    """Hook for a drafter trained on the demo's samples (DRAFTER_DIR, SpecForge's layout), for the
+    TUI's --drafter. Not written yet: the reusable trainer (samples/train_drafter.py) is being
+    made on another branch; call it here and return DRAFTER_DIR once it exists. Returns the
+    drafter folder relative to the demo, or None."""
+    return None
 
 
 def _remove_stale_captures(directory: str, written: set[str]) -> None:
@@ -399,11 +484,14 @@ def write_demo(directory: str, seed: int = 0) -> dict[str, Any]:
     torch.set_num_threads(1)
     try:
         demo = _Demo(directory, seed)
+        demo.write_tokenizer()
         demo.write_train()
+        demo.write_other_convention()
         demo.write_vocab_mapping()
         demo.write_infer()
         demo.write_readme()
         _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
+        drafter = _write_drafter(demo)
     finally:
         torch.set_num_threads(threads)
     total = 0
@@ -416,9 +504,12 @@ def write_demo(directory: str, seed: int = 0) -> dict[str, Any]:
                   "aux_boundaries": demo.aux},
         "train": [demo.train_files[i] for i in sorted(demo.train_files)],
         "train_pt": [f"train_pt/{SHARD}/data_{i}.pt" for i in sorted(demo.train_files)],
+        "train_other": list(demo.other_train),
+        "tokenizer": f"{MODEL_DIR}/tokenizer.json",
+        "drafter": drafter,
         "infer": [{"file": c.file, "train": c.train, "format": c.format, "expect": c.expect, "note": c.note,
                    **c.extra}
                   for c in demo.captures],
-        "other": ["vocab_mapping/vocab_mapping.pt", "README.txt"],
+        "other": ["vocab_mapping/vocab_mapping.pt", f"{MODEL_DIR}/tokenizer.json", "README.txt"],
         "bytes": total,
     }

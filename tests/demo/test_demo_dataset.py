@@ -103,6 +103,7 @@ def test_size_and_readme_cover_every_capture(demo_dir):
     for c in manifest["infer"]:
         assert os.path.basename(c["file"]) in infer
         assert f"{c['file']} | {c['train']} | {c['expect'] or 'none'} |" in readme
+    assert {os.path.basename(c["file"]) for c in manifest["infer"]} >= {"fault_layer_ids_s20.pt"}
     expected = {c["expect"] for c in manifest["infer"]} - {None}
     assert expected == {"slot_mismatch", "slot_permutation", "width_mismatch", "norm_mismatch", "scale_mismatch",
                         "unrelated_sample", "token_divergence", "token_shift", "nonfinite", "padding"}
@@ -144,7 +145,9 @@ def test_demo_command_writes_then_opens_the_tui_and_may_rewrite_an_earlier_demo(
     opened = []
     monkeypatch.setattr(tui, "main", lambda argv: opened.append(argv) or 0)
     assert demo.run(parser.parse_args([str(target), "--seed", "0"])) == 0
-    assert opened == [[str(target)]]
+    assert opened == [[str(target), "--tokenizer", str(target / "model")]]  # tokens shown as text
+    args = tui.build_parser().parse_args(opened[0])  # arguments the TUI accepts, naming a real tokenizer
+    assert os.path.isfile(os.path.join(args.tokenizer, "tokenizer.json")) and args.drafter is None
     readme = (target / "README.txt").read_text()
     assert "seed 0" in readme
     for name in os.listdir(target / "infer"):  # infer/ holds what README.txt lists, nothing stale
