@@ -17,6 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "must be new, empty or an earlier demo")
     parser.add_argument("--write-only", action="store_true", help="write the dataset and exit, do not open the TUI")
     parser.add_argument("--seed", type=int, default=0, help="random seed (the same seed writes the same bytes)")
+    parser.add_argument("--no-drafter", action="store_true",
+                        help="do not train the demo's drafter (saves a few seconds; no acceptance figures)")
 
 
 def _tui_available() -> bool:
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     directory = args.dir
     try:
-        manifest = write_demo(directory, seed=args.seed)
+        manifest = write_demo(directory, seed=args.seed, drafter=not args.no_drafter)
     except (FileExistsError, OSError) as err:
         print(f"eagle3-tui demo: {err}", file=sys.stderr)
         return 1

@@ -1,0 +1,49 @@
+"""The demo's drafter: trained on the demo's training samples, it agrees with them far above
+chance, keeps that on a correctly wired capture, and loses it on a mis-wired one."""
+
+from __future__ import annotations
+
+import pytest
+
+from eagle3_tui.samples.accept import accept_file
+
+
+@pytest.fixture(scope="module")
+def demo_with_drafter(tmp_path_factory):
+    from eagle3_tui.samples.demo import write_demo
+
+    root = tmp_path_factory.mktemp("demo-drafter")
+    manifest = write_demo(str(root), seed=0, drafter=True)
+    assert manifest["drafter"] == "drafter"
+    return root, manifest
+
+
+def test_the_demo_drafter_separates_correct_from_miswired_captures(demo_with_drafter):
+    root, manifest = demo_with_drafter
+    drafter = str(root / manifest["drafter"])
+    by_file = {c["file"]: c for c in manifest["infer"]}
+
+    def top1(rel: str) -> float:
+        # every valid row: a capture has no loss mask, so both sides are scored on the same rows
+        r = accept_file(str(root / rel), drafter, all_rows=True)
+        assert "error" not in r, r
+        return r["top1"]
+
+    ok = "infer/ok_bf16_s0.pt"
+    trained = accept_file(str(root / by_file[ok]["train"]), drafter)
+    assert trained["top1"] > 0.5 and trained["tau"] > 1.8  # draft vocab 256 of 1000: chance is far below
+    assert abs(top1(ok) - top1(by_file[ok]["train"])) < 0.05  # bf16 engine, same wiring: same agreement
+    for fault, below in (("fault_other_request", 0.1), ("fault_shifted", 0.1), ("fault_nan", 0.1)):
+        rel = next(f for f in by_file if f.startswith(f"infer/{fault}"))
+        assert top1(rel) < below, rel
+    scaled = next(f for f in by_file if f.startswith("infer/fault_scale"))
+    assert top1(scaled) < top1(by_file[scaled]["train"]) - 0.1
+
+
+def test_the_demo_command_opens_the_tui_with_the_drafter(demo_with_drafter):
+    from eagle3_tui.commands.demo import tui_argv
+    from eagle3_tui.commands.tui import build_parser
+
+    root, manifest = demo_with_drafter
+    args = build_parser().parse_args(tui_argv(manifest))
+    assert args.drafter == str(root / "drafter") and args.tokenizer == str(root / "model")
