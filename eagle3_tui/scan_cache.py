@@ -15,7 +15,7 @@ from typing import Any
 
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 1
+SCHEMA = 2  # 2: fingerprints from the first and last valid rows (same in quick and full)
 
 
 def mode_name(full: bool, rows: int) -> str:
