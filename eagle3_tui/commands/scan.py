@@ -97,10 +97,21 @@ async def _scan(args: argparse.Namespace) -> int:
 
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, task.cancel)
     records: list[dict[str, Any]] = []
     progress = _Progress()
     interrupted = False
+    scanning = True
+
+    def on_sigint() -> None:
+        # While records come in, ctrl+c stops the scan. Once the scan is over (it may finish
+        # just as the key is pressed) it only marks the result interrupted: the report is still
+        # printed, never a KeyboardInterrupt traceback from the middle of the findings.
+        nonlocal interrupted
+        interrupted = True
+        if scanning:
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
     out = sys.stdout
     try:
         await source.connect()
@@ -119,13 +130,16 @@ async def _scan(args: argparse.Namespace) -> int:
     except asyncio.CancelledError:
         interrupted = True
         task.uncancel()
+        scanning = False
     except SourceError as err:
         progress.clear()
         say(f"scan: {err}")
         explain_source_error(err)
         return 2
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        scanning = False
+        if task.cancelling():  # ctrl+c after the last record, before this point
+            task.uncancel()
         await source.close()
         if cache is not None:
             cache.close()
