@@ -75,8 +75,8 @@ class _Progress:
 
 async def _scan(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
-    from eagle3_tui.dataset_scan import scan_dataset
-    from eagle3_tui.samples.dataset_findings import blocking, dataset_findings
+    from eagle3_tui.dataset_scan import findings_for, scan_dataset
+    from eagle3_tui.samples.dataset_findings import blocking
     from eagle3_tui.scan_cache import ScanCache
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target
@@ -123,8 +123,9 @@ async def _scan(args: argparse.Namespace) -> int:
                     continue
                 records.append(item)
                 if args.json:
-                    out.write(json.dumps(to_json_ready(item)) + "\n")
-                    out.flush()
+                    out.write(_json_line(item))
+                    if not item.get("cached"):  # fresh records stream as they finish
+                        out.flush()
         finally:
             await scan.aclose()
     except asyncio.CancelledError:
@@ -135,17 +136,21 @@ async def _scan(args: argparse.Namespace) -> int:
         progress.clear()
         say(f"scan: {err}")
         explain_source_error(err)
+        if cache is not None:
+            cache.close()
         return 2
     finally:
         scanning = False
         if task.cancelling():  # ctrl+c after the last record, before this point
             task.uncancel()
         await source.close()
-        if cache is not None:
-            cache.close()
     progress.clear()
 
-    findings = dataset_findings(records)
+    try:
+        findings = findings_for(source, target.path, records, None if interrupted else cache)
+    finally:
+        if cache is not None:
+            cache.close()
     summary = _summary(records, time.monotonic() - started, interrupted, args)
     if args.json:
         out.write(json.dumps(to_json_ready({"summary": summary, "findings": findings})) + "\n")
@@ -156,6 +161,14 @@ async def _scan(args: argparse.Namespace) -> int:
         say("scan: interrupted; the findings cover the files scanned so far")
         return 130
     return 1 if blocking(findings) else 0
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    # records hold finite floats (samples/scan.py): the C encoder alone, unless one does not
+    try:
+        return json.dumps(record, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(to_json_ready(record)) + "\n"
 
 
 def _summary(records, seconds: float, interrupted: bool, args) -> dict[str, Any]:
