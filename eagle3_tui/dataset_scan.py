@@ -7,12 +7,18 @@
 Cached records come back with "computed" as the record was first computed and "cached": True.
 Closing the iterator early (or cancelling the task) stops the scan where it runs; records
 finished so far are in the cache.
+
+    findings = findings_for(source, path, records, cache)   # dataset_findings, cached
+
+The findings of a complete scan are kept too, keyed by a digest of the records: a second scan of
+an unchanged dataset computes nothing (and never imports torch).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -54,3 +60,26 @@ async def scan_dataset(
     finally:
         if pending and cache is not None:
             cache.put(host, root, pending, full, rows)
+
+
+def findings_for(source, path: str, records: list[dict[str, Any]], cache: ScanCache | None = None) -> list[dict[str, Any]]:
+    """dataset_findings(records), from the cache when the same records were judged before.
+    Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping."""
+    from eagle3_tui.samples.dataset_findings import dataset_findings
+
+    if cache is None:
+        return dataset_findings(records)
+    host = cache_host(source)
+    root = os.path.abspath(path) if source.host is None else path
+    try:
+        digest = cache.digest(records)
+        found = cache.findings(host, root, digest)
+    except sqlite3.Error:  # a broken cache costs time, never the answer
+        return dataset_findings(records)
+    if found is None:
+        found = dataset_findings(records)
+        try:
+            cache.put_findings(host, root, digest, found)
+        except sqlite3.Error:
+            pass
+    return found

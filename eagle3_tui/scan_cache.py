@@ -15,7 +15,7 @@ from typing import Any
 
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 1
+SCHEMA = 2  # 2: fingerprints from the first and last valid rows (same in quick and full)
 
 
 def mode_name(full: bool, rows: int) -> str:
@@ -32,10 +32,15 @@ class ScanCache:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA:  # an older layout: the records are only a cache, start again
             self._db.execute("DROP TABLE IF EXISTS records")
+            self._db.execute("DROP TABLE IF EXISTS findings")
             self._db.execute(f"PRAGMA user_version={SCHEMA}")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS records (host TEXT, path TEXT, size INTEGER, mtime REAL,"
             " mode TEXT, record TEXT, PRIMARY KEY (host, path))"
+        )
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS findings (host TEXT, root TEXT, digest TEXT, findings TEXT,"
+            " PRIMARY KEY (host, root))"
         )
         self._db.commit()
 
@@ -80,3 +85,32 @@ class ScanCache:
             self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?)", rows_)
 
 
+
+    # Findings of the last scan of a folder, keyed by a digest of the records they came from:
+    # a second scan of an unchanged dataset then computes nothing (the permutation test alone
+    # would import torch, ~1.5 s). One row per (host, root): the newest result wins.
+
+    @staticmethod
+    def digest(records: list[dict[str, Any]]) -> str:
+        """Of what the findings depend on: every record's cache key and depth, and the code."""
+        import hashlib
+
+        from eagle3_tui.samples import dataset_findings
+
+        h = hashlib.blake2b(digest_size=16)
+        with open(dataset_findings.__file__, "rb") as fh:
+            h.update(fh.read())
+        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}" for r in records):
+            h.update(key.encode("utf-8", "surrogateescape"))
+            h.update(b"\n")
+        return h.hexdigest()
+
+    def findings(self, host: str, root: str, digest: str) -> list[dict[str, Any]] | None:
+        row = self._db.execute("SELECT digest, findings FROM findings WHERE host = ? AND root = ?",
+                               (host, self._prefix(root))).fetchone()
+        return json.loads(row[1]) if row is not None and row[0] == digest else None
+
+    def put_findings(self, host: str, root: str, digest: str, findings: list[dict[str, Any]]) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO findings VALUES (?, ?, ?, ?)",
+                             (host, self._prefix(root), digest, json.dumps(findings)))

@@ -80,8 +80,8 @@ class _Progress:
 
 async def _scan(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
-    from eagle3_tui.dataset_scan import scan_dataset
-    from eagle3_tui.samples.dataset_findings import blocking, dataset_findings
+    from eagle3_tui.dataset_scan import findings_for, scan_dataset
+    from eagle3_tui.samples.dataset_findings import blocking
     from eagle3_tui.scan_cache import ScanCache
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target
@@ -102,10 +102,21 @@ async def _scan(args: argparse.Namespace) -> int:
 
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, task.cancel)
     records: list[dict[str, Any]] = []
     progress = _Progress()
     interrupted = False
+    scanning = True
+
+    def on_sigint() -> None:
+        # While records come in, ctrl+c stops the scan. Once the scan is over (it may finish
+        # just as the key is pressed) it only marks the result interrupted: the report is still
+        # printed, never a KeyboardInterrupt traceback from the middle of the findings.
+        nonlocal interrupted
+        interrupted = True
+        if scanning:
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
     out = sys.stdout
     try:
         await source.connect()
@@ -119,26 +130,34 @@ async def _scan(args: argparse.Namespace) -> int:
                     continue
                 records.append(item)
                 if args.json:
-                    out.write(json.dumps(to_json_ready(item)) + "\n")
-                    out.flush()
+                    out.write(_json_line(item))
+                    if not item.get("cached"):  # fresh records stream as they finish
+                        out.flush()
         finally:
             await scan.aclose()
     except asyncio.CancelledError:
         interrupted = True
         task.uncancel()
+        scanning = False
     except SourceError as err:
         progress.clear()
         say(f"scan: {err}")
         explain_source_error(err)
-        return 2
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        await source.close()
         if cache is not None:
             cache.close()
+        return 2
+    finally:
+        scanning = False
+        if task.cancelling():  # ctrl+c after the last record, before this point
+            task.uncancel()
+        await source.close()
     progress.clear()
 
-    findings = dataset_findings(records)
+    try:
+        findings = findings_for(source, target.path, records, None if interrupted else cache)
+    finally:
+        if cache is not None:
+            cache.close()
     summary = _summary(records, time.monotonic() - started, interrupted, args)
     if args.json:
         out.write(json.dumps(to_json_ready({"summary": summary, "findings": findings})) + "\n")
@@ -149,6 +168,14 @@ async def _scan(args: argparse.Namespace) -> int:
         say("scan: interrupted; the findings cover the files scanned so far")
         return 130
     return 1 if blocking(findings) else 0
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    # records hold finite floats (samples/scan.py): the C encoder alone, unless one does not
+    try:
+        return json.dumps(record, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(to_json_ready(record)) + "\n"
 
 
 def _summary(records, seconds: float, interrupted: bool, args) -> dict[str, Any]:

@@ -25,6 +25,7 @@ or {"path", "index", "shard", "size", "mtime", "error": msg} (+ "not_sample": Tr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -42,6 +43,9 @@ DEFAULT_ROWS = 64
 PAD_PROBE = 2
 #: elements per chunk in full mode (bounds the float32 buffer)
 CHUNK_ELEMENTS = 1 << 21
+#: from this size on a quick scan reads its rows with pread (see _pread_rows); below it, parsing
+#: the zip costs more than the few pages a small file has
+PREAD_MIN_BYTES = 16 << 20
 #: files handed to a worker at a time: amortises inter-process overhead, keeps records flowing
 CHUNK_FILES = 16
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
@@ -131,7 +135,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if not looks_like_sample and not _known_magic(head, size):
         return {**base, "error": "not a sample file", "not_sample": True}
     try:
-        return {**base, **_measure(path, size, full=full, rows=rows, drafter=drafter)}
+        return {**base, **_measure(path, size, head, full=full, rows=rows, drafter=drafter)}
     except NotASample as err:
         return {**base, "error": str(err), "not_sample": True}
     except SampleError as err:
@@ -148,33 +152,44 @@ def _known_magic(head: bytes, size: int) -> bool:
     return head.startswith(_MAGIC) or looks_like_safetensors(head, size)
 
 
-def _measure(path: str, size: int, *, full: bool, rows: int,
+def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
              drafter: tuple[str, str | None] | None = None) -> dict[str, Any]:
     import torch
 
     from eagle3_tui.samples.load import load_sample
 
     sample = load_sample(path)
-    t, valid = sample.tokens, sample.valid_len
-    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
-    mapped = not _is_gzip(path)
-    pick = _pick_rows(t, valid, rows)  # None: every row
-
-    if mapped and not full and pick is not None:
-        for x in parts:
-            _no_readahead(x)
-    stats = []
-    sampled = []  # float32 [len(pick) or valid, H] per part, for signatures
-    for x in parts:
-        if full or pick is None:
-            s, sub = _full_slot(x, valid, pick)
-        else:
-            s, sub = _quick_slot(x, valid, pick)
-        stats.append(s)
-        sampled.append(sub)
-
     n_slots = len(sample.slots)
-    final = stats[n_slots] if sample.final is not None else None
+    has_final = sample.final is not None
+    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if has_final else [])
+    mapped = not head.startswith(b"\x1f\x8b")
+    if mapped and not full:
+        # ids and mask too, before valid_len reads them: through a plain mapping, reading those
+        # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
+        for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
+            _no_readahead(x)
+    t, valid = sample.tokens, sample.valid_len
+    pick = _pick_rows(t, valid, rows)  # None: every row
+    quick = not full and pick is not None
+
+    # every part in one batched pass when they share a width (the usual case: the per-op cost
+    # of torch, not the arithmetic, is what a small file costs); else part by part
+    rows_of = _pread_rows(path, parts, pick) if mapped and quick and parts and size >= PREAD_MIN_BYTES else None
+    if rows_of is not None and all(x.shape[1] == parts[0].shape[1] for x in parts):
+        norms, cos, nan, inf, first = _rows_pass(rows_of, None, len(pick))
+        first = [None if f is None else int(pick[f]) for f in first]
+    elif parts and all(x.shape[1] == parts[0].shape[1] for x in parts):
+        norms, cos, nan, inf, first = _rows_pass(parts, pick if quick else None, t)
+    else:
+        norms, cos, nan, inf, first = _parts_apart(parts, pick if quick else None, t, n_slots, has_final)
+    positions = pick if quick else torch.arange(t)
+    stats = _part_stats(norms, positions, valid, nan, inf, first, quick)
+    # signatures always come from the rows a quick scan reads, so quick and full records agree
+    sig_rows = positions < valid
+    if not quick and pick is not None:
+        sig_rows = torch.zeros(t, dtype=torch.bool)
+        sig_rows[pick[pick < valid]] = True
+
     mask = sample.loss_mask
     ids = sample.ids
     pad = t - valid
@@ -186,7 +201,7 @@ def _measure(path: str, size: int, *, full: bool, rows: int,
             masked_zero_tail = int(mask[tail_start:].ne(0).sum())
 
     row_bytes = sum(x.shape[1] * x.element_size() for x in parts)
-    if full or not mapped or pick is None:
+    if not quick or not mapped:
         bytes_read = size
         rows_read = t
     else:
@@ -216,13 +231,71 @@ def _measure(path: str, size: int, *, full: bool, rows: int,
         "dtype": sample.dtype,
         "final_norm": sample.final_norm,
         "slots": stats[:n_slots],
-        "final": final,
-        "signature": _signature(sampled, n_slots, sample.final is not None),
-        "fingerprint": _fingerprint(ids, sampled),
+        "final": stats[n_slots] if has_final else None,
+        "signature": _signature(norms, cos, sig_rows, n_slots, has_final,
+                                len({x.shape[1] for x in parts[:n_slots]}) <= 1),
+        "fingerprint": _fingerprint(ids, parts, valid),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
     }
+
+
+def _pread_rows(path: str, parts: list, pick) -> list | None:
+    """The picked rows of each part read with pread at their offsets in the file, readahead off
+    (POSIX_FADV_RANDOM): the page cache then holds little more than those rows. Through the
+    mapping, each touched row brought in ~75 KiB (the kernel's fault granularity), 9% of a
+    224 MiB sample for 64 rows. None (the caller reads through the mapping) when the file is not
+    torch's uncompressed zip or the offsets cannot be proven.
+
+    torch.load(mmap=True) maps the whole file once, so every storage's address minus its offset
+    in the file is one constant: found by pairing with the zip's record offsets, and checked
+    against all of them."""
+    import struct
+    import zipfile
+
+    import torch
+
+    try:
+        with open(path, "rb") as fh:
+            offsets = set()
+            for info in zipfile.ZipFile(fh).infolist():
+                if info.compress_type != zipfile.ZIP_STORED or "/data/" not in info.filename:
+                    continue
+                fh.seek(info.header_offset)
+                head = fh.read(30)
+                if head[:4] != b"PK\x03\x04":
+                    return None
+                name_len, extra_len = struct.unpack("<HH", head[26:30])
+                offsets.add(info.header_offset + 30 + name_len + extra_len)
+            ptrs = {x.untyped_storage().data_ptr() for x in parts}
+            lowest = min(ptrs)
+            shifts = [lowest - o for o in offsets if all(p - (lowest - o) in offsets for p in ptrs)]
+            if len(shifts) != 1 or any(x.stride(-1) != 1 for x in parts):
+                return None
+            fd = fh.fileno()
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            out = []
+            rows = pick.tolist()
+            for x in parts:
+                es, h = x.element_size(), x.shape[1]
+                base = x.untyped_storage().data_ptr() - shifts[0] + x.storage_offset() * es
+                step = x.stride(0) * es
+                buf = bytearray(len(rows) * h * es)
+                view = memoryview(buf)
+                for i, r in enumerate(rows):
+                    chunk = os.pread(fd, h * es, base + r * step)
+                    if len(chunk) != h * es:
+                        return None
+                    view[i * h * es : (i + 1) * h * es] = chunk
+                out.append(torch.frombuffer(buf, dtype=x.dtype).view(len(rows), h))
+            return out
+    except (OSError, ValueError, zipfile.BadZipFile, RuntimeError, struct.error):
+        return None
+
+
+_LIBC: list = []
 
 
 def _no_readahead(x) -> None:
@@ -235,19 +308,15 @@ def _no_readahead(x) -> None:
     if advice is None:
         return
     try:
+        if not _LIBC:
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
         storage = x.untyped_storage()
         start, size = storage.data_ptr(), storage.nbytes()
         page = mmap_mod.PAGESIZE
         begin = start - start % page
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise(ctypes.c_void_p(begin), ctypes.c_size_t(start + size - begin), ctypes.c_int(advice))
+        _LIBC[0].madvise(ctypes.c_void_p(begin), ctypes.c_size_t(start + size - begin), ctypes.c_int(advice))
     except (OSError, AttributeError, RuntimeError):
         pass  # only a speed hint
-
-
-def _is_gzip(path: str) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
 
 
 def _pick_rows(t: int, valid: int, rows: int):
@@ -265,103 +334,134 @@ def _pick_rows(t: int, valid: int, rows: int):
     return picked
 
 
-def _slot_stats(norms, valid_norms, nan: int, inf: int, first_bad: int | None, pad_norms) -> dict[str, Any]:
+def _rows_pass(parts: list, pick, t: int):
+    """One pass over the rows (all of them, or `pick`) of P parts of equal width.
+
+    Returns norms [P, R] (float32), the cosine between neighbouring parts per row [P-1, R]
+    (None for one part), and per part the NaN and Inf counts and the first row holding one.
+    Full mode goes in chunks of rows so a 224 MiB sample never becomes a float32 copy at once.
+    """
     import torch
 
-    finite = valid_norms[torch.isfinite(valid_norms)]
-    return {
-        "norm_mean": _finite(float(finite.mean())) if finite.numel() else None,
-        "norm_max": _finite(float(finite.max())) if finite.numel() else None,
-        "nan": nan,
-        "inf": inf,
-        "first_nonfinite_row": first_bad,
-        "_pad_nonzero": bool((pad_norms != 0).any()) if pad_norms is not None and pad_norms.numel() else False,
-    }
-
-
-def _quick_slot(x, valid: int, pick):
-    import torch
-
-    sub = x.index_select(0, pick).float()  # reads only the picked rows of the mapped file
-    norms = torch.linalg.vector_norm(sub, dim=-1)
-    in_valid = pick < valid
-    nan = inf = 0
-    first_bad = None
-    if not bool(torch.isfinite(norms).all()):
-        nan, inf = int(torch.isnan(sub).sum()), int(torch.isinf(sub).sum())
-        bad = ~torch.isfinite(norms)
-        first_bad = int(pick[bad.nonzero()[0, 0]])
-    stats = _slot_stats(norms, norms[in_valid], nan, inf, first_bad, norms[~in_valid])
-    # Row 0 is its own stratum: real models (and the demo one) put a massive activation on the
-    # first token, which would weigh 1/rows in the sample instead of 1/valid in the file.
-    vn = norms[in_valid]
-    if vn.numel() > 1 and int(pick[0]) == 0 and bool(torch.isfinite(vn).all()):
-        stats["norm_mean"] = _finite((float(vn[0]) + (valid - 1) * float(vn[1:].mean())) / valid)
-    return stats, sub[in_valid]
-
-
-def _full_slot(x, valid: int, pick):
-    import torch
-
-    t, h = x.shape
-    step = max(1, CHUNK_ELEMENTS // max(h, 1))
-    norms = torch.empty(t, dtype=torch.float32)
-    buf = torch.empty((min(step, t), h), dtype=torch.float32)
-    nan = inf = 0
-    first_bad = None
-    for r0 in range(0, t, step):
-        r1 = min(t, r0 + step)
-        chunk = buf[: r1 - r0]
-        chunk.copy_(x[r0:r1])
+    n_parts, h = len(parts), parts[0].shape[1]
+    n_rows = t if pick is None else len(pick)
+    norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
+    cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
+    nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
+    step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
+    buf = torch.empty(n_parts, min(step, n_rows), h, dtype=torch.float32)
+    for r0 in range(0, n_rows, step):
+        r1 = min(n_rows, r0 + step)
+        chunk = buf[:, : r1 - r0]
+        for i, x in enumerate(parts):
+            # reads only these rows of the mapped file
+            chunk[i].copy_(x[r0:r1] if pick is None else x.index_select(0, pick[r0:r1]))
         n = torch.linalg.vector_norm(chunk, dim=-1)
-        norms[r0:r1] = n
+        norms[:, r0:r1] = n
+        if cos is not None:
+            dots = (chunk[:-1] * chunk[1:]).sum(-1)
+            cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
         if not bool(torch.isfinite(n).all()):
-            nan += int(torch.isnan(chunk).sum())
-            inf += int(torch.isinf(chunk).sum())
-            if first_bad is None:
-                first_bad = r0 + int((~torch.isfinite(n)).nonzero()[0, 0])
-    stats = _slot_stats(norms, norms[:valid], nan, inf, first_bad, norms[valid:])
-    if pick is None:
-        sub = x[:valid].float()
-    else:
-        sub = x.index_select(0, pick[pick < valid]).float()
-    return stats, sub
+            for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
+                nan[i] += int(torch.isnan(chunk[i]).sum())
+                inf[i] += int(torch.isinf(chunk[i]).sum())
+                if first[i] is None:
+                    at = r0 + int((~torch.isfinite(n[i])).nonzero()[0, 0])
+                    first[i] = at if pick is None else int(pick[at])
+    return norms, cos, nan, inf, first
 
 
-def _signature(sampled: list, n_slots: int, has_final: bool) -> dict[str, Any]:
-    """Cheap numbers that tell capture layers apart across files: each slot's norm relative to
-    the final state's, and the mean cosine between neighbouring slots (over the sampled rows)."""
+def _parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
+    """_rows_pass for parts of different widths: one part at a time, and the cosine only
+    between neighbours that share a width (NaN where they do not)."""
     import torch
 
-    def mean_norm(x):
-        n = torch.linalg.vector_norm(x, dim=-1)
-        n = n[torch.isfinite(n)]
-        return float(n.mean()) if n.numel() else math.nan
+    n_rows = t if pick is None else len(pick)
+    norms = torch.empty(len(parts), n_rows, dtype=torch.float32)
+    cos = torch.full((max(len(parts) - 1, 0), n_rows), math.nan) if len(parts) > 1 else None
+    nan, inf, first = [], [], []
+    for i, x in enumerate(parts):
+        n, _, a, b, c = _rows_pass([x], pick, t)
+        norms[i] = n[0]
+        nan.append(a[0])
+        inf.append(b[0])
+        first.append(c[0])
+    for i in range(len(parts) - 1):
+        if parts[i].shape[1] == parts[i + 1].shape[1]:
+            _, c, *_ = _rows_pass([parts[i], parts[i + 1]], pick, t)
+            cos[i] = c[0]
+    return norms, cos, nan, inf, first
 
-    def mean_cos(a, b):
-        c = torch.nn.functional.cosine_similarity(a, b, dim=-1, eps=1e-12)
-        c = c[torch.isfinite(c)]
-        return _finite(float(c.mean())) if c.numel() else None
 
-    if not sampled or sampled[0].shape[0] == 0:
+def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool):
+    """Per part: the slot record (norm mean and max over the valid rows read)."""
+    import torch
+
+    in_valid = positions < valid
+    vn = norms[:, in_valid]
+    ok = torch.isfinite(vn)
+    count = ok.sum(1)
+    plain = torch.where(ok, vn, 0.0).sum(1) / count.clamp_min(1)
+    mean = plain.clone()
+    if quick and vn.shape[1] > 1 and int(positions[0]) == 0:
+        # Row 0 is its own stratum: real models (and the demo one) put a massive activation on
+        # the first token, which would weigh 1/rows in the sample instead of 1/valid in the file.
+        strat = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid
+        mean = torch.where(ok.all(1), strat, mean)
+    top = torch.where(ok, vn, -math.inf).amax(1) if vn.shape[1] else torch.full((len(norms),), math.nan)
+    pn = norms[:, ~in_valid]
+    pad_nonzero = (pn != 0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
+    has = (count > 0).tolist()
+    mean_l, top_l = mean.tolist(), top.tolist()
+    stats = [
+        {
+            "norm_mean": _finite(mean_l[i]) if has[i] else None,
+            "norm_max": _finite(top_l[i]) if has[i] else None,
+            "nan": nan[i],
+            "inf": inf[i],
+            "first_nonfinite_row": first[i],
+            "_pad_nonzero": bool(pad_nonzero[i]),
+        }
+        for i in range(len(norms))
+    ]
+    return stats
+
+
+def _signature(norms, cos, in_valid, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+    """Cheap numbers that tell capture layers apart across files: each slot's norm relative to
+    the final state's, and the mean cosine between neighbouring slots (over the rows `in_valid`)."""
+    import torch
+
+    if not len(norms) or not bool(in_valid.any()):
         return {"rel_final": [], "cos_next": [], "cos_final": None}
-    slots = sampled[:n_slots]
-    ref = mean_norm(sampled[n_slots]) if has_final else (mean_norm(slots[0]) if slots else math.nan)
-    rel = [_finite(mean_norm(s) / ref) if ref and math.isfinite(ref) else None for s in slots]
-    same_width = all(s.shape == slots[0].shape for s in slots)
-    cos_next = [mean_cos(a, b) for a, b in zip(slots, slots[1:])] if same_width else []
-    cos_final = mean_cos(slots[-1], sampled[n_slots]) if has_final and slots and slots[-1].shape == sampled[n_slots].shape else None
+    vn = norms[:, in_valid]
+    fin = torch.isfinite(vn)
+    plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
+    ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
+    rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
+    means: list = []
+    if cos is not None:
+        c = cos[:, in_valid]
+        ok = torch.isfinite(c)
+        m = torch.where(ok, c, 0.0).sum(1) / ok.sum(1).clamp_min(1)
+        means = [_finite(v) if n else None for v, n in zip(m.tolist(), ok.sum(1).tolist())]
+    cos_next = means[: max(n_slots - 1, 0)] if slots_same_width else []
+    cos_final = means[n_slots - 1] if has_final and n_slots and len(means) >= n_slots else None
     return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
 
 
-def _fingerprint(ids, sampled: list) -> str:
-    """Equal for files with the same ids and the same (sampled) states: finds duplicates."""
+def _fingerprint(ids, parts: list, valid: int) -> str:
+    """Equal for files with the same ids and the same states (the first and last valid row of
+    each part, which both depths read): finds duplicates. The same in quick and full records,
+    so a cached record of either depth can be matched with a new one."""
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
         h.update(ids.contiguous().numpy().tobytes())
-    for x in sampled:
-        h.update(str(tuple(x.shape)).encode())
-        h.update(x.contiguous().numpy().tobytes())
+    at = sorted({0, valid - 1}) if valid else []
+    for x in parts:
+        h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+        for r in at:
+            h.update(x[r].float().numpy().tobytes())
     return h.hexdigest()
 
 
@@ -419,6 +519,24 @@ def _init_worker() -> None:
 def _scan_chunk(args) -> list[dict[str, Any]]:
     root, chunk, full, rows, drafter = args
     return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter) for rel, size, mtime in chunk]
+
+
+@contextlib.contextmanager
+def one_torch_thread(needed: bool = True):
+    """torch's intra-op threads on the tiny tensors of one sample cost more than they give, and
+    on a shared machine they spin against other processes: 5-10x slower per file measured on
+    2 busy cores. Process-wide while it lasts (torch has no per-thread setting)."""
+    if not needed:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def default_workers() -> int:
@@ -480,14 +598,18 @@ def scan_tree(
 def _run(root, todo, full, rows, workers, cancel, drafter=None) -> Iterable[dict[str, Any]]:
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
-        for rel, size, mtime in todo:
-            if cancel.is_set():
-                return
-            yield scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter)
+        with one_torch_thread(bool(todo)):
+            for rel, size, mtime in todo:
+                if cancel.is_set():
+                    return
+                yield scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter)
         return
     import multiprocessing
 
-    # fork: a worker starts in milliseconds (spawn would import torch again, ~1.5 s each)
+    # fork after importing torch here: a worker then starts in milliseconds; one that imports
+    # torch itself costs ~1.5 s of CPU each, taken from the cores the scan needs (spawn would too)
+    import torch  # noqa: F401
+
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)

@@ -130,20 +130,31 @@ def test_cancel_stops_the_pool_within_a_chunk(tmp_path):
 
 def test_ctrl_c_prints_what_was_found_and_exits_130(tmp_path):
     root = tmp_path / "ds"
-    long_sample(root / "rows_0-2000" / "data_0.pt", 400)
-    for i in range(1, 400):
-        os.link(root / "rows_0-2000" / "data_0.pt", root / "rows_0-2000" / f"data_{i}.pt")
+    # Enough files that the scan cannot end before the signal lands, however busy the machine
+    # (a scan that ended first would prove nothing); links cost no disk.
+    files = 4000
+    long_sample(root / "rows_0-4000" / "data_0.pt", 400)
+    for i in range(1, files):
+        os.link(root / "rows_0-4000" / "data_0.pt", root / "rows_0-4000" / f"data_{i}.pt")
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--full", "--workers", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    first = proc.stdout.readline()
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, bufsize=0)
+    # Byte by byte: communicate() reads the pipe's descriptor directly, so lines a buffered
+    # readline() had pulled in beyond the first would be lost (on a busy machine the child has
+    # written several by the time we read: this made the test fail under load).
+    first = b""
+    while not first.endswith(b"\n"):
+        byte = proc.stdout.read(1)
+        assert byte, proc.stderr.read().decode()
+        first += byte
     assert json.loads(first)["computed"] == "local"
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    lines = [first, *out.splitlines()]
+    out, err = out.decode(), err.decode()
+    lines = [first.decode(), *out.splitlines()]
     last = json.loads(lines[-1])
     assert proc.returncode == 130, err
     assert last["summary"]["interrupted"] is True
-    assert 1 <= last["summary"]["files"] == len(lines) - 1 < 400
+    assert 1 <= last["summary"]["files"] == len(lines) - 1 < files
     assert "Traceback" not in err and "interrupted" in err
