@@ -173,12 +173,19 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
             if isinstance(source, SourceError):
                 yield {"path": path, "error": str(source)}
                 continue
+            model, model_error = None, None
+            if getattr(args, "model", None):
+                from eagle3_tui.commands.identify import model_for
+
+                model, model_error = model_for(args.model, target)
             try:
                 result = run_interruptibly(loop, source.summarize(
                     target.path, k=args.k, slots=args.slots, hidden=args.hidden,
-                    tokenizer=tokenizer.on_source(target)))
+                    tokenizer=tokenizer.on_source(target), model=model))
             except SourceError as err:
                 result = {"path": path, "error": str(err), "computed": source.computed}
+            if model_error and "error" not in result:
+                result["identify"] = {"model": args.model, "error": model_error}
             result = tokenizer.finish(result, target)
             result["path"] = path
             yield result

@@ -136,3 +136,24 @@ def format_identify(r: dict[str, Any]) -> str:
                                fin["status"]))
     out.append("  b: 0 embeddings, i+1 output of layer i, L before the final norm; (n): nearest, not a match")
     return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------ --model elsewhere
+
+
+def add_model_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """`--model DIR` of summary and compare: identify the slots against the target model."""
+    p.add_argument("--model", metavar="DIR",
+                   help=f"the target model's Hugging Face folder, on the data's machine: {what} "
+                   "(needs torch and transformers there: pip install eagle3-tui[model])")
+
+
+def model_for(value: str | None, target) -> tuple[str | None, str | None]:
+    """(the model path on `target`'s machine, None) or (None, why it cannot be used there)."""
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError
+
+    try:
+        return _on_host(value, target, "--model"), None
+    except (SourceError, TargetError) as err:
+        return None, str(err)

@@ -485,6 +485,8 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
         out = {"boundary": row.get("boundary"), "cosine": row.get("cosine"), "status": row.get("status")}
         if row.get("norm"):
             out["norm"] = row["norm"]
+        if out["boundary"] is None and row.get("nearest") is not None and not row.get("norm"):
+            out["nearest"] = row["nearest"]  # matched nothing: the closest column, not a boundary
         return out
 
     conv = next((f for f in result.get("findings", []) if f.get("code") == "layer_convention"), None)
