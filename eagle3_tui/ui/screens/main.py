@@ -425,8 +425,8 @@ class MainScreen(Screen):
             return
         given = self.app.analysis.model
         if not given:
-            self.set_status("no target model: start with `eagle3-tui tui TARGET --model DIR` "
-                            "(its Hugging Face folder, on the data's machine)", error=True)
+            self.set_status("no target model: start eagle3-tui with --model DIR (on the data's machine)",
+                            error=True)
             return
         model = self.app.analysis.path_for("model", self.target) if self.target is not None else None
         if model is None:

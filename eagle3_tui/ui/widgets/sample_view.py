@@ -244,8 +244,8 @@ class SampleView(Widget):
         ident = s.get("identify")
         if not ident or ident.get("error") or self.compact:
             return
-        out.append(f"b*: identified against the model (L = {ident.get('layers')}, {ident.get('tokens')} tokens)"
-                   "; ~n*: no boundary matches, n is the nearest\n", self._s("sample--dim"))
+        out.append(f"b*: identified (model L = {ident.get('layers')}, {ident.get('tokens')} tokens)"
+                   " · ~n*: nearest, none matches\n", self._s("sample--dim"))
 
     def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
