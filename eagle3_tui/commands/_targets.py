@@ -119,6 +119,22 @@ class _Hosts:
                 self._loop.run_until_complete(source.close())
 
 
+def on_host(value: str | None, target, what: str) -> str | None:
+    """A path given for the data's host (--model, --drafter): `box:/m` or a bare `/m` both mean
+    /m on the box; another host is refused (SourceError)."""
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import parse_target
+
+    if value is None:
+        return None
+    t = parse_target(value)
+    if not t.is_remote:
+        return t.path if target.is_remote else value
+    if t.place != target.place:
+        raise SourceError(f"{what} {value} must be on the same machine as the sample ({target.display()})")
+    return t.path
+
+
 class TokenizerChoice:
     """Where --tokenizer decodes for data on a given place: on the data's own host (the path
     there), here after the numbers came back (a local tokenizer, remote data), or nowhere."""
@@ -175,9 +191,10 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
                 continue
             model, model_error = None, None
             if getattr(args, "model", None):
-                from eagle3_tui.commands.identify import model_for
-
-                model, model_error = model_for(args.model, target)
+                try:
+                    model = on_host(args.model, target, "--model")
+                except (SourceError, TargetError) as err:
+                    model_error = str(err)
             try:
                 result = run_interruptibly(loop, source.summarize(
                     target.path, k=args.k, slots=args.slots, hidden=args.hidden,

@@ -90,9 +90,9 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
 
     model = None
     if getattr(args, "model", None):
-        from eagle3_tui.commands.identify import _on_host
+        from eagle3_tui.commands._targets import on_host
 
-        model = _on_host(args.model, ta, "--model")  # the model runs where the data is
+        model = on_host(args.model, ta, "--model")  # the model runs where the data is
     result = run_on_source(ta, args, lambda source: source.compare(
         ta.path, tb.path, slots=args.slots, hidden=args.hidden, tokenizer=tokenizer.on_source(ta),
         model=model))
