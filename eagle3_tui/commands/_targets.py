@@ -119,6 +119,22 @@ class _Hosts:
                 self._loop.run_until_complete(source.close())
 
 
+def on_host(value: str | None, target, what: str) -> str | None:
+    """A path given for the data's host (--model, --drafter): `box:/m` or a bare `/m` both mean
+    /m on the box; another host is refused (SourceError)."""
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import parse_target
+
+    if value is None:
+        return None
+    t = parse_target(value)
+    if not t.is_remote:
+        return t.path if target.is_remote else value
+    if t.place != target.place:
+        raise SourceError(f"{what} {value} must be on the same machine as the sample ({target.display()})")
+    return t.path
+
+
 class TokenizerChoice:
     """Where --tokenizer decodes for data on a given place: on the data's own host (the path
     there), here after the numbers came back (a local tokenizer, remote data), or nowhere."""
@@ -173,12 +189,20 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
             if isinstance(source, SourceError):
                 yield {"path": path, "error": str(source)}
                 continue
+            model, model_error = None, None
+            if getattr(args, "model", None):
+                try:
+                    model = on_host(args.model, target, "--model")
+                except (SourceError, TargetError) as err:
+                    model_error = str(err)
             try:
                 result = run_interruptibly(loop, source.summarize(
                     target.path, k=args.k, slots=args.slots, hidden=args.hidden,
-                    tokenizer=tokenizer.on_source(target)))
+                    tokenizer=tokenizer.on_source(target), model=model))
             except SourceError as err:
                 result = {"path": path, "error": str(err), "computed": source.computed}
+            if model_error and "error" not in result:
+                result["identify"] = {"model": args.model, "error": model_error}
             result = tokenizer.finish(result, target)
             result["path"] = path
             yield result

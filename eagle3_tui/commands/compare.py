@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slots", type=int, metavar="K", help="B is a bare [T, K*H] tensor with K slots")
     p.add_argument("--hidden", type=int, metavar="H", help="B is a bare [T, K*H] tensor with hidden size H")
     add_tokenizer_argument(p)
+    from eagle3_tui.commands.identify import add_model_argument
+
+    add_model_argument(p, "identify both sides' slots and name the exact boundaries in the findings")
     add_connection_arguments(p)
 
 
@@ -48,7 +51,21 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
     else:
         print(format_comparison(result), flush=True)
+    problem = _identify_problem(result)
+    if problem:  # asked for and not done: said once, and the exit status says so
+        print(f"eagle3-tui compare: --model: {problem}", file=sys.stderr)
+        return 2
     return exit_code(result)
+
+
+def _identify_problem(result: dict[str, Any]) -> str | None:
+    ident = result.get("identified")
+    if not isinstance(ident, dict):
+        return None
+    if ident.get("error"):
+        return ident["error"]
+    sides = [f"{k.upper()}: {ident[k]['error']}" for k in ("a", "b") if "error" in (ident.get(k) or {})]
+    return "; ".join(sides) or None
 
 
 def exit_code(result: dict[str, Any]) -> int:
@@ -71,8 +88,14 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
         raise SourceError(f"A ({ta.display()}) and B ({tb.display()}) must be on the same machine")
     tokenizer = TokenizerChoice(getattr(args, "tokenizer", None))
 
+    model = None
+    if getattr(args, "model", None):
+        from eagle3_tui.commands._targets import on_host
+
+        model = on_host(args.model, ta, "--model")  # the model runs where the data is
     result = run_on_source(ta, args, lambda source: source.compare(
-        ta.path, tb.path, slots=args.slots, hidden=args.hidden, tokenizer=tokenizer.on_source(ta)))
+        ta.path, tb.path, slots=args.slots, hidden=args.hidden, tokenizer=tokenizer.on_source(ta),
+        model=model))
     result = tokenizer.finish(result, ta)
     # show the paths as typed, host included
     for side, shown in (("a", a), ("b", b)):

@@ -66,18 +66,9 @@ def exit_code(result: dict[str, Any]) -> int:
 
 
 def _on_host(value: str | None, target, what: str) -> str | None:
-    """A path given for the sample's host: `box:/m` or a bare `/m` both mean /m on the box."""
-    from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.target import parse_target
+    from eagle3_tui.commands._targets import on_host
 
-    if value is None:
-        return None
-    t = parse_target(value)
-    if not t.is_remote:
-        return t.path if target.is_remote else value
-    if t.place != target.place:
-        raise SourceError(f"{what} {value} must be on the same machine as the sample ({target.display()})")
-    return t.path
+    return on_host(value, target, what)
 
 
 def identify_target(args: argparse.Namespace) -> dict[str, Any]:
@@ -136,3 +127,13 @@ def format_identify(r: dict[str, Any]) -> str:
                                fin["status"]))
     out.append("  b: 0 embeddings, i+1 output of layer i, L before the final norm; (n): nearest, not a match")
     return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------ --model elsewhere
+
+
+def add_model_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """`--model DIR` of summary and compare: identify the slots against the target model."""
+    p.add_argument("--model", metavar="DIR",
+                   help=f"the target model's Hugging Face folder, on the data's machine: {what} "
+                   "(needs torch and transformers there: pip install eagle3-tui[model])")

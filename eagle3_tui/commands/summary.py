@@ -18,6 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slots", type=int, metavar="K", help="number of slots in a bare [T, K*H] tensor")
     p.add_argument("--hidden", type=int, metavar="H", help="hidden size H of a bare [T, K*H] tensor")
     add_tokenizer_argument(p)
+    from eagle3_tui.commands.identify import add_model_argument
+
+    add_model_argument(p, "fill the b column with the boundary each slot's states match (b=2*)")
     add_connection_arguments(p)
 
 
@@ -36,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
     for result in summarize_targets(args.paths, args):
         # a readable non-sample (vocab_mapping.pt) is reported as what it is, not as a failure
         failed |= "error" in result and not result.get("not_sample")
+        problem = (result.get("identify") or {}).get("error")
+        if problem:  # the summary stands; the identification the user asked for did not happen
+            failed = True
+            print(f"eagle3-tui summary: {printable(result['path'])}: --model: {printable(problem, message=True)}",
+                  file=sys.stderr, flush=True)
         if args.json:
             print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
         elif "error" in result and not result.get("not_sample"):
@@ -55,7 +63,24 @@ def _num(v: float | None, width: int = 9) -> str:
     return f"{v:.4g}".rjust(width)
 
 
+def _identified(part: dict[str, Any]) -> str | None:
+    """b=N* for a boundary the target model identified (post* after the final norm, ~N* for
+    the nearest boundary of a slot that matches none); None when not identified."""
+    got = part.get("identified")
+    if not got:
+        return None
+    if got.get("boundary") is not None:
+        return f"b={got['boundary']}*"
+    if got.get("norm"):
+        return f"{got['norm']}*"
+    return f"~{got.get('nearest', '?')}*"
+
+
 def _where(part: dict[str, Any]) -> str:
+    identified = _identified(part)
+    if identified is not None:
+        said = part.get("boundary")
+        return identified if said is None or f"b={said}*" == identified else f"b={said}≠{identified[2:]}"
     if part.get("boundary") is not None:
         return f"b={part['boundary']}"
     if part.get("boundary_note"):
@@ -91,11 +116,20 @@ def format_summary(r: dict[str, Any]) -> str:
     parts = [(p, _where(p)) for p in r["slots"]]
     if r.get("final"):
         final = r["final"]
-        where = f"{r['final_norm']}-norm" if r.get("final_norm") else _where(final)
+        where = _identified(final) or (f"{r['final_norm']}-norm" if r.get("final_norm") else _where(final))
         parts.append((final, where))
     for part, where in parts:
         numbers = [part[key] for key in ("norm_mean", "norm_min", "norm_max", "mean", "std", "absmax")]
         rows.append(cols.format(part["label"], where, *(_num(v) for v in numbers), part["nan"], part["inf"]))
+    ident = r.get("identify")
+    if ident and not ident.get("error"):
+        conv = (ident.get("convention") or {}).get("message")
+        rows.append(f"  *: identified against {printable(str(ident.get('model')))} (L = {ident.get('layers')}, "
+                    f"{ident.get('tokens')} tokens); ~n*: matches no boundary, n is the nearest")
+        if conv:
+            rows.append(f"  layers: {conv}")
+    elif ident:
+        rows.append(f"  not identified: {printable(ident['error'], message=True)}")
     for note in r.get("assumptions", []):
         rows.append(f"  assumed: {note}")
     for warning in r.get("warnings", []):

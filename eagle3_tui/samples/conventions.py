@@ -177,3 +177,39 @@ def _short(reading: str) -> str:
 
 def _set(bs: list[int], layers: int) -> str:
     return "{" + ", ".join("post" if b == layers + 1 else str(b) for b in bs) + "}"
+
+
+_READ_AS = {"output": "the output of the layer", "input": "the input of the layer",
+            "hf_hidden_states": "HF hidden_states[k]"}
+
+
+def explain_pair(
+    a: list[int | None], b: list[int | None], layers: int, drafter: tuple[list[int], str] | None
+) -> dict[str, Any] | None:
+    """Why two captures sit at different boundaries, when one set of layer ids explains both:
+    A's boundaries are one reading of the ids and B's another (compare --model). None when
+    no id set (the drafter's, else the two defaults) fits both sides."""
+    if not a or not b or None in a or None in b or sorted(a) == sorted(b):
+        return None
+    block, _ = convention_finding(list(a), layers, drafter)
+    got_a, got_b = sorted(a), sorted(b)
+    seen: list[str] = []
+    for r in block["readings"]:
+        if r["ids_from"] not in seen:
+            seen.append(r["ids_from"])
+    for source in seen:
+        readings = [r for r in block["readings"] if r["ids_from"] == source]
+        fits_a = [r["reading"] for r in readings if r["boundaries"] == got_a]
+        fits_b = [r["reading"] for r in readings if r["boundaries"] == got_b]
+        if fits_a and fits_b and not set(fits_a) & set(fits_b):
+            ra, rb = fits_a[0], fits_b[0]
+            ids = readings[0]["ids"]
+            if {ra, rb} == {"output", "input"}:
+                side_out, side_in = ("B's", "A's") if rb == "output" else ("A's", "B's")
+                how = f"the output of the layer on {side_out} side and its input on {side_in}"
+            else:
+                how = f"{_READ_AS[rb]} on B's side and {_READ_AS[ra]} on A's"
+            message = (f"layer ids read as {how} ({source} {ids}: A b {_set(got_a, layers)} = {_short(ra)}, "
+                       f"B b {_set(got_b, layers)} = {_short(rb)})")
+            return {"ids": ids, "ids_from": source, "a": ra, "b": rb, "message": message}
+    return None

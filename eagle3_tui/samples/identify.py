@@ -466,3 +466,129 @@ def _result(sample: Sample, model: str, layers: int, n: int, cos, ratio, drafter
         "conventions": conventions, "findings": findings, "assumptions": list(sample.assumptions),
         "matrix": [[_f(v) for v in row] for row in cos.tolist()],
     }
+
+
+# ------------------------------------------------------------------------------ for other views
+#
+# summary --model, compare --model and the TUI show identified boundaries next to the file's
+# own: a short record per slot ({"boundary", "cosine", "status"}, "norm": "post" for a slot that
+# is the final norm's output), computed on the sample already loaded for the summary/comparison.
+
+
+def brief(result: dict[str, Any]) -> dict[str, Any]:
+    """The part of an identify result the other views show: per-slot boundaries, the final
+    state's, the layer-id convention the slots follow. An unusable input stays {"error"}."""
+    if "error" in result:
+        return {"model": result.get("model"), "error": result["error"]}
+
+    def short(row: dict[str, Any]) -> dict[str, Any]:
+        out = {"boundary": row.get("boundary"), "cosine": row.get("cosine"), "status": row.get("status")}
+        if row.get("norm"):
+            out["norm"] = row["norm"]
+        if out["boundary"] is None and row.get("nearest") is not None and not row.get("norm"):
+            out["nearest"] = row["nearest"]  # matched nothing: the closest column, not a boundary
+        return out
+
+    conv = next((f for f in result.get("findings", []) if f.get("code") == "layer_convention"), None)
+    return {
+        "model": result.get("model"), "layers": result.get("layers"), "tokens": result.get("tokens"),
+        "slots": [short(s) for s in result["slots"]],
+        "final": short(result["final"]) if result.get("final") else None,
+        "convention": {k: conv.get(k) for k in ("follows", "ids", "ids_from", "message")} if conv else None,
+    }
+
+
+def attach(summary: dict[str, Any], identified: dict[str, Any]) -> dict[str, Any]:
+    """A summary with each slot's (and the final state's) "identified" record, and the run's
+    facts under summary["identify"]; an identification that failed leaves the summary as it
+    was, with summary["identify"] = {"model", "error"}."""
+    summary["identify"] = {k: v for k, v in identified.items() if k not in ("slots", "final")}
+    if "error" in identified or "error" in summary:
+        return summary
+    slots = summary.get("slots") or []
+    if len(slots) != len(identified["slots"]):
+        summary["identify"] = {"model": identified.get("model"),
+                               "error": f"the model splits this capture into {len(identified['slots'])} "
+                                        f"slots, the summary has {len(slots)}: give --slots/--hidden"}
+        return summary
+    for part, ident in zip(slots, identified["slots"]):
+        part["identified"] = ident
+    if summary.get("final") is not None and identified.get("final"):
+        summary["final"]["identified"] = identified["final"]
+    return summary
+
+
+def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None = None,
+                         hidden: int | None = None, device: str = "auto",
+                         cancel: threading.Event | None = None) -> dict[str, Any]:
+    """The summary JSON object of `path` with the slots identified against `model`, from one
+    load of the file. A file that cannot be summarised gives the summary's error; a model that
+    cannot identify it gives the summary with summary["identify"]["error"]."""
+    from eagle3_tui.samples.load import load_sample
+    from eagle3_tui.samples.stats import summarize
+
+    try:
+        sample = load_sample(path, slots=slots, hidden=hidden)
+    except Cancelled:
+        raise
+    except Exception as err:  # noqa: BLE001 - as summarize_file: one line
+        return error_result(path, err)
+    config, problem = None, None
+    try:
+        config = model_config(model)
+        if slots is None and hidden is None:  # a bare capture is split by the model's width
+            sample = _resplit(sample, text_config(config)["hidden_size"])
+    except (IdentifyError, ConfigError) as err:
+        problem = str(err)
+    try:
+        summary = summarize(sample, k=k, cancel=cancel)
+    except Cancelled:
+        raise
+    except Exception as err:  # noqa: BLE001
+        return error_result(path, err)
+    if problem is not None:
+        return attach(summary, {"model": model, "error": problem})
+    return attach(summary, brief(_identify_or_error(sample, model, config, device=device, cancel=cancel)))
+
+
+def _identify_or_error(sample: Sample, model: str, config, *, ids=None, device: str = "auto",
+                       cancel: threading.Event | None = None) -> dict[str, Any]:
+    try:
+        return identify(sample, model, config=config, ids=ids, device=device, cancel=cancel)
+    except (IdentifyError, ConfigError) as err:
+        return error_result(sample.path, str(err), model=model)
+    except MemoryError as err:
+        return error_result(sample.path, err, model=model)
+
+
+def identify_pair(a: Sample, b: Sample, model: str, *, device: str = "auto",
+                  cancel: threading.Event | None = None) -> dict[str, Any]:
+    """{"a": brief, "b": brief} for the two sides of a comparison (one model load for both). A
+    capture without token ids is run on A's ids (the comparison aligns the two by them); the
+    pair's convention explanation, when the two sides read the same ids differently, is in
+    "explained" (conventions.explain_pair)."""
+    from eagle3_tui.samples.conventions import explain_pair
+
+    try:
+        config = model_config(model)
+    except (IdentifyError, ConfigError) as err:
+        return {"model": model, "error": str(err)}
+    out: dict[str, Any] = {"model": model}
+    for key, sample in (("a", a), ("b", b)):
+        ids = None
+        if sample.ids is None and key == "b" and a.ids is not None:
+            ids = a.ids[: a.valid_len]
+            out["b_ids_from"] = "a"
+        out[key] = brief(_identify_or_error(sample, model, config, ids=ids, device=device, cancel=cancel))
+    if "error" not in out["a"] and "error" not in out["b"]:
+        layers = out["a"]["layers"]
+        out["explained"] = explain_pair(bounds_of(out["a"]), bounds_of(out["b"]), layers, None)
+    return out
+
+
+def bounds_of(br: dict[str, Any]) -> list[int | None]:
+    """Per-slot boundaries of a brief, the final norm's output as L + 1 (conventions.py's way)."""
+    if "error" in br:
+        return []
+    post = (br.get("layers") or 0) + 1
+    return [post if s.get("norm") == "post" else s.get("boundary") for s in br["slots"]]

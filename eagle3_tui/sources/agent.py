@@ -12,8 +12,9 @@ Protocol, JSON lines both ways. The agent first prints one line
     ls        {"path", "page"}           -> {"id", "page": [[name, kind, size, mtime], ...]} ...
                                             then {"id", "page": [...], "done": true}
     stat      {"path"}                   -> {"id", "entry": [name, kind, size, mtime]}
-    summarize {"path", "k", "slots", "hidden", "tokenizer"}  -> {"id", "result": {...}}
-    compare   {"a", "b", "slots", "hidden", "tokenizer"}     -> {"id", "result": {...}}
+    summarize {"path", "k", "slots", "hidden", "tokenizer", "model"}  -> {"id", "result": {...}}
+    compare   {"a", "b", "slots", "hidden", "tokenizer", "model"}     -> {"id", "result": {...}}
+              ("model": a model folder on the box whose run identifies the slots, or absent)
               ("tokenizer": a tokenizer.json or model folder on the box, or null; only sent
               when the hello said the box has the tokenizers package)
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
@@ -181,17 +182,21 @@ class Agent:
     def op_summarize(self, rid, req, cancel):
         from eagle3_tui.samples.stats import summarize_file
 
-        result = summarize_file(
-            req["path"], k=req.get("k", 5), slots=req.get("slots"), hidden=req.get("hidden"),
-            cancel=cancel,
-        )
+        kw = {"k": req.get("k", 5), "slots": req.get("slots"), "hidden": req.get("hidden"), "cancel": cancel}
+        if req.get("model"):
+            from eagle3_tui.samples.identify import summarize_identified
+
+            result = summarize_identified(req["path"], req["model"], **kw)
+        else:
+            result = summarize_file(req["path"], **kw)
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
     def op_compare(self, rid, req, cancel):
         from eagle3_tui.samples.compare import compare_files
 
         result = compare_files(
-            req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel
+            req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel,
+            model=req.get("model"),
         )
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 

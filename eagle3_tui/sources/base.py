@@ -131,10 +131,12 @@ class Source(ABC):
     @abstractmethod
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
-        tokenizer: str | None = None,
+        tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         """The summary JSON object of `eagle3-tui summary --json`, with "computed" set; with
-        `tokenizer` (a tokenizer.json or model folder on this source), the token text too.
+        `tokenizer` (a tokenizer.json or model folder on this source), the token text too; with
+        `model` (a model folder on this source), each slot's "identified" boundary (the model
+        runs there; a failure is summary["identify"]["error"], the summary stays).
 
         File problems come back as {"path", "error"}; connection problems raise SourceError.
         """
@@ -142,9 +144,10 @@ class Source(ABC):
     @abstractmethod
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
-        tokenizer: str | None = None,
+        tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
-        """The comparison JSON object of `eagle3-tui compare --json` (token text as for summarize)."""
+        """The comparison JSON object of `eagle3-tui compare --json` (token text as for summarize;
+        with `model`, both sides identified and the exact boundaries in the findings)."""
 
     async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
         """The JSON object of `eagle3-tui identify --json`: the sample's slots matched against the

@@ -89,7 +89,7 @@ class LocalSource(Source):
 
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
-        tokenizer: str | None = None,
+        tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         cancel = threading.Event()
 
@@ -97,7 +97,13 @@ class LocalSource(Source):
             from eagle3_tui.samples.stats import summarize_file
             from eagle3_tui.samples.tokens import annotate
 
-            return annotate(summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel), tokenizer)
+            if model:
+                from eagle3_tui.samples.identify import summarize_identified
+
+                result = summarize_identified(path, model, k=k, slots=slots, hidden=hidden, cancel=cancel)
+            else:
+                result = summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
+            return annotate(result, tokenizer)
 
         try:
             result = await asyncio.to_thread(_run)
@@ -129,7 +135,7 @@ class LocalSource(Source):
 
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
-        tokenizer: str | None = None,
+        tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         cancel = threading.Event()
 
@@ -137,7 +143,7 @@ class LocalSource(Source):
             from eagle3_tui.samples.compare import compare_files
             from eagle3_tui.samples.tokens import annotate
 
-            return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel), tokenizer)
+            return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model), tokenizer)
 
         try:
             result = await asyncio.to_thread(_run)

@@ -276,11 +276,13 @@ class SshSource(Source):
 
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
-        tokenizer: str | None = None,
+        tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         args = {"path": path, "k": k, "slots": slots, "hidden": hidden}
         if self._decodes_here(tokenizer):
             args["tokenizer"] = tokenizer
+        if model:
+            args["model"] = model
         remote = await self._remote("summarize", f"summarising {path}", args)
         if remote is not None:
             return await self._with_text(remote, tokenizer, "tokenizer" in args)
@@ -288,15 +290,19 @@ class SshSource(Source):
         if isinstance(local, str):
             return {"path": path, "error": local, "computed": "local"}
         result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
+        if model:  # the model lives on the box: the copy here is summarised, not identified
+            result["identify"] = {"model": model, "error": self._no_model_run()}
         return await self._with_text(_restore_paths(result, {str(local): path}), tokenizer, False)
 
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
-        tokenizer: str | None = None,
+        tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         args = {"a": a, "b": b, "slots": slots, "hidden": hidden}
         if self._decodes_here(tokenizer):
             args["tokenizer"] = tokenizer
+        if model:
+            args["model"] = model
         remote = await self._remote("compare", f"comparing {a} and {b}", args)
         if remote is not None:
             return await self._with_text(remote, tokenizer, "tokenizer" in args)
@@ -311,6 +317,11 @@ class SshSource(Source):
             error = "; ".join(f"{k.upper()} {sides[k]['path']}: {sides[k]['error']}" for k in failed)
             return {**sides, "error": error, "computed": "local"}
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
+        if model:  # the model lives on the box: the copies here are compared, not identified
+            result["identified"] = {"model": model, "error": self._no_model_run()}
+            result.setdefault("findings", []).append({
+                "code": "identify_failed", "severity": "warning", "model": model,
+                "message": f"--model {model}: {self._no_model_run()}: the boundaries are not identified"})
         return await self._with_text(_restore_paths(result, {str(local_a): a, str(local_b): b}), tokenizer, False)
 
     # -- token text ------------------------------------------------------------------------
@@ -363,10 +374,12 @@ class SshSource(Source):
             if "error" in remote:
                 remote.setdefault("model", model)
             return remote
+        return {"path": path, "model": model, "computed": "local", "error": self._no_model_run()}
+
+    def _no_model_run(self) -> str:
         why = "no agent" if self._agent is None else "no usable torch"
-        return {"path": path, "model": model, "computed": "local",
-                "error": f"cannot run the model on {self.target.host} ({why} there): identify runs next to "
-                         "the model and needs torch and transformers on that box (pip install eagle3-tui[model])"}
+        return (f"cannot run the model on {self.target.host} ({why} there): identify runs next to "
+                "the model and needs torch and transformers on that box (pip install eagle3-tui[model])")
 
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,

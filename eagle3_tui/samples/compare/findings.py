@@ -147,15 +147,17 @@ class Judgement:
         text = ", ".join(f"B{j}=A{m}" if m is not None else f"B{j}=?" for j, m in enumerate(mapping))
         if len(matched) == kb and moved and len(set(matched.values())) == kb and not ascending:
             self.add("slot_permutation", "error",
-                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}); "
-                     "concatenated in list order instead of ascending layer order?", mapping=mapping)
+                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.said_exactly()}; "
+                     "concatenated in list order instead of ascending layer order?", mapping=mapping,
+                     **self.exact_details())
             return
         shifted = bool(moved) and len(offsets) == 1 and not normed and len(matched) + len(mismatched) == kb
         if moved and not shifted:
             if not ascending:  # a reordering with other faults besides
                 self.add("slot_permutation", "error",
-                         f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}); "
-                         "concatenated in list order instead of ascending layer order?", mapping=mapping)
+                         f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.said_exactly()}; "
+                         "concatenated in list order instead of ascending layer order?", mapping=mapping,
+                         **self.exact_details())
             else:  # ascending, but not at one offset (e.g. two B slots hold the same A slot)
                 mismatched = sorted(mismatched + [
                     {"slot": j, "nearest": i, "cosine": num(matrix[j, i]), "holds": i} for j, i in moved.items()
@@ -170,11 +172,13 @@ class Judgement:
                      "told_by": "exact matches"}
             holds = ", ".join(f"B{j} = A{i} ({matrix[j, i]:.3f})" for j, i in sorted(moved.items()))
             rest = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
+            exact = self.said_exactly()
             self.add("slot_mismatch", "error",
                      f"{len(listed)} of {kb} B slots are not at their A position: every B slot sits {direction} "
                      f"than A's, {holds} exactly" + (f", {rest} match nothing" if rest else "") +
-                     " (ascending, not reordered): one boundary off: layer ids read under the other convention",
-                     slots=listed, shift=shift, mapping=mapping)
+                     " (ascending, not reordered)" +
+                     (exact or ": one boundary off: layer ids read under the other convention"),
+                     slots=listed, shift=shift, mapping=mapping, **self.exact_details())
             return
         if not mismatched:
             return
@@ -188,14 +192,101 @@ class Judgement:
                                     "told_by": "adjacent-slot cosines"}
                 tail = (f"every B slot sits {direction} than A's (the adjacent-slot cosines say so): a layer "
                         "shift, likely one boundary off: layer ids read under the other convention")
+        exact = self.said_exactly()
+        if exact:
+            tail = tail.split(", e.g.")[0].split(": a layer shift")[0] + exact
         self.add("slot_mismatch", "error",
                  f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; "
-                 f"the same layer gives > {MATCH_COS}): {tail}", **details)
+                 f"the same layer gives > {MATCH_COS}): {tail}", **details, **self.exact_details())
+
+    # ----- with the target model (compare --model): the boundaries each side holds, exactly
+
+    def exact_boundaries(self) -> tuple[list[int | None], list[int | None]] | None:
+        """(A's, B's) per-slot boundaries identified against the target model (the final norm's
+        output as L + 1), or None without a model or when either side could not be identified."""
+        ident = getattr(self, "identified", None) or {}
+        sides = [ident.get(k) or {} for k in ("a", "b")]
+        if "error" in ident or any("error" in side or "slots" not in side for side in sides):
+            return None
+        post = (sides[0].get("layers") or 0) + 1
+        a_b, b_b = ([post if x.get("norm") == "post" else x.get("boundary") for x in side["slots"]]
+                    for side in sides)
+        return a_b, b_b
+
+    def exact_details(self) -> dict[str, Any]:
+        got = self.exact_boundaries()
+        return {} if got is None else {"identified": {"a": got[0], "b": got[1]}}
+
+    def said_exactly(self) -> str:
+        """": B slot 0 is b = 3, A slot 0 is b = 2: every B slot one boundary deeper: <why>", or ""
+        without identified boundaries."""
+        got = self.exact_boundaries()
+        if got is None:
+            return ""
+        a_b, b_b = got
+        post = (self.identified["a"].get("layers") or 0) + 1
+
+        def b(x: int | None) -> str:
+            return "none" if x is None else "post-norm" if x == post else str(x)
+
+        pairs = list(zip(a_b, b_b))
+        diffs = {y - x for x, y in pairs if x is not None and y is not None}
+        if len(pairs) == len(a_b) == len(b_b) and None not in a_b + b_b and len(diffs) == 1 and 0 not in diffs:
+            d = diffs.pop()
+            n = "one boundary" if abs(d) == 1 else f"{abs(d)} boundaries"
+            text = (f": B slot 0 is b = {b(b_b[0])}, A slot 0 is b = {b(a_b[0])}: every B slot {n} "
+                    + ("deeper" if d > 0 else "shallower"))
+        else:
+            listed = [f"B slot {j} is b = {b(y)}, A slot {j} is b = {b(x)}" for j, (x, y) in enumerate(pairs) if x != y]
+            listed += [f"B slot {j} is b = {b(y)}" for j, y in enumerate(b_b[len(pairs):], len(pairs))]
+            text = (": " + ", ".join(listed)) if listed else ""
+        explained = self.identified.get("explained")
+        if explained and explained.get("message"):
+            text += f": {explained['message']}"
+        return text
+
+    def report_identified(self) -> None:
+        """One finding that says where both sides were identified (or why they could not be)."""
+        ident = self.identified or {}
+        problems = [f"{k.upper()}: {ident[k]['error']}" for k in ("a", "b") if "error" in (ident.get(k) or {})]
+        if "error" in ident or problems:
+            self.add("identify_failed", "warning",
+                     f"--model {ident.get('model')}: " + (ident.get("error") or "; ".join(problems)) +
+                     ": the boundaries are not identified", model=ident.get("model"))
+            return
+        got = self.exact_boundaries()
+        if got is None:
+            return
+        post = (ident["a"].get("layers") or 0) + 1
+
+        def side(tag: str, bounds: list[int | None]) -> str:
+            shown = ", ".join("?" if x is None else "post" if x == post else str(x) for x in bounds)
+            conv = ident[tag.lower()].get("convention") or {}
+            explained = ident.get("explained")
+            if explained:  # the one id set that explains both sides names both readings
+                conv = {"follows": explained[tag.lower()], "ids": explained["ids"], "ids_from": explained["ids_from"]}
+            how = ""
+            if conv.get("follows") in ("output", "input", "hf_hidden_states"):
+                reading = {"output": "output of layer", "input": "input of layer",
+                           "hf_hidden_states": "HF hidden_states[k]"}[conv["follows"]]
+                how = f" ({conv.get('ids_from')} {conv.get('ids')} read as {reading})"
+            elif conv.get("follows") == "mixed":
+                how = " (a mix of readings)"
+            return f"{tag} slots b {{{shown}}}{how}"
+
+        self.add("slots_identified", "info",
+                 f"identified against {ident.get('model')} (L = {post - 1}): {side('A', got[0])}, "
+                 f"{side('B', got[1])}" + ("; B run on A's token ids" if ident.get("b_ids_from") == "a" else ""),
+                 a=got[0], b=got[1])
 
     def boundary_shift(self, d: int | None) -> int | None:
-        """B's boundary minus A's, when the files label their slots and it is one number."""
+        """B's boundary minus A's, when the files label their slots (or the target model
+        identified them) and it is one number."""
         a_b = [s.boundary for s in self.a.slots]
         b_b = [s.boundary for s in self.b.slots]
+        got = self.exact_boundaries()
+        if got is not None and (None in a_b or None in b_b):
+            a_b, b_b = got
         if None not in a_b and None not in b_b:
             diffs = {y - x for x, y in zip(a_b, b_b)}
             return diffs.pop() if len(diffs) == 1 else None

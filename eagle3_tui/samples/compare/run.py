@@ -18,10 +18,13 @@ from eagle3_tui.samples.sample import Sample, SampleError
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
-                  cancel: threading.Event | None = None) -> dict[str, Any]:
+                  cancel: threading.Event | None = None, model: str | None = None,
+                  device: str = "auto") -> dict[str, Any]:
     """Comparison JSON object of two files. `slots`/`hidden` settle an ambiguous capture (B);
     without them, a bare B tensor is split by A's hidden size. A file that cannot be loaded
-    gives {"a": {...}, "b": {...}, "error": "..."} with the failing side's {"path", "error"}."""
+    gives {"a": {...}, "b": {...}, "error": "..."} with the failing side's {"path", "error"}.
+    With `model` (a model folder here), both sides are identified against it first (see
+    samples/identify.py identify_pair) and the findings name the exact boundaries."""
     from eagle3_tui.samples.load import load_sample
 
     sides: dict[str, Any] = {}
@@ -39,7 +42,12 @@ def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden:
     a, b = loaded["a"], loaded["b"]
     if slots is None and hidden is None:
         b = _split_like(b, a)
-    return compare(a, b, cancel=cancel)
+    identified = None
+    if model:
+        from eagle3_tui.samples.identify import identify_pair
+
+        identified = identify_pair(a, b, model, device=device, cancel=cancel)
+    return compare(a, b, cancel=cancel, identified=identified)
 
 
 def _split_like(b: Sample, a: Sample) -> Sample:
@@ -62,15 +70,17 @@ def _split_like(b: Sample, a: Sample) -> Sample:
     return b
 
 
-def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None) -> dict[str, Any]:
-    """Compare training sample `a` with inference capture `b` (see the module docstring)."""
+def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None,
+            identified: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Compare training sample `a` with inference capture `b` (see the module docstring).
+    `identified`: both sides' slots identified against the target model (identify_pair)."""
     import torch
 
     workers = torch.get_num_threads()
 
     def run() -> dict[str, Any]:
         with torch.no_grad():
-            return Comparison(a, b, cancel, workers).run()
+            return Comparison(a, b, cancel, workers, identified).run()
 
     if workers <= 1:
         return run()
@@ -84,8 +94,10 @@ def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None) -> d
 class Comparison(Alignment, Measurement, Judgement):
     """One comparison of A with B: the state the three parts share, and the order they run in."""
 
-    def __init__(self, a: Sample, b: Sample, cancel, workers: int = 1):
+    def __init__(self, a: Sample, b: Sample, cancel, workers: int = 1, identified: dict[str, Any] | None = None):
         self.a, self.b, self.cancel, self.workers = a, b, cancel, workers
+        #: {"a": brief, "b": brief, "explained"} from identify_pair, or None (no --model)
+        self.identified = identified
         self.findings: list[dict[str, Any]] = []
         self.a_parts = [s.tensor for s in a.slots]
         self.b_parts = [s.tensor for s in b.slots]
@@ -109,6 +121,9 @@ class Comparison(Alignment, Measurement, Judgement):
             self.measure(alignment, result)
         self.check_nonfinite()
         self.check_padding_flags()
+        if self.identified is not None:
+            result["identified"] = self.identified
+            self.report_identified()
         sort_findings(self.findings)
         return result
 

@@ -50,9 +50,11 @@ class CompareScreen(Screen):
     def __init__(self, source: Source, a: str, b: str, where: str, *, drafter: str | None = None,
                  model: str | None = None) -> None:
         super().__init__()
-        #: --drafter (and --model) on the data's machine: acceptance of A, B, B re-ordered
-        self.drafter, self.model = drafter, model
+        #: --drafter on the data's machine: acceptance of A, B, B re-ordered
+        self.drafter = drafter
         self.source = source
+        #: the target model's folder on the data's machine (--model): both sides are identified
+        self.model = model
         self.where = where
         self.a, self.b = a, b
         self.generation = 0
@@ -98,7 +100,9 @@ class CompareScreen(Screen):
         sides.show(None)
         self.query_one(CompareFindings).show_note(
             f"⟳ comparing {posixpath.basename(self.a)} (A, training) with {posixpath.basename(self.b)} "
-            f"(B, inference) on {self.where}…  esc cancels")
+            f"(B, inference) on {self.where}"
+            + (f", identifying both with {posixpath.basename(self.model.rstrip('/'))}" if self.model else "")
+            + "…  esc cancels")
         self.table.clear("")
         self.query_one(CompareValues).show(None)
         self.query_one(CompareMetrics).show(None)
@@ -112,7 +116,8 @@ class CompareScreen(Screen):
     @work(exclusive=True, group="compare")
     async def run_compare(self, a: str, b: str, generation: int) -> None:
         try:
-            result = await self.source.compare(a, b)
+            result = await self.source.compare(a, b, model=self.model) if self.model else (
+                await self.source.compare(a, b))
         except SourceError as err:
             result = {"a": {"path": a}, "b": {"path": b}, "error": str(err)}
         except Exception as err:  # noqa: BLE001 - shown in the pane; the app keeps running

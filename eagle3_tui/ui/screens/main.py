@@ -16,6 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input
@@ -49,6 +50,15 @@ from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.status import Line, StatusLine
+
+class Identified(Message):
+    """The identification of one file (I) came back: the Source's identify result."""
+
+    def __init__(self, path: str, result: dict[str, Any]) -> None:
+        super().__init__()
+        self.path = path
+        self.result = result
+
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -108,6 +118,9 @@ class MainScreen(Screen):
         self._sample = SampleView(id="sample")  # mounted right after the first frame
         self.bookmarking = Bookmarking(data_dir, self.post_message)
         self.acceptance = acceptance.SampleAcceptance()  # --drafter results per file
+        #: identified boundaries per file (I), shown again whenever that file is shown
+        self.identified: dict[str, dict[str, Any]] = {}
+        self.identifying: str | None = None  # the file whose identification runs
         self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
@@ -219,6 +232,7 @@ class MainScreen(Screen):
             self.workers.cancel_group(self, "listing")  # the caller brings the listing
 
     def reload(self) -> None:
+        self.identified.clear()  # the files may have changed: I identifies them again
         if self.source is None:
             self.connect()
             return
@@ -310,6 +324,9 @@ class MainScreen(Screen):
         self.set_focus(box)
 
     def action_clear_filter(self) -> None:
+        if self.identifying is not None:
+            self._cancel_identify()
+            return
         box = self.query_one("#filter", Input)
         if box.display or self.browser.filter:
             box.value = ""
@@ -389,6 +406,10 @@ class MainScreen(Screen):
         if message.path != self.wanted:
             return  # the user has moved on; a newer load is on its way
         self.shown = message.path
+        if message.path in self.identified:
+            from eagle3_tui.samples.identify import attach
+
+            attach(message.summary, self.identified[message.path])
         self.sample.show(message.summary)
         self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
@@ -431,6 +452,73 @@ class MainScreen(Screen):
             self.set_status(f"first {k} values per token")
             if self.shown:
                 self.schedule_load(self.shown)
+
+    # ----- identify (I): which boundary of the target model each slot holds
+
+    def action_identify(self) -> None:
+        path = self.shown
+        if self.identifying is not None:
+            self._cancel_identify()
+            return
+        given = self.app.analysis.model
+        if not given:
+            self.set_status("no target model: start eagle3-tui with --model DIR (on the data's machine)",
+                            error=True)
+            return
+        model = self.app.analysis.path_for("model", self.target) if self.target is not None else None
+        if model is None:
+            self.set_status(f"--model {printable(given)} is on another machine than the data: "
+                            "the model runs next to the data", error=True)
+            return
+        if path is None or self.source is None or self.sample.summary is None or "error" in self.sample.summary:
+            self.set_status("I identifies the sample shown: move onto a sample file first", error=True)
+            return
+        if path in self.identified:
+            self.set_status(f"{printable(posixpath.basename(path))}: identified already (r reloads the file)")
+            return
+        self.identifying = path
+        self.query_one("#sample-pane").border_subtitle = "⟳ identifying…"
+        self.set_status(f"⟳ identifying {printable(posixpath.basename(path))}: running "
+                        f"{printable(posixpath.basename(model.rstrip('/')))} on {self.where}… (esc cancels)")
+        self.run_identify(path, model)
+
+    @work(exclusive=True, group="identify")
+    async def run_identify(self, path: str, model: str) -> None:
+        assert self.source is not None
+        try:
+            result = await self.source.identify(path, model=model)
+        except SourceError as err:
+            result = {"path": path, "model": model, "error": str(err)}
+        except Exception as err:  # noqa: BLE001 - the status line shows it; the app keeps running
+            result = {"path": path, "model": model, "error": f"{type(err).__name__}: {err}"}
+        self.post_message(Identified(path, result))
+
+    def on_identified(self, message: Identified) -> None:
+        if message.path != self.identifying:
+            return  # cancelled meanwhile
+        self.identifying = None
+        self.query_one("#sample-pane").border_subtitle = ""
+        from eagle3_tui.samples.identify import attach, brief
+
+        got = brief(message.result)
+        name = printable(posixpath.basename(message.path))
+        if "error" in got:
+            text = f"{name}: not identified: {printable(str(got['error']), message=True)}"
+            self.set_status(text, error=True)
+            # the status line is one line: the toast wraps the whole reason
+            self.notify(text, title="Identify", severity="error", timeout=10, markup=False)
+            return
+        self.identified[message.path] = got
+        if message.path == self.shown and self.sample.summary is not None:
+            self.sample.show(attach(dict(self.sample.summary), got))
+        shown = ", ".join("?" if s["boundary"] is None else str(s["boundary"]) for s in got["slots"])
+        self.set_status(f"{name}: slots at b {shown} (b* in the table: identified against the model)")
+
+    def _cancel_identify(self) -> None:
+        self.workers.cancel_group(self, "identify")
+        self.identifying = None
+        self.query_one("#sample-pane").border_subtitle = ""
+        self.set_status("identification cancelled")
 
     # ----- the file under the cursor (what t, i, c, b and N act on)
 

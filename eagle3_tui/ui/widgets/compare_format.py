@@ -23,6 +23,8 @@ TITLES = {
     "nonfinite": "NaN / Inf values",
     "padding": "padding taken as tokens",
     "zero_states": "all-zero states",
+    "slots_identified": "identified with the model",
+    "identify_failed": "not identified",
 }
 
 SEVERITY_MARK = {"error": "✗", "warning": "⚠", "info": "ℹ"}

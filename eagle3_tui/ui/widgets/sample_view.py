@@ -131,6 +131,7 @@ class SampleView(Widget):
         self.compact = 0 < parent_height < COMPACT_BELOW
         self._render_header(out, summary, width)
         self._render_table(out, summary, width)
+        self._render_identified(out, summary)
         self._render_strips(out, summary, width)
         self._render_token(out, summary, width)
         out.rstrip()
@@ -214,7 +215,9 @@ class SampleView(Widget):
             return
         label_w = max(5, *(len(label) for label, _ in rows))
         wide = width >= NARROW
-        cols = [("b", 4), ("‖x‖ mean", 8)]
+        # identified boundaries (2*, post*, 3≠2*) take a wider b column
+        b_w = 6 if any(slot.get("identified") for _, slot in rows) else 4
+        cols = [("b", b_w), ("‖x‖ mean", 8)]
         if wide:
             cols += [("min", 7), ("max", 7)]
         cols += [("mean", 8), ("std", 7), ("NaN/Inf", 8 if wide else 7)]
@@ -230,12 +233,15 @@ class SampleView(Widget):
                 b_text = "post"  # after the final norm: past the last boundary
             else:
                 b_text = slot.get("boundary_note") or "?"
+            b_style = ""
+            if slot.get("identified"):  # I / --model: the boundary the states match, marked *
+                b_text, b_style = _identified_b(slot["identified"], b)
             values = [b_text, num(slot.get("norm_mean"), 8)]
             if wide:
                 values += [num(slot.get("norm_min")), num(slot.get("norm_max"))]
             values += [num(slot.get("mean"), 8), num(slot.get("std"))]
-            for (_name, w), v in zip(cols, values):
-                out.append(" " + v.rjust(w))
+            for i, ((_name, w), v) in enumerate(zip(cols, values)):
+                out.append(" " + v.rjust(w), self._s(b_style) if i == 0 and b_style else "")
             nan, inf = slot.get("nan") or 0, slot.get("inf") or 0
             w = cols[-1][1]
             if nan or inf:
@@ -243,6 +249,13 @@ class SampleView(Widget):
             else:
                 out.append(" " + "ok".rjust(w), self._s("sample--ok"))
             out.append("\n")
+
+    def _render_identified(self, out: Text, s: dict[str, Any]) -> None:
+        ident = s.get("identify")
+        if not ident or ident.get("error") or self.compact:
+            return
+        out.append(f"b*: identified (model L = {ident.get('layers')}, {ident.get('tokens')} tokens)"
+                   " · ~n*: nearest, none matches\n", self._s("sample--dim"))
 
     def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
@@ -334,6 +347,20 @@ class SampleView(Widget):
             if len(values) > room:
                 out.append(" …", self._s("sample--dim"))
             out.append("\n")
+
+
+def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
+    """(b column text, style) of an identified slot: 2* (the file said nothing or the same),
+    post* after the final norm, ~3* when no boundary matches (3 the nearest), 3≠2* when the file's
+    own label disagrees with the states."""
+    if got.get("boundary") is not None:
+        text = f"{got['boundary']}*"
+        if said is not None and said != got["boundary"]:
+            return f"{said}≠{text}", "sample--bad"
+        return text, ("sample--warn" if got.get("status") == "scaled" else "sample--ok")
+    if got.get("norm"):
+        return f"{got['norm']}*", "sample--ok"
+    return f"~{got.get('nearest', '?')}*", "sample--warn"
 
 
 def _wrap(text: str, width: int, *, first: int = 0) -> str:
