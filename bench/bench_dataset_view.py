@@ -8,7 +8,9 @@
   import torch) separately.
 
 Records are copies of one real record of a demo-transformer sample (paths, indices and norms
-varied): the view's load without writing 100,000 files on a shared 2-core machine.
+varied): the view's load without writing 100,000 files on a shared 2-core machine. The record is
+built in a child process (torch stays out of the measured one until the findings import it) and
+each copy is decoded from JSON, as a remote scan's page is.
 """
 
 from __future__ import annotations
