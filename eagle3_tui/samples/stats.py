@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from contextlib import contextmanager
 from typing import Any
 
 from eagle3_tui.samples.results import error_result
@@ -45,7 +46,41 @@ def summarize_file(
         return error_result(path, err)
 
 
+_threads_lock = threading.Lock()
+_threads_users = 0
+_threads_saved = 0
+
+
+@contextmanager
+def _one_torch_thread():
+    """Reduce on one intra-op thread. Each chunk is a handful of memory-bound reductions; with
+    two threads every one of them waits for both, and on a loaded machine the other thread is
+    often descheduled: a 224 MiB sample took 2.3 s on two threads and 0.2 s on one (load 7 on
+    2 cores; bench/bench_summary.py). Counted, so summaries running in parallel threads restore
+    the setting only when the last one ends."""
+    import torch
+
+    global _threads_users, _threads_saved
+    with _threads_lock:
+        if _threads_users == 0:
+            _threads_saved = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _threads_users += 1
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _threads_users -= 1
+            if _threads_users == 0:
+                torch.set_num_threads(_threads_saved)
+
+
 def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = None) -> dict[str, Any]:
+    with _one_torch_thread():
+        return _summarize(sample, k=k, cancel=cancel)
+
+
+def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> dict[str, Any]:
     t = sample.tokens
     valid = sample.valid_len
     parts = len(sample.slots) + (sample.final is not None)
