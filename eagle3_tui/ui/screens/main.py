@@ -16,7 +16,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input
@@ -30,14 +29,10 @@ from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.messages import (
     BookmarkJump,
     ConnectionStatus,
-    FileAction,
     ListingDone,
     ListingPage,
     MarksChanged,
-    ScanMarksLoaded,
-    ScanMarksWanted,
     ShardsFound,
-    ShowSample,
     SourceFailed,
     SourceReady,
     StatusMessage,
@@ -45,19 +40,14 @@ from eagle3_tui.ui.messages import (
     SummaryLoaded,
 )
 from eagle3_tui.ui.paths import describe_entry, entry_note, parent_folder, shard_pattern
-from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
+from eagle3_tui.ui.pins import ComparePins
+from eagle3_tui.ui.screens.main_analysis import SampleAnalysis
+from eagle3_tui.ui.screens.main_dataset import DatasetLinks
+from eagle3_tui.ui.screens.main_pins import ComparePinning
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.status import Line, StatusLine
-
-class Identified(Message):
-    """The identification of one file (I) came back: the Source's identify result."""
-
-    def __init__(self, path: str, result: dict[str, Any]) -> None:
-        super().__init__()
-        self.path = path
-        self.result = result
 
 
 if TYPE_CHECKING:
@@ -83,7 +73,7 @@ DEBOUNCE_SECONDS = 0.15
 K_RANGE = (1, 16)
 
 
-class MainScreen(Screen):
+class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
     BINDINGS = keys.MAIN
 
     AUTO_FOCUS = "#browser"
@@ -416,32 +406,6 @@ class MainScreen(Screen):
         self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
         self._start_acceptance(message.path, message.summary)
 
-    # ----- the drafter's acceptance on the shown sample (--drafter; ui/widgets/acceptance.py)
-
-    def _start_acceptance(self, path: str, summary: dict[str, Any]) -> None:
-        analysis = self.app.analysis
-        drafter = analysis.path_for("drafter", self.target) if self.target is not None else None
-        if drafter is None or summary.get("error") or self.source is None:
-            return
-        model = analysis.path_for("model", self.target)
-        key = acceptance.cache_key(path, drafter, model, summary=summary)
-        cached = self.acceptance.get(key)
-        self.sample.show_acceptance(cached or acceptance.RUNNING)
-        if cached is None:
-            self.run_acceptance(key)
-
-    @work(exclusive=True, group="accept")
-    async def run_acceptance(self, key: tuple) -> None:
-        assert self.source is not None
-        path, drafter, model = key[:3]
-        self.post_message(acceptance.AcceptanceLoaded(key, await acceptance.run_accept(
-            self.source, path, drafter, model)))
-
-    def on_acceptance_loaded(self, message: acceptance.AcceptanceLoaded) -> None:
-        self.acceptance.put(message.key, message.result)
-        if message.key[0] == self.shown:
-            self.sample.show_acceptance(message.result)
-
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
 
@@ -452,73 +416,6 @@ class MainScreen(Screen):
             self.set_status(f"first {k} values per token")
             if self.shown:
                 self.schedule_load(self.shown)
-
-    # ----- identify (I): which boundary of the target model each slot holds
-
-    def action_identify(self) -> None:
-        path = self.shown
-        if self.identifying is not None:
-            self._cancel_identify()
-            return
-        given = self.app.analysis.model
-        if not given:
-            self.set_status("no target model: start eagle3-tui with --model DIR (on the data's machine)",
-                            error=True)
-            return
-        model = self.app.analysis.path_for("model", self.target) if self.target is not None else None
-        if model is None:
-            self.set_status(f"--model {printable(given)} is on another machine than the data: "
-                            "the model runs next to the data", error=True)
-            return
-        if path is None or self.source is None or self.sample.summary is None or "error" in self.sample.summary:
-            self.set_status("I identifies the sample shown: move onto a sample file first", error=True)
-            return
-        if path in self.identified:
-            self.set_status(f"{printable(posixpath.basename(path))}: identified already (r reloads the file)")
-            return
-        self.identifying = path
-        self.query_one("#sample-pane").border_subtitle = "⟳ identifying…"
-        self.set_status(f"⟳ identifying {printable(posixpath.basename(path))}: running "
-                        f"{printable(posixpath.basename(model.rstrip('/')))} on {self.where}… (esc cancels)")
-        self.run_identify(path, model)
-
-    @work(exclusive=True, group="identify")
-    async def run_identify(self, path: str, model: str) -> None:
-        assert self.source is not None
-        try:
-            result = await self.source.identify(path, model=model)
-        except SourceError as err:
-            result = {"path": path, "model": model, "error": str(err)}
-        except Exception as err:  # noqa: BLE001 - the status line shows it; the app keeps running
-            result = {"path": path, "model": model, "error": f"{type(err).__name__}: {err}"}
-        self.post_message(Identified(path, result))
-
-    def on_identified(self, message: Identified) -> None:
-        if message.path != self.identifying:
-            return  # cancelled meanwhile
-        self.identifying = None
-        self.query_one("#sample-pane").border_subtitle = ""
-        from eagle3_tui.samples.identify import attach, brief
-
-        got = brief(message.result)
-        name = printable(posixpath.basename(message.path))
-        if "error" in got:
-            text = f"{name}: not identified: {printable(str(got['error']), message=True)}"
-            self.set_status(text, error=True)
-            # the status line is one line: the toast wraps the whole reason
-            self.notify(text, title="Identify", severity="error", timeout=10, markup=False)
-            return
-        self.identified[message.path] = got
-        if message.path == self.shown and self.sample.summary is not None:
-            self.sample.show(attach(dict(self.sample.summary), got))
-        shown = ", ".join("?" if s["boundary"] is None else str(s["boundary"]) for s in got["slots"])
-        self.set_status(f"{name}: slots at b {shown} (b* in the table: identified against the model)")
-
-    def _cancel_identify(self) -> None:
-        self.workers.cancel_group(self, "identify")
-        self.identifying = None
-        self.query_one("#sample-pane").border_subtitle = ""
-        self.set_status("identification cancelled")
 
     # ----- the file under the cursor (what t, i, c, b and N act on)
 
@@ -566,69 +463,6 @@ class MainScreen(Screen):
             self.open_folder(there.path, select=message.name)
         else:
             self.switch_target(there.with_path(posixpath.join(there.path, message.name)))
-
-    # ----- the dataset view (D): ui/screens/dataset.py; scan marks in the browser
-
-    def action_dataset(self) -> None:
-        if self.source is None or self.target is None:
-            self.set_status("nothing open to scan yet", error=True)
-            return
-        entry = self.browser.current
-        folder = self.path
-        if entry is not None and entry.kind == "dir":
-            folder = posixpath.join(self.path, entry.name)
-        from eagle3_tui.ui.screens.dataset import DatasetScreen
-
-        self.app.push_screen(DatasetScreen(self.source, self.target.with_path(folder), self.where,
-                                           self.post_message))
-
-    def on_show_sample(self, message: ShowSample) -> None:
-        """The dataset view opens a sample: the browser moves to it (as a bookmark jump does)."""
-        self.open_folder(message.folder.path, select=message.name)
-
-    def on_file_action(self, message: FileAction) -> None:
-        """b / t in the dataset view, answered in its status line."""
-        if message.what == "pin":
-            place = self._place()
-            pin = Pin(message.path, self.where, place.with_path(message.path) if place is not None else None)
-            text, error = self.pins.pin_training(pin)
-            self._show_pins()
-        else:
-            store = self.bookmarking.store()
-            key = self.bookmarking.key_of(message.path)
-            if store is None or key is None:
-                text, error = "bookmarks are not available", True
-            else:
-                self.bookmarking.toggle(message.path, None)
-                now = key in store.keys()
-                text, error = ("bookmarked " if now else "bookmark removed: ") + key, False
-        message.reply(StatusMessage(text, error=error))
-
-    def on_scan_marks_wanted(self, message: ScanMarksWanted) -> None:
-        self.load_scan_marks()
-
-    def load_scan_marks(self) -> None:
-        if self.source is not None and self.listing_done and not self.listing_error:
-            self._scan_marks_worker(self.path, self.generation, list(self.browser.entries))
-
-    @work(exclusive=True, group="scan-marks", thread=True)
-    def _scan_marks_worker(self, folder: str, generation: int, entries: list[Entry]) -> None:
-        from eagle3_tui.dataset_scan import cache_host
-        from eagle3_tui.ui.dataset_marks import scan_marks
-
-        source = self.source
-        if source is None:
-            return
-        try:
-            marks = scan_marks(cache_host(source), folder, source.host is None, entries)
-        except Exception:  # noqa: BLE001 - marks are a hint; an unusable cache gives none
-            marks = {}
-        self.post_message(ScanMarksLoaded(generation, marks))
-
-    def on_scan_marks_loaded(self, message: ScanMarksLoaded) -> None:
-        if message.generation == self.generation and message.marks != self.browser.scan_marks:
-            self.browser.scan_marks = message.marks
-            self.browser.refresh()
 
     def switch_target(self, target: Target) -> None:
         """Open another target (a bookmark on another host): drop this source, connect anew."""
@@ -699,55 +533,6 @@ class MainScreen(Screen):
             generation = self.generation
             self.on_listing_page(ListingPage(generation, message.keys, message.entries))
             self.on_listing_done(ListingDone(generation))
-
-    # ----- compare (t, i, c): the pins live in ui/pins.py, the view in screens/compare.py
-
-    def _pin_under_cursor(self) -> Pin | None:
-        path = self.file_under_cursor()
-        if path is None:
-            return None
-        place = self._place()
-        return Pin(path, self.where, place.with_path(path) if place is not None else None)
-
-    def _show_pins(self) -> None:
-        bars = self.query(PinsBar)
-        if not bars:
-            if self.pins.empty:
-                return
-            self.mount(PinsBar(id="pins"), before=self.query_one("#status"))
-            bars = self.query(PinsBar)
-        bars.first().show(self.pins, self.where)
-
-    def action_pin_training(self) -> None:
-        text, error = self.pins.pin_training(self._pin_under_cursor())
-        self._show_pins()
-        self.set_status(text, error=error)
-
-    def action_choose_inference(self) -> None:
-        text, error = self.pins.choose_inference(self._pin_under_cursor())
-        self._show_pins()
-        self.set_status(text, error=error)
-
-    def action_open_compare(self) -> None:
-        problem = self.pins.ready(self._pin_under_cursor(), self.where, self.source is not None)
-        self._show_pins()
-        if problem is not None:
-            self.set_status(problem[0], error=problem[1])
-            return
-        # the compare view is imported on first use: it is not needed for the first frame
-        from eagle3_tui.ui.screens.compare import CompareScreen
-
-        assert self.source is not None and self.pins.a is not None and self.pins.b is not None
-        analysis, target = self.app.analysis, self.target
-        self.app.push_screen(CompareScreen(
-            self.source, self.pins.a.path, self.pins.b.path, self.where,
-            drafter=analysis.path_for("drafter", target) if target is not None else None,
-            model=analysis.path_for("model", target) if target is not None else None))
-
-    def swap_pins(self) -> None:
-        """The compare view swapped its sides (PinsSwapped): the pins follow."""
-        self.pins.swap()
-        self._show_pins()
 
     # ----- lines
 
