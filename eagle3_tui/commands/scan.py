@@ -30,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rows", type=int, default=64, metavar="N", help="rows per slot a quick scan reads (default 64)")
     p.add_argument("--workers", type=int, metavar="N", help="processes on the machine holding the data (default: all cores)")
     p.add_argument("--no-cache", action="store_true", help="scan every file again, ignoring cached records")
+    p.add_argument("--vocab-mapping", metavar="FILE",
+                   help="the drafter's vocab_mapping.pt (a path on the data's machine): adds the share of "
+                        "loss tokens in the draft vocabulary (default: a vocab_mapping.pt found in the tree)")
     add_connection_arguments(p)
 
 
@@ -87,6 +90,15 @@ async def _scan(args: argparse.Namespace) -> int:
     except TargetError as err:
         say(f"scan: {err}")
         return 2
+    vocab_mapping = args.vocab_mapping
+    if vocab_mapping is not None and not target.is_remote:
+        from eagle3_tui.samples.vocab import VocabError, load_mapping
+
+        try:
+            vocab_mapping = load_mapping(vocab_mapping).file
+        except VocabError as err:
+            say(f"scan: --vocab-mapping: {err}")
+            return 2
     source = open_cli_source(target, args)
     cache = None
     if not args.no_cache:
@@ -104,7 +116,8 @@ async def _scan(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
         await source.connect()
-        scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache)
+        scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache,
+                            vocab_mapping=vocab_mapping)
         try:
             async for item in scan:
                 if "progress" in item:

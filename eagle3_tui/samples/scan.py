@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from eagle3_tui.samples import vocab
 from eagle3_tui.samples.sample import NotASample, SampleError
 
 DEFAULT_ROWS = 64
@@ -109,7 +110,7 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
 
 
 def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
-              rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+              rows: int = DEFAULT_ROWS, vocab_mapping: str | None = None) -> dict[str, Any]:
     """The record of one file; every problem becomes an error record, never an exception."""
     name = rel.rsplit("/", 1)[-1]
     base = {
@@ -131,7 +132,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if not looks_like_sample and not _known_magic(head, size):
         return {**base, "error": "not a sample file", "not_sample": True}
     try:
-        return {**base, **_measure(path, size, full=full, rows=rows)}
+        return {**base, **_measure(path, size, full=full, rows=rows, vocab_mapping=vocab_mapping)}
     except NotASample as err:
         return {**base, "error": str(err), "not_sample": True}
     except SampleError as err:
@@ -148,7 +149,7 @@ def _known_magic(head: bytes, size: int) -> bool:
     return head.startswith(_MAGIC) or looks_like_safetensors(head, size)
 
 
-def _measure(path: str, size: int, *, full: bool, rows: int) -> dict[str, Any]:
+def _measure(path: str, size: int, *, full: bool, rows: int, vocab_mapping: str | None = None) -> dict[str, Any]:
     import torch
 
     from eagle3_tui.samples.load import load_sample
@@ -214,6 +215,8 @@ def _measure(path: str, size: int, *, full: bool, rows: int) -> dict[str, Any]:
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
+        # loss tokens in/out of the draft vocabulary (samples/vocab.py), when a mapping is in use
+        **vocab.scan_counts(vocab_mapping, ids, mask, valid),
     }
 
 
@@ -409,8 +412,9 @@ def _init_worker() -> None:
 
 
 def _scan_chunk(args) -> list[dict[str, Any]]:
-    root, chunk, full, rows = args
-    return [scan_file(root, rel, size, mtime, full=full, rows=rows) for rel, size, mtime in chunk]
+    root, chunk, full, rows, vocab_mapping = args
+    return [scan_file(root, rel, size, mtime, full=full, rows=rows, vocab_mapping=vocab_mapping)
+            for rel, size, mtime in chunk]
 
 
 def default_workers() -> int:
@@ -429,11 +433,13 @@ def scan_tree(
     cancel: threading.Event | None = None,
     known: dict[str, tuple[int, float]] | None = None,
     progress: Callable[[ScanProgress], None] | None = None,
+    vocab_mapping: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
     Raises OSError when root itself cannot be listed. When `cancel` is set, stops within about
     one chunk of files per worker and returns (records already yielded stand).
+    `vocab_mapping` (else a vocab_mapping.pt found in the tree) adds draft-vocabulary counts.
     """
     if not os.path.isdir(root):
         os.scandir(root).close()  # raises the real error (missing, not a folder, permission)
@@ -455,7 +461,8 @@ def scan_tree(
     state.listing_done = True
     if progress is not None:
         progress(state)
-    for record in _run(root, todo, full, rows, workers or default_workers(), cancel):
+    vocab_mapping = vocab.mapping_for_scan(root, vocab_mapping, [rel for rel, _, _ in todo])
+    for record in _run(root, todo, full, rows, workers or default_workers(), cancel, vocab_mapping):
         state.files_done += 1
         state.bytes_done += record.get("size") or 0
         state.bytes_read += record.get("bytes_read") or 0
@@ -464,13 +471,13 @@ def scan_tree(
             progress(state)
 
 
-def _run(root, todo, full, rows, workers, cancel) -> Iterable[dict[str, Any]]:
+def _run(root, todo, full, rows, workers, cancel, vocab_mapping=None) -> Iterable[dict[str, Any]]:
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
         for rel, size, mtime in todo:
             if cancel.is_set():
                 return
-            yield scan_file(root, rel, size, mtime, full=full, rows=rows)
+            yield scan_file(root, rel, size, mtime, full=full, rows=rows, vocab_mapping=vocab_mapping)
         return
     import multiprocessing
 
@@ -479,7 +486,7 @@ def _run(root, todo, full, rows, workers, cancel) -> Iterable[dict[str, Any]]:
     ctx = multiprocessing.get_context(method)
     pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
     try:
-        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows) for c in chunks]):
+        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, vocab_mapping) for c in chunks]):
             for record in batch:
                 yield record
             if cancel.is_set():

@@ -24,6 +24,18 @@ class Cancelled(Exception):
     """The caller asked the summary to stop (a newer request replaced it)."""
 
 
+def _not_sample(path: str, err: NotASample) -> dict[str, Any]:
+    result = {"path": path, "error": str(err), "not_sample": True, "contents": err.contents}
+    if {"d2t", "t2d"} <= set(err.contents):  # a draft vocabulary: say what it holds
+        from eagle3_tui.samples.vocab import VocabError, describe_file
+
+        try:
+            result["vocab_mapping"] = describe_file(path)
+        except VocabError as bad:
+            result["vocab_mapping_error"] = str(bad)
+    return result
+
+
 def summarize_file(
     path: str,
     *,
@@ -39,7 +51,7 @@ def summarize_file(
         sample = load_sample(path, slots=slots, hidden=hidden)
         return summarize(sample, k=k, cancel=cancel)
     except NotASample as err:
-        return {"path": path, "error": str(err), "not_sample": True, "contents": err.contents}
+        return _not_sample(path, err)
     except SampleError as err:
         return {"path": path, "error": str(err)}
     except MemoryError:

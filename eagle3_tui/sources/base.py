@@ -164,11 +164,12 @@ class Source(ABC):
     @abstractmethod
     def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None,
+        known: dict[str, tuple[int, float]] | None = None, vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Scan the dataset under folder `path` where it lives (samples/scan.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
         items. Closing the iterator stops the scan. A folder that cannot be read raises SourceError.
+        `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.
         """
 
     async def list_all(self, path: str) -> list[Entry]:

@@ -385,7 +385,7 @@ class SshSource(Source):
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None,
+        known: dict[str, tuple[int, float]] | None = None, vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
         await self._retrying(f"scanning {path}", self._ensure)
@@ -400,7 +400,8 @@ class SshSource(Source):
         known_list = [[rel, size, mtime] for rel, (size, mtime) in (known or {}).items()]
         try:
             async for reply in self._agent.stream(
-                "scan", path=path, full=full, rows=rows, workers=workers, known=known_list
+                "scan", path=path, full=full, rows=rows, workers=workers, known=known_list,
+                vocab_mapping=vocab_mapping,
             ):
                 for record in reply["page"]:
                     if not record.get("cached"):
