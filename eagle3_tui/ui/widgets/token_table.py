@@ -222,7 +222,12 @@ class TokenTable(ScrollView, can_focus=True):
         self.post_message(self.SearchRequested())
 
     def action_match(self, step: int) -> None:
-        self.search(self.query_text, step=step)
+        self.run_search(self.query_text, step=step)
+
+    def run_search(self, query: str, step: int = 1) -> None:
+        said = self.search(query, step=step)
+        if said:
+            self.post_message(_status(said, error=said.endswith("not in this sample")))
 
     def action_end_search(self) -> None:
         self.query_text = ""
@@ -380,10 +385,10 @@ class TokenPanel(Vertical):
         event.stop()
         event.input.display = False
         table = self.table
-        said = table.search(event.value)
         self.screen.set_focus(table)
-        if said:
-            self.post_message(_status(said, error=said.endswith("not in this sample")))
+        # run by the table: a message created here would count this panel as its sender and
+        # stop bubbling right above it, before the screen that moves the sample's cursor
+        table.call_next(table.run_search, event.value)
 
     def on_key(self, event) -> None:
         box = self.query_one("#token-search", Input)
