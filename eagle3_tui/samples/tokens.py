@@ -115,12 +115,13 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def safe_text(text: str) -> str:
-    """Decoded text kept as it is, but control characters other than newline and tab escaped."""
-    return "".join(
-        ch if ch in "\n\t" or not (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else f"\\x{ord(ch):02x}"
-        for ch in text
-    )
+    """Decoded text kept as it is, but control characters other than newline and tab escaped
+    (a regex: a 4k-token sample's text is escaped in well under a millisecond)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 class TokenText:
