@@ -131,11 +131,11 @@ TOKEN_TABLE = [
     Binding("slash", "search", "Search", id="tokens.search",
             tooltip="Token table: search the text, jump to the token holding it"),
     Binding("n", "match(1)", "Next match", id="tokens.next_match",
-            tooltip="Token table, after /: next match (else n is the next sample)"),
+            tooltip="Token table, after /: next match"),
     Binding("N", "match(-1)", "Prev match", show=False, id="tokens.prev_match",
-            tooltip="Token table, after /: previous match (else N is the bookmark note)"),
+            tooltip="Token table, after /: previous match"),
     Binding("escape", "end_search", "End search", show=False, id="tokens.end_search",
-            tooltip="Token table: end the search (n and N are theirs again)"),
+            tooltip="Token table: end the search (then n, N as elsewhere)"),
 ]
 
 BOOKMARK_LIST = [
@@ -181,7 +181,7 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Anywhere", rows(APP) + BUILTIN_KEYS),
         ("Folder browser", rows(BROWSER)),
         ("Sample panel", rows(MAIN)),
-        ("Token table (tab from the browser)", rows(TOKEN_TABLE)),
+        ("Token table (tab)", rows(TOKEN_TABLE)),
         ("Compare view (c)", rows(COMPARE) + rows(TOKENS)),
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),

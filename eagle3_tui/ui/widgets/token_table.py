@@ -116,9 +116,17 @@ class LossText(Widget):
             out.append("\n" if out.plain else "")
             out.append_text(_vocab_line(vocab, self._s("loss-text--warn"), self._s("loss-text--dim")))
         elif s.get("vocab_error"):
-            out.append(("\n" if out.plain else "") + printable(s["vocab_error"], message=True),
+            out.append(("\n" if out.plain else "") + "draft vocab: " + printable(_short(s["vocab_error"]), message=True),
                        self._s("loss-text--warn"))
         return out
+
+
+def _short(message: str) -> str:
+    """A vocab mapping's error with its path cut to the last two parts (the folder is on screen)."""
+    head, sep, rest = message.partition(": ")
+    if sep and "/" in head:
+        head = "/".join(head.rstrip("/").split("/")[-2:])
+    return head + sep + rest
 
 
 def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
