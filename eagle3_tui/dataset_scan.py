@@ -34,17 +34,21 @@ def cache_host(source) -> str:
 async def scan_dataset(
     source, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
     cache: ScanCache | None = None, drafter: tuple[str, str | None] | None = None,
+    vocab_mapping: str | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
     if drafter is not None:
         cache = None  # cached records carry no drafter figures: every file is read again
     known = cache.known(host, root, full, rows) if cache is not None else {}
+    if vocab_mapping is not None:  # records cached without draft-vocabulary counts are scanned again
+        known = {rel: k for rel, k in known.items() if '"draft_vocab"' in k[2] or '"error"' in k[2]}
     pending: list[dict[str, Any]] = []
     try:
         async for item in source.scan(
             path, full=full, rows=rows, workers=workers, drafter=drafter,
             known={rel: (size, mtime) for rel, (size, mtime, _) in known.items()},
+            **({"vocab_mapping": vocab_mapping} if vocab_mapping is not None else {}),
         ):
             if item.get("cached"):
                 record = json.loads(known[item["path"]][2])

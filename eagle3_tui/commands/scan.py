@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "files far below the rest (quick: the first N loss rows; --full: all; no cache)")
     p.add_argument("--model", metavar="DIR",
                    help="with --drafter: target model folder for a drafter without embed_tokens")
+    p.add_argument("--vocab-mapping", metavar="FILE",
+                   help="the drafter's vocab_mapping.pt (a path on the data's machine): adds the share of "
+                        "loss tokens in the draft vocabulary (default: a vocab_mapping.pt found in the tree)")
     add_connection_arguments(p)
 
 
@@ -92,6 +95,15 @@ async def _scan(args: argparse.Namespace) -> int:
     except TargetError as err:
         say(f"scan: {err}")
         return 2
+    vocab_mapping = args.vocab_mapping
+    if vocab_mapping is not None and not target.is_remote:
+        from eagle3_tui.samples.vocab import VocabError, load_mapping
+
+        try:
+            vocab_mapping = load_mapping(vocab_mapping).file
+        except VocabError as err:
+            say(f"scan: --vocab-mapping: {err}")
+            return 2
     source = open_cli_source(target, args)
     cache = None
     if not args.no_cache:
@@ -122,7 +134,7 @@ async def _scan(args: argparse.Namespace) -> int:
         await source.connect()
         drafter = (args.drafter, args.model) if args.drafter else None
         scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache,
-                            drafter=drafter)
+                            drafter=drafter, vocab_mapping=vocab_mapping)
         try:
             async for item in scan:
                 if "progress" in item:

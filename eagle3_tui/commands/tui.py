@@ -30,17 +30,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "each slot holds")
     parser.add_argument("--drafter", metavar="DIR",
                         help="the trained EAGLE-3 drafter's folder, on the data's host: acceptance")
+    parser.add_argument("--vocab-mapping", metavar="FILE",
+                        help="the drafter's vocab_mapping.pt: per sample, the share of loss tokens in the "
+                        "draft vocabulary (default: DATASET/vocab_mapping/vocab_mapping.pt above the folder)")
     return parser
 
 
 def run_app(target: str = ".", *, remote_python: str | None = None,
             accept_new_host_key: bool = False, data_dir: str | None = None,
-            tokenizer: str | None = None, model: str | None = None, drafter: str | None = None) -> int:
+            tokenizer: str | None = None, model: str | None = None, drafter: str | None = None,
+            vocab_mapping: str | None = None) -> int:
     from eagle3_tui.ui.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
     app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key,
-                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter))
+                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter, vocab_mapping))
     app.run()
     return int(app.return_code or 0)
 
@@ -50,4 +54,5 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
     return run_app(args.target, remote_python=args.remote_python,
                    accept_new_host_key=args.accept_new_host_key, data_dir=data_dir,
-                   tokenizer=args.tokenizer, model=args.model, drafter=args.drafter)
+                   tokenizer=args.tokenizer, model=args.model, drafter=args.drafter,
+                   vocab_mapping=args.vocab_mapping)

@@ -46,6 +46,7 @@ def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found += _missing(records)
     found += _padding_states(samples)
     found += low_acceptance(samples)  # scan --drafter (samples/scan_accept.py)
+    found += _draft_vocab(samples)
     found.sort(key=lambda f: SEVERITY_ORDER[f["severity"]])
     return found
 
@@ -334,3 +335,11 @@ def _feature_names(r) -> list[str]:
 
 def _show(name: str, value: float) -> str:
     return f"{math.exp(value):.3g}" if "norm" in name else f"{value:.3g}"
+
+
+def _draft_vocab(samples):
+    # the draft vocabulary's coverage lives with the rest of the vocab code (samples/vocab.py)
+    from eagle3_tui.samples.vocab import coverage_finding
+
+    found = coverage_finding(samples)
+    return [found] if found else []

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from eagle3_tui.samples import vocab
 from eagle3_tui.samples.sample import NotASample, SampleError
 
 DEFAULT_ROWS = 64
@@ -113,7 +114,8 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
 
 
 def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
-              rows: int = DEFAULT_ROWS, drafter: tuple[str, str | None] | None = None) -> dict[str, Any]:
+              rows: int = DEFAULT_ROWS, drafter: tuple[str, str | None] | None = None,
+              vocab_mapping: str | None = None) -> dict[str, Any]:
     """The record of one file; every problem becomes an error record, never an exception."""
     name = rel.rsplit("/", 1)[-1]
     base = {
@@ -135,7 +137,8 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if not looks_like_sample and not _known_magic(head, size):
         return {**base, "error": "not a sample file", "not_sample": True}
     try:
-        return {**base, **_measure(path, size, head, full=full, rows=rows, drafter=drafter)}
+        return {**base, **_measure(path, size, head, full=full, rows=rows, drafter=drafter,
+                                   vocab_mapping=vocab_mapping)}
     except NotASample as err:
         return {**base, "error": str(err), "not_sample": True}
     except SampleError as err:
@@ -153,7 +156,7 @@ def _known_magic(head: bytes, size: int) -> bool:
 
 
 def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
-             drafter: tuple[str, str | None] | None = None) -> dict[str, Any]:
+             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None) -> dict[str, Any]:
     import torch
 
     from eagle3_tui.samples.load import load_sample
@@ -238,6 +241,8 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
+        # loss tokens in/out of the draft vocabulary (samples/vocab.py), when a mapping is in use
+        **vocab.scan_counts(vocab_mapping, ids, mask, valid),
     }
 
 
@@ -517,8 +522,9 @@ def _init_worker() -> None:
 
 
 def _scan_chunk(args) -> list[dict[str, Any]]:
-    root, chunk, full, rows, drafter = args
-    return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter) for rel, size, mtime in chunk]
+    root, chunk, full, rows, drafter, vocab_mapping = args
+    return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping)
+            for rel, size, mtime in chunk]
 
 
 @contextlib.contextmanager
@@ -556,6 +562,7 @@ def scan_tree(
     known: dict[str, tuple[int, float]] | None = None,
     progress: Callable[[ScanProgress], None] | None = None,
     drafter: tuple[str, str | None] | None = None,
+    vocab_mapping: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
@@ -565,6 +572,7 @@ def scan_tree(
 
     Raises OSError when root itself cannot be listed. When `cancel` is set, stops within about
     one chunk of files per worker and returns (records already yielded stand).
+    `vocab_mapping` (else a vocab_mapping.pt found in the tree) adds draft-vocabulary counts.
     """
     if not os.path.isdir(root):
         os.scandir(root).close()  # raises the real error (missing, not a folder, permission)
@@ -586,7 +594,8 @@ def scan_tree(
     state.listing_done = True
     if progress is not None:
         progress(state)
-    for record in _run(root, todo, full, rows, workers or default_workers(), cancel, drafter):
+    vocab_mapping = vocab.mapping_for_scan(root, vocab_mapping, [rel for rel, _, _ in todo])
+    for record in _run(root, todo, full, rows, workers or default_workers(), cancel, drafter, vocab_mapping):
         state.files_done += 1
         state.bytes_done += record.get("size") or 0
         state.bytes_read += record.get("bytes_read") or 0
@@ -595,14 +604,15 @@ def scan_tree(
             progress(state)
 
 
-def _run(root, todo, full, rows, workers, cancel, drafter=None) -> Iterable[dict[str, Any]]:
+def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[dict[str, Any]]:
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
         with one_torch_thread(bool(todo)):
             for rel, size, mtime in todo:
                 if cancel.is_set():
                     return
-                yield scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter)
+                yield scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter,
+                                vocab_mapping=vocab_mapping)
         return
     import multiprocessing
 
@@ -614,7 +624,8 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None) -> Iterable[dict
     ctx = multiprocessing.get_context(method)
     pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
     try:
-        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter) for c in chunks]):
+        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
+                                                       for c in chunks]):
             for record in batch:
                 yield record
             if cancel.is_set():

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from eagle3_tui.samples.results import error_result
-from eagle3_tui.samples.sample import Sample, Slot
+from eagle3_tui.samples.sample import NotASample, Sample, Slot
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
@@ -24,6 +24,18 @@ PER_TOKEN_VALUES = 1 << 21
 
 class Cancelled(Exception):
     """The caller asked the summary to stop (a newer request replaced it)."""
+
+
+def _not_sample(path: str, err: NotASample) -> dict[str, Any]:
+    result = error_result(path, err)
+    if {"d2t", "t2d"} <= set(err.contents):  # a draft vocabulary: say what it holds
+        from eagle3_tui.samples.vocab import VocabError, describe_file
+
+        try:
+            result["vocab_mapping"] = describe_file(path)
+        except VocabError as bad:
+            result["vocab_mapping_error"] = str(bad)
+    return result
 
 
 def summarize_file(
@@ -40,6 +52,8 @@ def summarize_file(
     try:
         sample = load_sample(path, slots=slots, hidden=hidden)
         return summarize(sample, k=k, cancel=cancel)
+    except NotASample as err:
+        return _not_sample(path, err)
     except Cancelled:
         raise
     except Exception as err:  # noqa: BLE001 - ours and, as a last resort, any other: one line

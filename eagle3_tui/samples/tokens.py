@@ -115,12 +115,13 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def safe_text(text: str) -> str:
-    """Decoded text kept as it is, but control characters other than newline and tab escaped."""
-    return "".join(
-        ch if ch in "\n\t" or not (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else f"\\x{ord(ch):02x}"
-        for ch in text
-    )
+    """Decoded text kept as it is, but control characters other than newline and tab escaped
+    (a regex: a 4k-token sample's text is escaped in well under a millisecond)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 class TokenText:
@@ -194,6 +195,22 @@ class TokenText:
                 start = None
         return spans
 
+    def runs(self, ids: list[int], mask: list[int] | None, valid: int) -> list[dict[str, Any]]:
+        """The whole sample as consecutive runs {"start", "end", "loss", "text"}: maximal runs of
+        equal loss mask over the valid rows, each decoded as one piece (the loss runs are exactly
+        the loss_spans), then the padding as one run with "pad": True and no text."""
+        out: list[dict[str, Any]] = []
+        start = 0
+        valid = min(valid, len(ids))
+        for t in range(1, valid + 1):
+            if t == valid or (mask is not None and bool(mask[t]) != bool(mask[start])):
+                loss = mask is not None and bool(mask[start])
+                out.append({"start": start, "end": t, "loss": loss, "text": self.decode(ids[start:t])})
+                start = t
+        if valid < len(ids):
+            out.append({"start": valid, "end": len(ids), "loss": False, "pad": True, "text": ""})
+        return out
+
 
 def annotate_summary(summary: dict[str, Any], tok: TokenText) -> dict[str, Any]:
     """Add "text" (one string per token) and "loss_spans" to a summary that carries ids; a
@@ -207,7 +224,10 @@ def annotate_summary(summary: dict[str, Any], tok: TokenText) -> dict[str, Any]:
         summary["text_error"] = str(err)
         return summary
     summary["text"] = tok.tokens(ids)
-    summary["loss_spans"] = tok.loss_spans(ids, summary.get("mask"), summary.get("valid_tokens", len(ids)))
+    valid = summary.get("valid_tokens", len(ids))
+    summary["runs"] = tok.runs(ids, summary.get("mask"), valid)
+    summary["loss_spans"] = [{"start": r["start"], "end": r["end"], "text": r["text"]}
+                             for r in summary["runs"] if r["loss"]]
     summary["tokenizer"] = tok.file
     return summary
 

@@ -241,6 +241,7 @@ class Agent:
         for record in scan_tree(
             req["path"], full=bool(req.get("full")), rows=int(req.get("rows") or 64),
             workers=req.get("workers"), cancel=cancel, known=known, progress=on_progress, drafter=drafter,
+            vocab_mapping=req.get("vocab_mapping"),
         ):
             page.append(record)
             if len(page) >= 200 or time.monotonic() - sent >= 0.25:

@@ -168,12 +168,14 @@ class Source(ABC):
     def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
         known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
+        vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Scan the dataset under folder `path` where it lives (samples/scan.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
         items. Closing the iterator stops the scan. A folder that cannot be read raises SourceError.
         drafter: (drafter folder, model folder or None) on that machine: records get the drafter's
         top-1 (samples/scan_accept.py); a folder that is no usable drafter raises SourceError.
+        `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.
         """
 
     async def list_all(self, path: str) -> list[Entry]:

@@ -172,6 +172,7 @@ class LocalSource(Source):
     async def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
         known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
+        vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
@@ -196,7 +197,8 @@ class LocalSource(Source):
                 return
             try:
                 for record in scan_tree(path, full=full, rows=rows, workers=workers, cancel=cancel,
-                                        known=known, progress=progress, drafter=drafter):
+                                        known=known, progress=progress, drafter=drafter,
+                                        vocab_mapping=vocab_mapping):
                     if not record.get("cached"):
                         record["computed"] = "local"
                     loop.call_soon_threadsafe(queue.put_nowait, record)

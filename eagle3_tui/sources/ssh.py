@@ -399,6 +399,7 @@ class SshSource(Source):
     async def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
         known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
+        vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
         await self._retrying(f"scanning {path}", self._ensure)
@@ -415,6 +416,7 @@ class SshSource(Source):
             async for reply in self._agent.stream(
                 "scan", path=path, full=full, rows=rows, workers=workers, known=known_list,
                 drafter=list(drafter) if drafter is not None else None,
+                vocab_mapping=vocab_mapping,
             ):
                 if reply.get("drafter_error"):
                     raise SourceError(f"{self.where}: --drafter: {reply['drafter_error']}")

@@ -20,20 +20,22 @@ class Analysis:
     drafter: str | None = None
     #: the tokenizer is --model's folder, not asked for: a folder without tokenizer.json is no error
     tokenizer_from_model: bool = False
+    #: the drafter's vocab_mapping.pt (else one found above the open folder)
+    vocab_mapping: str | None = None
 
     @classmethod
     def from_options(cls, tokenizer: str | None = None, model: str | None = None,
-                     drafter: str | None = None) -> Analysis:
+                     drafter: str | None = None, vocab_mapping: str | None = None) -> Analysis:
         """As the command line gives them: $EAGLE3_TUI_TOKENIZER is the default tokenizer, and a
         model folder that holds a tokenizer.json gives the tokenizer too."""
         if tokenizer is None:
             tokenizer = os.environ.get("EAGLE3_TUI_TOKENIZER") or None
         if tokenizer is None and model is not None:
-            return cls(model, model, drafter, tokenizer_from_model=True)
-        return cls(tokenizer, model, drafter)
+            return cls(model, model, drafter, tokenizer_from_model=True, vocab_mapping=vocab_mapping)
+        return cls(tokenizer, model, drafter, vocab_mapping=vocab_mapping)
 
     def path_for(self, what: str, data: Target) -> str | None:
-        """The path of `what` ("tokenizer", "model", "drafter") for data on `data`'s machine:
+        """The path of `what` ("tokenizer", "model", "drafter", "vocab_mapping") for data on `data`'s machine:
         the path itself when it lives there, None when it is not given or on another machine."""
         text = getattr(self, what)
         if not text:

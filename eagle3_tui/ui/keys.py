@@ -122,6 +122,26 @@ TOKENS = [
     Binding("G,end", "last", "Last", show=False, id="compare.last", tooltip="Last aligned token"),
 ]
 
+#: the token table under the sample panel (tab focuses it); n/N/esc only while a search is active
+TOKEN_TABLE = [
+    Binding("j,down", "move(1)", "Token", key_display="j/k", id="tokens.down", tooltip="Token table: next token"),
+    Binding("k,up", "move(-1)", "Up", show=False, id="tokens.up", tooltip="Token table: previous token"),
+    Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="tokens.page_down",
+            tooltip="Token table: one screen of tokens down"),
+    Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="tokens.page_up",
+            tooltip="Token table: one screen of tokens up"),
+    Binding("g,home", "first", "First", show=False, id="tokens.first", tooltip="Token table: first token"),
+    Binding("G,end", "last", "Last", show=False, id="tokens.last", tooltip="Token table: last token"),
+    Binding("slash", "search", "Search", id="tokens.search",
+            tooltip="Token table: search the text, jump to the token holding it"),
+    Binding("n", "match(1)", "Next match", id="tokens.next_match",
+            tooltip="Token table, after /: next match"),
+    Binding("N", "match(-1)", "Prev match", show=False, id="tokens.prev_match",
+            tooltip="Token table, after /: previous match"),
+    Binding("escape", "end_search", "End search", show=False, id="tokens.end_search",
+            tooltip="Token table: end the search (then n, N as elsewhere)"),
+]
+
 BOOKMARK_LIST = [
     Binding("escape,q,B", "close", "Back", key_display="esc", id="bookmarks.close",
             tooltip="Back to the browser (esc first clears the filter)"),
@@ -201,6 +221,7 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Anywhere", rows(APP) + BUILTIN_KEYS),
         ("Folder browser", rows(BROWSER)),
         ("Sample panel", rows(MAIN)),
+        ("Token table (tab)", rows(TOKEN_TABLE)),
         ("Compare view (c)", rows(COMPARE) + rows(TOKENS)),
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
@@ -209,4 +230,5 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 #: ids of the bindings above: the palette offers exactly these
-OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, BOOKMARK_LIST, DATASET, DATASET_TABLE) for b in table)
+OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, TOKEN_TABLE, BOOKMARK_LIST, DATASET,
+                                             DATASET_TABLE) for b in table)

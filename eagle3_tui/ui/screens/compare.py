@@ -31,7 +31,7 @@ from eagle3_tui.ui.widgets.compare_panels import (
     CompareSides,
     CompareValues,
 )
-from eagle3_tui.ui.widgets.compare_tokens import TokenTable
+from eagle3_tui.ui.widgets.compare_tokens import TokenTable, token_texts
 from eagle3_tui.ui.widgets.status import StatusLine
 
 
@@ -48,13 +48,18 @@ class CompareScreen(Screen):
     AUTO_FOCUS = "#cmp-tokens"
 
     def __init__(self, source: Source, a: str, b: str, where: str, *, drafter: str | None = None,
-                 model: str | None = None) -> None:
+                 model: str | None = None, tokenizer: str | None = None,
+                 tokenizer_optional: bool = False) -> None:
         super().__init__()
         #: --drafter on the data's machine: acceptance of A, B, B re-ordered
         self.drafter = drafter
         self.source = source
         #: the target model's folder on the data's machine (--model): both sides are identified
         self.model = model
+        #: tokenizer.json or model folder on the data's machine: token text on both sides
+        self.tokenizer = tokenizer
+        #: the tokenizer is --model's folder: one without tokenizer.json is no error
+        self.tokenizer_optional = tokenizer_optional
         self.where = where
         self.a, self.b = a, b
         self.generation = 0
@@ -116,8 +121,10 @@ class CompareScreen(Screen):
     @work(exclusive=True, group="compare")
     async def run_compare(self, a: str, b: str, generation: int) -> None:
         try:
-            result = await self.source.compare(a, b, model=self.model) if self.model else (
-                await self.source.compare(a, b))
+            extra = {"model": self.model} if self.model else {}
+            result = await self.source.compare(a, b, tokenizer=self.tokenizer, **extra)
+            if self.tokenizer_optional and "no tokenizer.json" in str(result.get("text_error", "")):
+                result.pop("text_error")  # --model without a tokenizer in it: ids only, no complaint
         except SourceError as err:
             result = {"a": {"path": a}, "b": {"path": b}, "error": str(err)}
         except Exception as err:  # noqa: BLE001 - shown in the pane; the app keeps running
@@ -148,7 +155,7 @@ class CompareScreen(Screen):
         worst = worst_row(r)
         hint = "j/k move · w worst token · s swap sides · esc back"
         if worst is not None:
-            hint = f"worst token: B row {worst[2]['worst_b_row']} (w) · " + hint
+            hint = f"worst token: B row {worst[2]['worst_b_row']}{token_texts(r, worst[0])} (w) · " + hint
         self.set_status(hint)
 
     # ----- the drafter on A, on B, and on B with its slots in A's order (--drafter)
@@ -202,7 +209,8 @@ class CompareScreen(Screen):
         index, label, m = worst
         self.table.move_to(index)
         name = "final" if label == "f" else f"slot {label}"
-        self.set_status(f"worst token: B row {m['worst_b_row']} (A row {m.get('worst_a_row')}), {name}: "
+        self.set_status(f"worst token: B row {m['worst_b_row']} (A row {m.get('worst_a_row')})"
+                        f"{token_texts(self.result or {}, index)}, {name}: "
                         f"relative error {m['worst_rel_err']:.3g}")
 
     def action_swap(self) -> None:

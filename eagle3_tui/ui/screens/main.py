@@ -47,6 +47,7 @@ from eagle3_tui.ui.screens.main_pins import ComparePinning
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.sample_view import SampleView
+from eagle3_tui.ui.widgets.token_table import SampleText, TokenPanel, TokenTable
 from eagle3_tui.ui.widgets.status import Line, StatusLine
 
 
@@ -106,6 +107,8 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.shown: str | None = None  # the file it shows
         self._debounce: Timer | None = None
         self._sample = SampleView(id="sample")  # mounted right after the first frame
+        self._tokens = TokenPanel(id="tokens")  # the tokens as text, under it
+        self._text = SampleText()
         self.bookmarking = Bookmarking(data_dir, self.post_message)
         self.acceptance = acceptance.SampleAcceptance()  # --drafter results per file
         #: identified boundaries per file (I), shown again whenever that file is shown
@@ -149,7 +152,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         pane = self.query("#sample-pane")
         if not pane or not pane.first().is_attached:
             return  # q pressed before the first frame: the app is already closing
-        pane.first().mount(self._sample)
+        pane.first().mount(self._sample, self._tokens)
         self.connect()
 
     # ----- connecting
@@ -281,6 +284,8 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         pane = self.query("#sample-pane")
         if not pane:
             return
+        if self._tokens.is_attached:
+            self._tokens.show(None)
         if entry is None:
             self.sample.clear(None)
             pane.first().border_title = "sample"
@@ -385,7 +390,11 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
     async def load_summary(self, path: str, k: int) -> None:
         assert self.source is not None
         try:
-            summary: dict[str, Any] = await self.source.summarize(path, k=k)
+            app, target = self.app, self.target
+            summary: dict[str, Any] = await self.source.summarize(
+                path, k=k, tokenizer=self._text.tokenizer(app.analysis, target))
+            summary = await self._text.finish(summary, analysis=app.analysis, source=self.source,
+                                              target=target, folder=posixpath.dirname(path))
         except SourceError as err:
             summary = {"path": path, "error": str(err)}
         except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
@@ -401,6 +410,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
 
             attach(message.summary, self.identified[message.path])
         self.sample.show(message.summary)
+        self._tokens.show(message.summary, self.sample.token)
         self.bookmarking.summary_loaded(message.path, message.summary)
         self._mark_loading(None)
         self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
@@ -408,6 +418,10 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
 
     def action_token(self, delta: int) -> None:
         self.sample.move_token(delta)
+        self._tokens.table.set_cursor(self.sample.token)
+
+    def on_token_table_cursor_moved(self, message: TokenTable.CursorMoved) -> None:
+        self.sample.set_token(message.index)
 
     def action_k(self, delta: int) -> None:
         k = max(K_RANGE[0], min(K_RANGE[1], self.k + delta))
@@ -478,6 +492,8 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.where, self.path, self.shown, self.wanted = "", "", None, None
         self.browser.reset(message=f"connecting to {label}…")
         self.sample.clear(f"connecting to {label}…")
+        if self._tokens.is_attached:
+            self._tokens.show(None)
         self.set_status(f"opening {label}…")
         self._update_location()
         self._close_then_connect(old)

@@ -1,7 +1,8 @@
 """The aligned tokens of a comparison: one row per aligned token, a Line API view.
 
 Only the rows on screen are drawn, so a 32k-token comparison costs what a 40-token one does.
-Columns: a marker, the row (B row and A row when they differ), both sides' token ids, then per
+Columns: a marker, the row (B row and A row when they differ), both sides' token ids and, when the
+comparison was read with a tokenizer, both sides' token text (differing ids and texts stand out), then per
 compared pair (slot 0..k-1, final) A's norm, B's norm and their cosine for that token. The row
 and id columns stay put while the pair columns scroll sideways (left/right) on narrow screens.
 """
@@ -30,6 +31,7 @@ from eagle3_tui.ui.widgets.compare_format import (
 NUM_W = 6  # a norm or a cosine
 GROUP_W = 1 + NUM_W + 1 + NUM_W + 1 + NUM_W  # "│‖A‖ ‖B‖ cos"
 HEADER_ROWS = 1
+TEXT_W = 12  # at most, per side: the text column is as wide as its longest token up to this
 
 
 class TokenTable(ScrollView, can_focus=True):
@@ -67,6 +69,7 @@ class TokenTable(ScrollView, can_focus=True):
         self._pairs: list[tuple[str, dict[str, Any]]] = []
         self._worst: int | None = None
         self._widths = (3, 3, 0, 0)  # B row, A row (0: same as B), A id, B id
+        self._text_w = 0  # per side; 0: no token text
 
     # ----- state
 
@@ -85,6 +88,8 @@ class TokenTable(ScrollView, can_focus=True):
         id_w = max(4, *(len(str(v)) for v in ids)) if ids else 0  # "A id"
         self._widths = (b_w, a_w, id_w if rows.get("a_ids") is not None else 0,
                         id_w if rows.get("b_ids") is not None else 0)
+        texts = [t for key in ("a_text", "b_text") for t in (rows.get(key) or [])]
+        self._text_w = min(TEXT_W, max(6, *(len(t) for t in texts))) if texts else 0
         self.cursor = max(0, min(self.cursor, last))
         self.message = "" if self.count else "No aligned tokens were compared."
         self._update_size()
@@ -133,7 +138,7 @@ class TokenTable(ScrollView, can_focus=True):
     @property
     def fixed_width(self) -> int:
         b_w, a_w, ida_w, idb_w = self._widths
-        return 1 + b_w + sum(1 + w for w in (a_w, ida_w, idb_w) if w)
+        return 1 + b_w + sum(1 + w for w in (a_w, ida_w, idb_w) if w) + (2 * (1 + self._text_w) if self._text_w else 0)
 
     def _update_size(self) -> None:
         width = self.fixed_width + GROUP_W * len(self._pairs) + 1
@@ -191,6 +196,8 @@ class TokenTable(ScrollView, can_focus=True):
             cells.append(" " + "A id".rjust(ida_w)[-ida_w:])
         if idb_w:
             cells.append(" " + "B id".rjust(idb_w)[-idb_w:])
+        if self._text_w:
+            cells += [" " + "A text".ljust(self._text_w), " " + "B text".ljust(self._text_w)]
         fixed = Strip([Segment("".join(cells), head)])
         moving = []
         for label, _m in self._pairs:
@@ -232,6 +239,12 @@ class TokenTable(ScrollView, can_focus=True):
                 style = base + self._style("tokens--iddiff") if differ else dim
                 fixed.append(Segment(" ", base))
                 fixed.append(Segment(("—" if v is None else str(v)).rjust(w), style))
+        if self._text_w:
+            for key in ("a_text", "b_text"):
+                text = _at(rows.get(key), i)
+                style = base + self._style("tokens--iddiff") if differ else base
+                fixed.append(Segment(" ", base))
+                fixed.append(Segment(_fit("—" if text is None else text, self._text_w), style))
         moving: list[Segment] = []
         for (_label, m), cos in zip(self._pairs, cos_cells):
             moving.append(Segment("│", base + self._style("tokens--sep")))
@@ -242,6 +255,23 @@ class TokenTable(ScrollView, can_focus=True):
                 moving.append(Segment(text.rjust(NUM_W) + " ", style))
             moving.append(Segment(cos_text(cos, NUM_W), base + self._style(f"tokens--{cos_kind(cos)}")))
         return Strip(fixed), Strip(moving)
+
+
+def _fit(text: str, width: int) -> str:
+    if any(ord(c) < 32 for c in text):  # tokens.py makes them visible; never raw on the terminal
+        text = "".join(c if ord(c) >= 32 else "?" for c in text)
+    return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
+
+
+def token_texts(result: dict[str, Any], index: int) -> str:
+    """' A "x" · B "y"' for the aligned row `index` of a comparison read with a tokenizer, else ""."""
+    rows = result.get("rows") or {}
+    a, b = _at(rows.get("a_text"), index), _at(rows.get("b_text"), index)
+    if a is None and b is None:
+        return ""
+    if a == b:
+        return f' "{a}"'
+    return f' A "{a}" · B "{b}"'
 
 
 def _at(values: list | None, i: int) -> Any:

@@ -139,7 +139,9 @@ class SampleView(Widget):
 
     def _render_problem(self, out: Text, summary: dict[str, Any], width: int) -> None:
         out.append(left_trim(printable(summary.get("path", "")), width) + "\n", self._s("sample--title"))
-        if summary.get("not_sample"):
+        if summary.get("vocab_mapping"):
+            _render_vocab_mapping(out, summary["vocab_mapping"], self._s("sample--label"), self._s("sample--dim"))
+        elif summary.get("not_sample"):
             out.append("Not a sample: ", self._s("sample--warn"))
             out.append(_wrap(printable(str(summary["error"]), message=True), width,
                              first=len("Not a sample: ")) + "\n\n")
@@ -361,6 +363,19 @@ def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
     if got.get("norm"):
         return f"{got['norm']}*", "sample--ok"
     return f"~{got.get('nearest', '?')}*", "sample--warn"
+
+
+def _render_vocab_mapping(out: Text, vm: dict[str, Any], label: Style, dim: Style) -> None:
+    """A drafter's vocab_mapping.pt: how many target tokens the drafter can propose."""
+    out.append("Draft vocabulary", label)
+    out.append(" (vocab_mapping.pt)\n", dim)
+    share = f" ({vm['share']:.1%} of the target vocabulary)" if vm.get("share") is not None else ""
+    out.append(f"draft {vm['draft']:,} tokens · target {vm['target']:,} tokens{share}\n")
+    if vm.get("identity"):
+        out.append("every target token is in the draft vocabulary\n", dim)
+    out.append("first target ids: " + " ".join(map(str, vm.get("first_ids") or [])) + "\n", dim)
+    out.append("the share of loss tokens it covers: per sample below each sample's text, over the "
+               "dataset in `eagle3-tui scan`\n", dim)
 
 
 def _wrap(text: str, width: int, *, first: int = 0) -> str:
