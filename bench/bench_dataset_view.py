@@ -40,7 +40,7 @@ _TEMPLATE_CODE = r"""
 import json, sys
 from pathlib import Path
 import torch
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.scan import scan_file
 tmp = Path(sys.argv[1])
 

@@ -88,7 +88,7 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else REPO / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "eagle3-demo"

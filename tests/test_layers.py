@@ -16,6 +16,10 @@ FORBIDDEN = {
                            "textual", "rich"),
     "eagle3_tui.bookmarks": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "textual", "asyncssh",
                              "rich", "torch"),
+    "eagle3_tui.demo": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
+                        "eagle3_tui.cli", "eagle3_tui.dataset", "textual", "asyncssh", "rich"),
+    "eagle3_tui.dataset": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "eagle3_tui.bookmarks",
+                           "textual", "rich"),
     "eagle3_tui.ui": ("eagle3_tui.commands", "eagle3_tui.cli"),
 }
 

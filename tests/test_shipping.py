@@ -13,8 +13,8 @@ def test_the_agent_receives_what_its_requests_import_and_not_the_demo():
     assert {"eagle3_tui.samples.stats", "eagle3_tui.samples.compare", "eagle3_tui.samples.load",
             "eagle3_tui.samples.schema"} <= set(shipped)
     # the demo data maker and its transformer are for this machine's demo and tests
-    assert "eagle3_tui.samples.demo" not in shipped
-    assert "eagle3_tui.samples.model" not in shipped
+    assert "eagle3_tui.demo.dataset" not in shipped
+    assert "eagle3_tui.demo.model" not in shipped
     # nothing of the UI, the SSH client or the bookmarks goes to the box
     assert not [m for m in shipped if m.startswith(("eagle3_tui.ui", "eagle3_tui.sources", "eagle3_tui.bookmarks"))]
 

@@ -29,7 +29,7 @@ def _tui_available() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     directory = args.dir
     try:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from eagle3_tui.samples.demo import ASSISTANT, BOS, EOS, FIRST_WORD, SYSTEM, USER
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.dataset import ASSISTANT, BOS, EOS, FIRST_WORD, SYSTEM, USER
+from eagle3_tui.demo.model import build_model
 
 AUX = (2, 5, 7)  # the demo model's EAGLE-3 boundaries (L = 10)
 VOCAB, H = 1000, 64

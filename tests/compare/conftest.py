@@ -7,8 +7,8 @@ import random
 import pytest
 import torch
 
-from eagle3_tui.samples.demo import _make_prompt
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.dataset import _make_prompt
+from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.sample import Sample, Slot
 from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
 
@@ -76,7 +76,7 @@ def finding(result, code):
 
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory):
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
     return d, write_demo(str(d), seed=0)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import torch
 
-from eagle3_tui.samples.demo import Prompt, _make_prompt
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.dataset import Prompt, _make_prompt
+from eagle3_tui.demo.model import build_model
 
 BATCH = 4
 

@@ -87,7 +87,7 @@ def test_hints_split_an_ambiguous_bare_capture(world, tmp_path, capsys):
 
 def test_bare_capture_is_split_by_the_training_hidden_size(tmp_path):
     """H = 96 is a multiple of 3: the loader alone would guess 3 slots of 32 for a [T, 96] tensor."""
-    from eagle3_tui.samples.model import build_model
+    from eagle3_tui.demo.model import build_model
 
     model = build_model(seed=1, hidden=96, heads=4)
     ids = torch.arange(1, 41)

@@ -9,8 +9,8 @@ import torch
 
 from eagle3_tui.samples import compare as C
 from eagle3_tui.samples.compare.metrics import norm_fit
-from eagle3_tui.samples.demo import _make_prompt
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.dataset import _make_prompt
+from eagle3_tui.demo.model import build_model
 
 
 def _cos(a, b):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.samples import bpe
+from eagle3_tui.demo import bpe
 
 SPECIAL = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
 CORPUS = [

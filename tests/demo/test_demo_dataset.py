@@ -10,8 +10,8 @@ import os
 import pytest
 import torch
 
-from eagle3_tui.samples.demo import MISSING, write_demo
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.dataset import MISSING, write_demo
+from eagle3_tui.demo.model import build_model
 
 SHARD = "train/rows_0-2000"
 
@@ -145,9 +145,12 @@ def test_demo_command_writes_then_opens_the_tui_and_may_rewrite_an_earlier_demo(
     opened = []
     monkeypatch.setattr(tui, "main", lambda argv: opened.append(argv) or 0)
     assert demo.run(parser.parse_args([str(target), "--seed", "0"])) == 0
-    assert opened == [[str(target), "--tokenizer", str(target / "model")]]  # tokens shown as text
-    args = tui.build_parser().parse_args(opened[0])  # arguments the TUI accepts, naming a real tokenizer
-    assert os.path.isfile(os.path.join(args.tokenizer, "tokenizer.json")) and args.drafter is None
+    # tokens shown as text, acceptance from the demo's own drafter
+    assert opened == [[str(target), "--tokenizer", str(target / "model"), "--drafter", str(target / "drafter")]]
+    args = tui.build_parser().parse_args(opened[0])  # arguments the TUI accepts, naming real folders
+    assert os.path.isfile(os.path.join(args.tokenizer, "tokenizer.json"))
+    assert os.path.isfile(os.path.join(args.drafter, "config.json"))
+    assert os.path.isfile(os.path.join(args.drafter, "model.safetensors"))
     readme = (target / "README.txt").read_text()
     assert "seed 0" in readme
     for name in os.listdir(target / "infer"):  # infer/ holds what README.txt lists, nothing stale

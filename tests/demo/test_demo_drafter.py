@@ -10,7 +10,7 @@ from eagle3_tui.samples.accept import accept_file
 
 @pytest.fixture(scope="module")
 def demo_with_drafter(tmp_path_factory):
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     root = tmp_path_factory.mktemp("demo-drafter")
     manifest = write_demo(str(root), seed=0, drafter=True)

@@ -12,7 +12,7 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.samples.demo_chats import CHATS, SYSTEMS, chat_text
+from eagle3_tui.demo.chats import CHATS, SYSTEMS, chat_text
 
 SHARD = "train/rows_0-2000"
 
@@ -114,7 +114,7 @@ def test_the_layer_id_capture_is_named_a_shift_not_a_permutation(demo_dir):
 def test_writing_the_demo_needs_no_tokenizers_package(tmp_path, demo_dir):
     d, manifest = demo_dir
     code = ("import sys; sys.modules['tokenizers'] = None\n"
-            "from eagle3_tui.samples.demo import write_demo\n"
+            "from eagle3_tui.demo.dataset import write_demo\n"
             f"write_demo({str(tmp_path / 'd')!r}, seed=0)\n")
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300)

@@ -11,7 +11,7 @@ from eagle3_tui.samples.stats import summarize_file
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
     write_demo(str(d), seed=0)

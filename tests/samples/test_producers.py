@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from eagle3_tui.samples.load import load_sample
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.stats import summarize_file
 from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.model import build_model
 
 PER_SHARD = 12
 

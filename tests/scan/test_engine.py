@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from eagle3_tui.cli import main
-from eagle3_tui.samples.model import build_model
+from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.scan import scan_file, scan_tree
 from tests.scan.build import build
 

@@ -11,7 +11,7 @@ from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
 
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory):
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
     return d, write_demo(str(d), seed=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples.model import ModelConfig, build_model
+from eagle3_tui.demo.model import ModelConfig, build_model
 
 SPECIAL = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
 CHATS = [

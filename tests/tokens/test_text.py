@@ -115,7 +115,7 @@ def test_not_a_tokenizer_is_one_line(tmp_path, chat_samples):
 def test_compare_names_the_diverging_text(tokenizer_dir, hf_tokenizer, chat_samples, tmp_path):
     import torch
 
-    from eagle3_tui.samples.model import ModelConfig, build_model
+    from eagle3_tui.demo.model import ModelConfig, build_model
 
     path, ids, mask = chat_samples[0]
     valid = len(ids) - 3

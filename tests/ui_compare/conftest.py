@@ -13,7 +13,7 @@ SHARD = "train/rows_0-2000"
 
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory) -> Path:
-    from eagle3_tui.samples.demo import write_demo
+    from eagle3_tui.demo.dataset import write_demo
 
     root = tmp_path_factory.mktemp("demo")
     manifest = write_demo(root, seed=0)

@@ -1,4 +1,4 @@
-"""Thresholds, from measured noise. The demo transformer (samples/model.py; seeds 0, 1, 2; 8 demo
+"""Thresholds, from measured noise. The demo transformer (demo/model.py; seeds 0, 1, 2; 8 demo
 prompts each, boundaries 1..L) run in bf16 against float32, same weights:
   - per-slot cosine: mean >= 0.9993, minimum over tokens >= 0.98;
   - per-token norm ratio: median within 1 +- 0.0015, spread (std) <= 0.011;

@@ -3,7 +3,7 @@ top, a distribution strip per slot, and a table of files.
 
 The main screen opens it with what it needs: the open Source, the folder as a Target, and a
 `post` callable for the main screen (ShowSample, FileAction, ScanMarksWanted); this screen
-never reaches into the main screen. The scan (eagle3_tui/dataset_scan.py, with the record
+never reaches into the main screen. The scan (eagle3_tui/dataset/scan.py, with the record
 cache in front) runs in a worker that esc cancels: cancelling the worker closes the scan, which
 stops the local process pool or the agent's scan on the box. Records arriving in bursts are
 buffered and shown at most FLUSH_SECONDS apart; the findings are computed in a thread when the
@@ -137,8 +137,8 @@ class DatasetScreen(Screen):
 
     @work(exclusive=True, group="scan")
     async def run_scan(self, generation: int) -> None:
-        from eagle3_tui.dataset_scan import scan_dataset
-        from eagle3_tui.scan_cache import ScanCache
+        from eagle3_tui.dataset.scan import scan_dataset
+        from eagle3_tui.dataset.cache import ScanCache
 
         cache = None
         if self.use_cache:

@@ -63,7 +63,7 @@ class DatasetLinks:
 
     @work(exclusive=True, group="scan-marks", thread=True)
     def _scan_marks_worker(self, folder: str, generation: int, entries: list[Entry]) -> None:
-        from eagle3_tui.dataset_scan import cache_host
+        from eagle3_tui.dataset.scan import cache_host
         from eagle3_tui.ui.dataset_marks import scan_marks
 
         source = self.source

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
-from eagle3_tui.scan_cache import ScanCache
+from eagle3_tui.dataset.cache import ScanCache
 
 FLUSH_EVERY = 500
 

@@ -1,9 +1,9 @@
 """Write a small, realistic demo dataset: SpecForge training shards and inference captures.
 
-The prompts are real chats (samples/demo_chats.py) in a ChatML template, tokenized by a byte-level
-BPE trained on them (samples/bpe.py, pure Python) and saved as model/tokenizer.json, so the ids
+The prompts are real chats (demo/chats.py) in a ChatML template, tokenized by a byte-level
+BPE trained on them (demo/bpe.py, pure Python) and saved as model/tokenizer.json, so the ids
 decode to text with `tokenizers`; the loss mask covers the assistant's answer. All hidden states
-come from the seeded TinyDecoder (samples/model.py). Training samples are float32 runs
+come from the seeded TinyDecoder (demo/model.py). Training samples are float32 runs
 (right-padded in batches of four, as SpecForge does); inference captures are bf16 runs of some of
 the same prompts, some correctly wired and one per known fault (FORMATS.md, end), in several
 inference formats. README.txt in the output says which file is which, in a table that tests
@@ -26,9 +26,9 @@ from typing import Any
 
 import torch
 
-from eagle3_tui.samples import bpe
-from eagle3_tui.samples.demo_chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
-from eagle3_tui.samples.model import ModelConfig, build_model
+from eagle3_tui.demo import bpe
+from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
+from eagle3_tui.demo.model import ModelConfig, build_model
 
 README_MARK = "eagle3-tui demo dataset"
 SHARD = "rows_0-2000"
