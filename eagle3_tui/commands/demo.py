@@ -64,6 +64,8 @@ def _print_written(manifest: dict) -> None:
     print(f"  train/     {len(train)} SpecForge samples (.ckpt, one .ckpt.gz), right-padded, some indices missing")
     print("  train_pt/  the same samples under .pt names")
     print(f"  {os.path.dirname(manifest['tokenizer'])}/     tokenizer.json: the ids are chats, shown as text with --tokenizer")
+    if manifest.get("drafter"):
+        print(f"  {manifest['drafter']}/   an EAGLE-3 drafter trained on train/: acceptance with --drafter")
     print(f"  infer/     {len(ok)} correctly wired captures and {len(faults)} with a known fault")
     print("  README.txt says which capture belongs to which sample and what is wrong with it")
     print()
@@ -72,4 +74,7 @@ def _print_written(manifest: dict) -> None:
     print(f"  eagle3-tui summary {os.path.join(d, train[0])} --tokenizer {tokenizer}")
     for c in (ok[0], *faults[:2]):
         print(f"  eagle3-tui compare {os.path.join(d, c['train'])} {os.path.join(d, c['file'])}")
+    if manifest.get("drafter"):
+        print(f"  eagle3-tui accept {os.path.join(d, train[0])} --drafter {os.path.join(d, manifest['drafter'])}")
+    print(f"  eagle3-tui scan {os.path.join(d, 'train')}")
     print(f"  eagle3-tui {' '.join(tui_argv(manifest))}")

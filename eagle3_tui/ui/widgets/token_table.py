@@ -142,7 +142,8 @@ def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
     if v["out"]:
         line.append(f" · {v['out']:,} outside: ", style)
         shown = [f"{o.get('text', o['id'])}@{o['index']}" for o in v["oov"]]
-        line.append(" ".join(printable(str(x)) for x in shown[:20]) + (" …" if v["out"] > 20 else ""))
+        # the texts are already made visible (tokens.py): printable only stops what is left
+        line.append(" ".join(printable(str(x), message=True) for x in shown[:20]) + (" …" if v["out"] > 20 else ""))
     return line
 
 
