@@ -36,7 +36,9 @@ def test_two_writers_at_once_lose_nothing(data_dir):
     # both have opened the store before either writes: on a loaded machine, opening (which also
     # waits for the lock) could otherwise take longer than the other writer's whole run
     while not all((data_dir / f"opened-{name}").exists() for name in ("alpha", "beta")):
-        assert time.monotonic() < deadline and all(w.poll() is None for w in writers), "a writer never got ready"
+        gone = [w for w in writers if w.poll() is not None]
+        assert not gone, f"a writer ended before the barrier: {gone[0].communicate()[1][-500:]}"
+        assert time.monotonic() < deadline, "a writer never got ready"
         time.sleep(0.005)
     (data_dir / "go").touch()
     outputs = [w.communicate(timeout=120) for w in writers]
