@@ -21,21 +21,9 @@ import re
 from collections import Counter
 from typing import Iterable
 
+from eagle3_tui.samples.tokens import byte_alphabet
+
 _PIECE = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
-
-
-def byte_alphabet() -> dict[int, str]:
-    """GPT-2's bytes_to_unicode: each byte as one printable character."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    chars = list(printable)
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
-
 
 _BYTE = byte_alphabet()
 

@@ -88,18 +88,22 @@ def annotate(result: dict[str, Any], tokenizer: str | None) -> dict[str, Any]:
     return annotate_summary(result, tok)
 
 
-def _byte_decoder() -> dict[str, int]:
-    """GPT-2's byte-level alphabet, reversed: the printable stand-in character -> the byte."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
-        range(ord("®"), ord("ÿ") + 1))
-    chars = keep[:]
+def byte_alphabet() -> dict[int, str]:
+    """GPT-2's bytes_to_unicode: each byte as the printable character byte-level BPEs store."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = list(keep)
     extra = 0
     for b in range(256):
         if b not in keep:
             keep.append(b)
             chars.append(256 + extra)
             extra += 1
-    return {chr(c): b for b, c in zip(keep, chars)}
+    return {b: chr(c) for b, c in zip(keep, chars)}
+
+
+def _byte_decoder() -> dict[str, int]:
+    """The byte-level alphabet reversed: the printable stand-in character -> the byte."""
+    return {c: b for b, c in byte_alphabet().items()}
 
 
 def visible(text: str) -> str:

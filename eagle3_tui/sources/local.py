@@ -7,7 +7,7 @@ import os
 import stat as stat_mod
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from eagle3_tui.sources.base import Entry, Source, SourceError
@@ -87,13 +87,24 @@ class LocalSource(Source):
 
         return await asyncio.to_thread(_stat)
 
+    @staticmethod
+    async def _computed_here(run: Callable[[threading.Event], dict[str, Any]]) -> dict[str, Any]:
+        """run(cancel) in a worker thread; a cancelled await sets `cancel`, so the engine stops at
+        its next chunk or layer instead of running on unseen. The result says "computed": "local"."""
+        cancel = threading.Event()
+        try:
+            result = await asyncio.to_thread(run, cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        result["computed"] = "local"
+        return result
+
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
-        cancel = threading.Event()
-
-        def _run() -> dict[str, Any]:
+        def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.samples.stats import summarize_file
             from eagle3_tui.samples.tokens import annotate
 
@@ -105,69 +116,39 @@ class LocalSource(Source):
                 result = summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
             return annotate(result, tokenizer)
 
-        try:
-            result = await asyncio.to_thread(_run)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
-        result["computed"] = "local"
-        return result
+        return await self._computed_here(run)
 
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None,
     ) -> dict[str, Any]:
-        cancel = threading.Event()
-
-        def _run() -> dict[str, Any]:
+        def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.samples.accept import accept_file
 
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
                                cancel=cancel)
 
-        try:
-            result = await asyncio.to_thread(_run)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
-        result["computed"] = "local"
-        return result
+        return await self._computed_here(run)
 
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
-        cancel = threading.Event()
-
-        def _run() -> dict[str, Any]:
+        def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.samples.compare import compare_files
             from eagle3_tui.samples.tokens import annotate
 
             return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model), tokenizer)
 
-        try:
-            result = await asyncio.to_thread(_run)
-        except asyncio.CancelledError:
-            cancel.set()  # the thread stops at its next chunk instead of running on unseen
-            raise
-        result["computed"] = "local"
-        return result
+        return await self._computed_here(run)
 
     async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
-        cancel = threading.Event()
-
-        def _run() -> dict[str, Any]:
+        def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.samples.identify import identify_file
 
             return identify_file(path, model, cancel=cancel, **options)
 
-        try:
-            result = await asyncio.to_thread(_run)
-        except asyncio.CancelledError:
-            cancel.set()  # the model run stops at its next layer
-            raise
-        result["computed"] = "local"
-        return result
+        return await self._computed_here(run)
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
