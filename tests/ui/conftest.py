@@ -44,7 +44,7 @@ async def wait_until(pilot, condition, timeout: float = 15.0, what: str = "condi
         if monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; screen:\n{screen_text(pilot.app)}")
         await pilot.pause(0.02)
-    await pilot._wait_for_screen()  # let the refresh the change asked for reach the screen
+    await pilot.pause(0)  # let the refresh the change asked for reach the screen
 
 
 async def hold_key(pilot, key: str, times: int) -> None:
@@ -55,24 +55,24 @@ async def hold_key(pilot, key: str, times: int) -> None:
     """
     from textual import events
 
-    driver = pilot.app._driver
     for _ in range(times):
-        driver.send_message(events.Key(key, key if len(key) == 1 else None))
-    await pilot._wait_for_screen()
+        pilot.app.post_message(events.Key(key, key if len(key) == 1 else None))
+    await pilot.pause(0)
 
 
 async def hold_keys(pilot, keys: list[str]) -> None:
     """Keys sent back to back, as fast typing or a paste delivers them."""
     from textual import events
 
-    driver = pilot.app._driver
     chars = {"slash": "/"}
     for key in keys:
-        driver.send_message(events.Key(key, chars.get(key, key if len(key) == 1 else None)))
-    await pilot._wait_for_screen()
+        pilot.app.post_message(events.Key(key, chars.get(key, key if len(key) == 1 else None)))
+    await pilot.pause(0)
 
 
 def screen_text(app) -> str:
+    """The characters on screen, as a person reads them. Textual has no public text capture
+    (export_screenshot is SVG); this one private call is kept here, in one place."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 

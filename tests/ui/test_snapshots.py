@@ -88,7 +88,7 @@ async def test_sample_screen_numbers_are_torchs(tree, monkeypatch, size):
         main = app.main_screen
         await wait_until(pilot, lambda: main.shown == path and main.sample.loading_name is None, what="summary")
         await pilot.press("right_square_bracket", "right_square_bracket")
-        await pilot._wait_for_screen()
+        await pilot.pause(0)
         lines = [line.split("│")[-2] if "│" in line else line for line in screen_text(app).splitlines()]
     text = "\n".join(lines)
     assert f"T {t} · valid {valid} · H {h} · k {k}" in text
@@ -132,7 +132,7 @@ async def test_browser_screen_at_the_tree_root(tree, monkeypatch):
     app = Eagle3App(".", opener=opener)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
-        await pilot._wait_for_screen()
+        await pilot.pause(0)
         text = screen_text(app)
     order = [name for name in ("rows_0-2000", "rows_2000-4000", "rows_10000-12000", "vocab_mapping",
                                "dangling.ckpt", "README.txt") if name in text]
