@@ -611,7 +611,8 @@ class MainScreen(Screen):
         if self.source is not None and self.listing_done and not self.listing_error:
             self._scan_marks_worker(self.path, self.generation, list(self.browser.entries))
 
-    @work(exclusive=True, group="scan-marks", thread=True)
+    # a description: by default Textual builds one from repr() of the arguments, 100,000 entries
+    @work(exclusive=True, group="scan-marks", thread=True, description="scan marks")
     def _scan_marks_worker(self, folder: str, generation: int, entries: list[Entry]) -> None:
         from eagle3_tui.dataset_scan import cache_host
         from eagle3_tui.ui.dataset_marks import scan_marks
