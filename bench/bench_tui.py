@@ -5,12 +5,14 @@
   of widgets (labels, a Line API list, a scrolling panel, an input, a footer). Target <= 1.3x.
 - tui_key_latency_streaming: while a 100,000-entry folder streams into the browser, the time
   from a key press to the frame that shows the moved cursor (95th percentile), vs the same
-  key on the same app once the listing is complete. Target < 50 ms.
+  key on the same app once the listing is complete, over KEY_RUNS fresh apps. Target < 50 ms
+  and no frame over 100 ms.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import pty
 import select
@@ -27,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 7
+KEY_RUNS = 3
 
 BARE_APP = r'''
 from textual.app import App
@@ -69,11 +72,17 @@ Bare().run()
 '''
 
 
-def _first_frame_seconds(argv: list[str], marker: bytes, cwd: Path) -> float:
-    """Spawn argv on a 120x40 pty; seconds until `marker` has been written to the terminal."""
+def _first_frame_seconds(argv: list[str], marker: bytes, cwd: Path, pycache: Path) -> float:
+    """Spawn argv on a 120x40 pty; seconds until `marker` has been written to the terminal.
+
+    Bytecode is cached under `pycache` (as an installed package has its .pyc files), even
+    where PYTHONDONTWRITEBYTECODE is set: otherwise every spawn recompiles the package.
+    """
     master, slave = pty.openpty()
     ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = dict(os.environ, TERM="xterm-256color", COLORTERM="", PYTHONPATH=str(REPO))
+    env = dict(os.environ, TERM="xterm-256color", COLORTERM="", PYTHONPATH=str(REPO),
+               PYTHONPYCACHEPREFIX=str(pycache))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
                             start_new_session=True)
@@ -111,13 +120,17 @@ def bench_first_frame() -> dict:
         bare = Path(tmp) / "bare_app.py"
         bare.write_text(BARE_APP)
         ours, base, loads = [], [], []
+        pycache = Path(tmp) / "pycache"
+        ours_argv = [sys.executable, "-m", "eagle3_tui", str(demo)]
+        bare_argv = [sys.executable, str(bare)]
+        for argv in (ours_argv, bare_argv):  # not timed: writes the bytecode caches
+            _first_frame_seconds(argv, b"palette", REPO, pycache)
         # the footer's palette hint is drawn in the first full frame of both apps; the two
         # alternate, so a change in the machine's load falls on both
         for _ in range(RUNS):
             loads.append(os.getloadavg()[0])
-            ours.append(_first_frame_seconds(
-                [sys.executable, "-m", "eagle3_tui", str(demo)], b"palette", REPO))
-            base.append(_first_frame_seconds([sys.executable, str(bare)], b"palette", REPO))
+            ours.append(_first_frame_seconds(ours_argv, b"palette", REPO, pycache))
+            base.append(_first_frame_seconds(bare_argv, b"palette", REPO, pycache))
     figure, baseline = statistics.median(ours), statistics.median(base)
     ratios = sorted(o / b for o, b in zip(ours, base))
     return {
@@ -125,7 +138,7 @@ def bench_first_frame() -> dict:
         "baseline": baseline * 1000,
         "unit": "ms",
         "target": "ratio <= 1.3",
-        "details": f"median of {RUNS} spawns on a 120x40 pty; eagle3-tui "
+        "details": f"median of {RUNS} spawns on a 120x40 pty, bytecode cached; eagle3-tui "
         f"{[round(x * 1000) for x in ours]} ms, bare Textual app {[round(x * 1000) for x in base]} ms; "
         f"ratio per pair {ratios[0]:.2f}-{ratios[-1]:.2f}; load average {min(loads):.1f}-{max(loads):.1f} "
         f"on {os.cpu_count()} cores",
@@ -178,30 +191,44 @@ async def _key_latencies(folder: Path) -> tuple[list[float], list[float], int]:
     return streaming, idle, entries
 
 
+def _p95(xs: list[float]) -> float:
+    return sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
+
+
 def bench_key_latency() -> dict:
+    """KEY_RUNS fresh apps, each streaming the folder then idle: its baseline in the same run."""
+    streaming: list[list[float]] = []
+    idle: list[list[float]] = []
+    loads: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "big"
         folder.mkdir()
         for i in range(100_000):
             (folder / f"data_{i}.ckpt").touch()
-        streaming, idle, entries = asyncio.run(_key_latencies(folder))
-    assert entries == 100_000, entries
-
-    def p95(xs: list[float]) -> float:
-        return sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
-
-    figure, baseline = p95(streaming) * 1000, p95(idle) * 1000
+        for _ in range(KEY_RUNS):
+            loads.append(os.getloadavg()[0])
+            during, after, entries = asyncio.run(_key_latencies(folder))
+            assert entries == 100_000, entries
+            streaming.append([x * 1000 for x in during])
+            idle.append([x * 1000 for x in after])
+            loads.append(os.getloadavg()[0])
+            gc.unfreeze()  # the app froze its listing; the next app starts as a fresh process would
+            gc.collect()
+    every = [x for run in streaming for x in run]
+    every_idle = [x for run in idle for x in run]
+    figure, baseline = _p95(every), _p95(every_idle)
+    per_run = ", ".join(f"p95 {_p95(run):.0f} / max {max(run):.0f}" for run in streaming)
     return {
         "figure": figure,
         "baseline": baseline,
         "unit": "ms",
-        "target": "figure < 50 ms",
-        "details": f"{len(streaming)} key presses while 100,000 entries streamed in: median "
-        f"{statistics.median(streaming) * 1000:.1f} ms, p95 {figure:.1f} ms, max "
-        f"{max(streaming) * 1000:.1f} ms; {len(idle)} presses after the listing completed: "
-        f"median {statistics.median(idle) * 1000:.1f} ms, p95 {baseline:.1f} ms "
+        "target": "figure < 50 ms, no frame over 100 ms",
+        "details": f"{len(every)} key presses in {KEY_RUNS} runs while 100,000 entries streamed in: "
+        f"median {statistics.median(every):.1f} ms, p95 {figure:.1f} ms, max {max(every):.1f} ms, "
+        f"{sum(x > 100 for x in every)} over 100 ms (per run: {per_run}); {len(every_idle)} presses "
+        f"after the listing completed: median {statistics.median(every_idle):.1f} ms, p95 {baseline:.1f} ms "
         f"(key sent to frame drawn, headless driver, 120x40, load average "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
+        f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)",
     }
 
 
@@ -212,4 +239,5 @@ BENCHMARKS = {
 
 if __name__ == "__main__":
     for name, fn in BENCHMARKS.items():
-        print(name, fn())
+        if len(sys.argv) < 2 or name in sys.argv[1:]:
+            print(name, fn())

@@ -59,13 +59,18 @@ class DatasetLinks:
 
     def load_scan_marks(self) -> None:
         if self.source is not None and self.listing_done and not self.listing_error:
-            self._scan_marks_worker(self.path, self.generation, list(self.browser.entries))
+            self._scan_marks_worker(self.path, self.generation)
 
     @work(exclusive=True, group="scan-marks", thread=True)
-    def _scan_marks_worker(self, folder: str, generation: int, entries: list[Entry]) -> None:
+    def _scan_marks_worker(self, folder: str, generation: int) -> None:
         from eagle3_tui.dataset.scan import cache_host
         from eagle3_tui.ui.dataset_marks import scan_marks
 
+        # read here, not passed in: Textual repr()s a worker's arguments on the event loop
+        # (~200 ms for 100,000 entries) and a finished thread worker stays referenced by its
+        # executor thread, which kept the folder's whole listing alive after leaving it. The
+        # list is replaced, never mutated; a newer folder's result is dropped by generation.
+        entries = self.browser.entries
         source = self.source
         if source is None:
             return
