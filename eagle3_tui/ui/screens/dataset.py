@@ -253,7 +253,7 @@ class DatasetScreen(Screen):
             self.table.rows_changed()
         self._update_bins()
         self.findings_list.show_note(f"computing the findings over {files:,} files…")
-        self.compute_findings(self.generation, list(self.rows.records))
+        self.compute_findings(self.generation)
         self._post_main(ScanMarksWanted())
 
     def _flush_all(self) -> None:
@@ -264,9 +264,12 @@ class DatasetScreen(Screen):
             self.table.rows_changed()
 
     @work(exclusive=True, group="findings", thread=True)
-    def compute_findings(self, generation: int, records: list[Record]) -> None:
+    def compute_findings(self, generation: int) -> None:
         from eagle3_tui.samples.dataset_findings import dataset_findings
 
+        # the records are read here, not passed in: Textual repr()s a worker's arguments on the
+        # event loop, which for 100,000 records stalls it for a fraction of a second
+        records = list(self.rows.records)
         try:
             found = dataset_findings(records)
         except Exception as err:  # noqa: BLE001 - odd records must not take the view down

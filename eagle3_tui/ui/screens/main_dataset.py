@@ -11,7 +11,6 @@ import posixpath
 
 from textual import work
 
-from eagle3_tui.sources.base import Entry
 from eagle3_tui.ui.messages import FileAction, ScanMarksLoaded, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.pins import Pin
 
