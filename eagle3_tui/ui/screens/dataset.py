@@ -210,7 +210,10 @@ class DatasetScreen(Screen):
         total = p.get("files_total", 0)
         listing = p.get("listing_done", False)
         secs = max(p.get("seconds") or (time.monotonic() - self._started), 1e-6)
-        bar = self.query_one(ProgressBar)
+        bars = self.query(ProgressBar)
+        if not bars:  # the flush timer can fire once more while the screen is being taken down
+            return
+        bar = bars.first()
         if listing and total:
             bar.update(total=total, progress=min(done, total))
         text = f" {done:,}/{total:,}{'' if listing else '+'} files"
