@@ -271,7 +271,8 @@ def token_texts(result: dict[str, Any], index: int) -> str:
         return ""
     if a == b:
         return f' "{a}"'
-    return f' A "{a}" · B "{b}"'
+    # a side without ids (a bare capture) has no text: only the other side's is shown
+    return " " + " · ".join(f'{side} "{text}"' for side, text in (("A", a), ("B", b)) if text is not None)
 
 
 def _at(values: list | None, i: int) -> Any:
