@@ -60,7 +60,7 @@ async def shoot(out: Path) -> list[Path]:
         await pilot.press(*["right_square_bracket"] * 5)
         save(app, "browser.svg", "eagle3-tui: browser and sample view")
 
-        await pilot.press("n", "n")  # data_2.ckpt: 66 padding rows after 99 real tokens
+        await pilot.press("n", "n")  # data_2.ckpt: 47 padding rows after 104 real tokens
         await wait_for(pilot, showing("data_2.ckpt"))
         await pilot.press(*["right_curly_bracket"] * 7)
         save(app, "padded.svg", "eagle3-tui: a right-padded SpecForge sample")
