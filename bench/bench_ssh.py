@@ -2,7 +2,7 @@
 
 - ssh_list_20k: connect + list 20,000 entries in natural order, vs `ssh HOST ls -f DIR`
   (target <= 1.2x). The baseline pays the SSH handshake and the login shell; we list over SFTP
-  (no shell) while the agent starts in the background, as a user's first folder is listed.
+  (no shell, no Python start); the agent starts once that listing is done.
 - ssh_list_first_page: first page of that listing vs the whole listing on one connection
   (target < 0.1x).
 - ssh_summary_agent: connect + agent + summary of the ~224 MiB sample, vs
@@ -125,7 +125,7 @@ def ssh_list_20k() -> dict:
         "baseline": base_t,
         "unit": "s",
         "target": "<= 1.2x",
-        "details": f"connect + 20,000 entries with kind/size/mtime in natural order (listed over SFTP while "
+        "details": f"connect + 20,000 entries with kind/size/mtime in natural order (listed over SFTP before "
         f"the agent starts); `ls -f` neither stats nor sorts; paired ratios {ratios[0]:.2f}-{ratios[-1]:.2f} "
         f"(median {statistics.median(ratios):.2f}); first page after {first_t:.3f} s; `ssh HOST ls -l` (stats, "
         f"sorts) took {long_t:.3f} s = {mine_t / long_t:.2f}x; median of {runs}; {load_before} before, "

@@ -11,9 +11,11 @@ import errno as errno_mod
 import hashlib
 import os
 import stat as stat_mod
+import struct
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import asyncssh
 
@@ -74,9 +76,10 @@ async def _names(sftp: asyncssh.SFTPClient, path: str) -> AsyncIterator[list[asy
     handler = sftp._handler
     handle = await handler.opendir(sftp.compose_path(path))
     pending: deque[asyncio.Task] = deque()
+    readdir = _fast_readdir if _can_parse(handler) else _slow_readdir
 
     def ask() -> None:
-        pending.append(asyncio.ensure_future(handler.readdir(handle)))
+        pending.append(asyncio.ensure_future(readdir(sftp, handle)))
 
     try:
         for _ in range(READDIR_AHEAD):
@@ -86,8 +89,6 @@ async def _names(sftp: asyncssh.SFTPClient, path: str) -> AsyncIterator[list[asy
                 names, at_end = await pending.popleft()
             except asyncssh.SFTPEOFError:
                 break
-            for name in names:
-                name.filename = sftp.decode(name.filename)
             yield names
             if at_end:
                 break
@@ -100,6 +101,106 @@ async def _names(sftp: asyncssh.SFTPClient, path: str) -> AsyncIterator[list[asy
             await handler.close(handle)
         except asyncssh.SFTPError:
             pass
+
+
+async def _not_a_folder(sftp: asyncssh.SFTPClient, path: str) -> None:
+    """Servers answer listing a file with "no such file" (OpenSSH) or a failure: say what the
+    agent says."""
+    try:
+        attrs = await sftp.stat(path)
+    except asyncssh.SFTPError:
+        return
+    if attrs.permissions is not None and not stat_mod.S_ISDIR(attrs.permissions):
+        raise OSError(errno_mod.ENOTDIR, "Not a directory")
+
+
+async def _slow_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[asyncssh.SFTPName], bool]:
+    names, at_end = await sftp._handler.readdir(handle)
+    for name in names:
+        name.filename = sftp.decode(name.filename)
+    return list(names), at_end
+
+
+# SFTP v3 NAME replies, read here: asyncssh builds two Record objects per name (~15 us each),
+# which was most of a 20,000-name listing's client time. Same fields, same surrogateescape.
+_U32 = struct.Struct(">I")
+_U32X2 = struct.Struct(">II")
+_U64 = struct.Struct(">Q")
+_FXP_READDIR, _FXP_STATUS, _FXP_NAME = 12, 101, 104
+_SIZE, _UIDGID, _PERMISSIONS, _ACMODTIME, _EXTENDED = 0x1, 0x2, 0x4, 0x8, 0x80000000
+
+
+def _can_parse(handler) -> bool:
+    return getattr(handler, "_version", None) == 3 and all(
+        hasattr(handler, a) for a in ("_send_request", "_packet_handlers", "_loop"))
+
+
+async def _fast_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[_Name], bool]:
+    handler = sftp._handler
+    waiter = handler._loop.create_future()
+    handler._send_request(_FXP_READDIR, [_U32.pack(len(handle)) + handle], waiter)
+    kind, packet = await waiter
+    if kind == _FXP_STATUS:
+        handler._packet_handlers[kind](handler, packet)  # raises the SFTPError (EOF at the end)
+        raise asyncssh.SFTPBadMessage("READDIR answered OK without names")
+    if kind != _FXP_NAME:
+        raise asyncssh.SFTPBadMessage(f"unexpected reply {kind} to READDIR")
+    try:
+        return _parse_names(packet.get_remaining_payload(), sftp.decode), False
+    except (struct.error, IndexError):
+        raise asyncssh.SFTPBadMessage("malformed READDIR reply") from None
+
+
+def _parse_names(data: bytes, decode) -> list[_Name]:
+    (count,) = _U32.unpack_from(data, 0)
+    off = 4
+    names = []
+    for _ in range(count):
+        (n,) = _U32.unpack_from(data, off)
+        filename = data[off + 4 : off + 4 + n]
+        off += 4 + n
+        (n,) = _U32.unpack_from(data, off)  # longname: not needed
+        off += 4 + n
+        (flags,) = _U32.unpack_from(data, off)
+        off += 4
+        size = permissions = mtime = None
+        if flags & _SIZE:
+            (size,) = _U64.unpack_from(data, off)
+            off += 8
+        if flags & _UIDGID:
+            off += 8
+        if flags & _PERMISSIONS:
+            (permissions,) = _U32.unpack_from(data, off)
+            off += 4
+        if flags & _ACMODTIME:
+            _atime, mtime = _U32X2.unpack_from(data, off)
+            off += 8
+        if flags & _EXTENDED:
+            (n,) = _U32.unpack_from(data, off)
+            off += 4
+            for _ in range(2 * n):
+                (length,) = _U32.unpack_from(data, off)
+                off += 4 + length
+        if off > len(data):
+            raise IndexError("past the end")
+        names.append(_Name(decode(filename), _Attrs(size, permissions, mtime)))
+    return names
+
+
+class _Name(NamedTuple):
+    """The SFTPName fields this module reads."""
+
+    filename: str
+    attrs: _Attrs
+
+
+class _Attrs:
+    """The SFTPAttrs fields this module reads."""
+
+    __slots__ = ("size", "permissions", "mtime")
+
+    def __init__(self, size: int | None, permissions: int | None, mtime: int | None):
+        self.size, self.permissions, self.mtime = size, permissions, mtime
 
 
 async def list_pages(sftp: asyncssh.SFTPClient, path: str, page_size: int) -> AsyncIterator[list[Entry]]:
@@ -117,6 +218,7 @@ async def list_pages(sftp: asyncssh.SFTPClient, path: str, page_size: int) -> As
     except asyncssh.SFTPError as err:
         if isinstance(err, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)):
             raise
+        await _not_a_folder(sftp, path)
         raise oserror_from_sftp(err) from None
     if page:
         yield await _entries(sftp, path, page)
