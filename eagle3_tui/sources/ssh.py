@@ -1,9 +1,10 @@
 """A folder on an SSH host as a Source.
 
 Listing, stat, summarise and compare go to a long-lived agent on the box (sources/agent.py), so
-only summaries cross the network. The agent starts in the background once the connection is up
-(through the login shell and a Python start: ~0.3 s here); a folder listed before it is ready is
-listed over SFTP, which needs neither, and everything else waits for the agent. If the box has no usable Python, listing uses SFTP; if it has
+only summaries cross the network. Starting the agent costs the login shell and a Python start
+(~0.3 s here), so a folder listed before it runs is listed over SFTP, which needs neither; the
+agent starts when that listing ends (not during it: on a loaded machine both would slow down), or
+at once when anything else needs it, and lists from then on. If the box has no usable Python, listing uses SFTP; if it has
 no torch (or cannot run the shipped code), files are fetched over SFTP into the local cache and
 computed here with the same code. Each is said once through on_status.
 
@@ -118,7 +119,7 @@ class SshSource(Source):
         return "remote" if self._agent is not None and self._remote_compute else "local"
 
     async def connect(self) -> None:
-        """Open the connection; the agent starts in the background (see agent_ready)."""
+        """Open the connection. The agent starts after the first listing or on first need (agent_ready)."""
         async with self._lock:
             if self._conn is None:
                 await self._open()
