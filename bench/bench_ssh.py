@@ -32,8 +32,8 @@ sys.path.insert(0, str(HERE))
 
 from bench_summary import H, K, _sample_path  # noqa: E402  (the shared ~224 MiB sample)
 
-from eagle3_tui.sources.base import NaturalListing  # noqa: E402
-from eagle3_tui.sources.opener import open_source  # noqa: E402
+from eagle3_tui.sources.base import NaturalListing
+from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target  # noqa: E402
 from tests.ssh.servers import Keys, Sshd, write_client_files  # noqa: E402
 

@@ -197,7 +197,7 @@ class _Name(NamedTuple):
 class _Attrs:
     """The SFTPAttrs fields this module reads."""
 
-    __slots__ = ("size", "permissions", "mtime")
+    __slots__ = ("mtime", "permissions", "size")
 
     def __init__(self, size: int | None, permissions: int | None, mtime: int | None):
         self.size, self.permissions, self.mtime = size, permissions, mtime
