@@ -6,12 +6,16 @@ file that changed on the box is fetched again. A partial download never takes th
 
 from __future__ import annotations
 
+import asyncio
 import errno as errno_mod
 import hashlib
 import os
 import stat as stat_mod
+import struct
+from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import asyncssh
 
@@ -19,6 +23,7 @@ from eagle3_tui.sources.base import Entry, Progress
 from eagle3_tui.userdirs import cache_dir
 
 MAX_REQUESTS = 32  # parallel reads in flight: one at a time is latency-bound; 32 measured best here
+READDIR_AHEAD = 8  # READDIR requests in flight while listing a folder
 FIRST_PAGE = 100  # OpenSSH answers READDIR with at most 100 names: show them as soon as they come
 
 
@@ -60,25 +65,170 @@ def _join(folder: str, name: str) -> str:
     return name if folder in ("", ".") else folder.rstrip("/") + "/" + name
 
 
-async def list_pages(sftp: asyncssh.SFTPClient, path: str, page_size: int) -> AsyncIterator[list[Entry]]:
-    import asyncio
+async def _names(sftp: asyncssh.SFTPClient, path: str) -> AsyncIterator[list[asyncssh.SFTPName]]:
+    """The folder's names in READDIR batches, with READDIR_AHEAD requests in flight.
 
+    asyncssh's scandir waits a round trip per batch (OpenSSH: 100 names), which made 20,000
+    names cost ~0.5 s on loopback. READDIRs on one handle are answered in order by both OpenSSH
+    and asyncssh servers, each with the next batch, so they pipeline; asyncssh has no public
+    call for that, hence its handler.
+    """
+    handler = sftp._handler
+    handle = await handler.opendir(sftp.compose_path(path))
+    pending: deque[asyncio.Task] = deque()
+    readdir = _fast_readdir if _can_parse(handler) else _slow_readdir
+
+    def ask() -> None:
+        pending.append(asyncio.ensure_future(readdir(sftp, handle)))
+
+    try:
+        for _ in range(READDIR_AHEAD):
+            ask()
+        while pending:
+            try:
+                names, at_end = await pending.popleft()
+            except asyncssh.SFTPEOFError:
+                break
+            yield names
+            if at_end:
+                break
+            ask()
+    finally:
+        # Let the requests still in flight come back (EOF, or names nobody wants) before the
+        # handle closes; cancelled ones would leave replies for nobody.
+        await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            await handler.close(handle)
+        except asyncssh.SFTPError:
+            pass
+
+
+async def _not_a_folder(sftp: asyncssh.SFTPClient, path: str) -> None:
+    """Servers answer listing a file with "no such file" (OpenSSH) or a failure: say what the
+    agent says."""
+    try:
+        attrs = await sftp.stat(path)
+    except asyncssh.SFTPError:
+        return
+    if attrs.permissions is not None and not stat_mod.S_ISDIR(attrs.permissions):
+        raise OSError(errno_mod.ENOTDIR, "Not a directory")
+
+
+async def _slow_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[asyncssh.SFTPName], bool]:
+    names, at_end = await sftp._handler.readdir(handle)
+    for name in names:
+        name.filename = sftp.decode(name.filename)
+    return list(names), at_end
+
+
+# SFTP v3 NAME replies, read here: asyncssh builds two Record objects per name (~15 us each),
+# which was most of a 20,000-name listing's client time. Same fields, same surrogateescape.
+_U32 = struct.Struct(">I")
+_U32X2 = struct.Struct(">II")
+_U64 = struct.Struct(">Q")
+_FXP_READDIR, _FXP_STATUS, _FXP_NAME = 12, 101, 104
+_SIZE, _UIDGID, _PERMISSIONS, _ACMODTIME, _EXTENDED = 0x1, 0x2, 0x4, 0x8, 0x80000000
+
+
+def _can_parse(handler) -> bool:
+    return getattr(handler, "_version", None) == 3 and all(
+        hasattr(handler, a) for a in ("_send_request", "_packet_handlers", "_loop"))
+
+
+async def _fast_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[_Name], bool]:
+    handler = sftp._handler
+    waiter = handler._loop.create_future()
+    handler._send_request(_FXP_READDIR, [_U32.pack(len(handle)) + handle], waiter)
+    kind, packet = await waiter
+    if kind == _FXP_STATUS:
+        handler._packet_handlers[kind](handler, packet)  # raises the SFTPError (EOF at the end)
+        raise asyncssh.SFTPBadMessage("READDIR answered OK without names")
+    if kind != _FXP_NAME:
+        raise asyncssh.SFTPBadMessage(f"unexpected reply {kind} to READDIR")
+    try:
+        return _parse_names(packet.get_remaining_payload(), sftp.decode), False
+    except (struct.error, IndexError):
+        raise asyncssh.SFTPBadMessage("malformed READDIR reply") from None
+
+
+def _parse_names(data: bytes, decode) -> list[_Name]:
+    (count,) = _U32.unpack_from(data, 0)
+    off = 4
+    names = []
+    for _ in range(count):
+        (n,) = _U32.unpack_from(data, off)
+        filename = data[off + 4 : off + 4 + n]
+        off += 4 + n
+        (n,) = _U32.unpack_from(data, off)  # longname: not needed
+        off += 4 + n
+        (flags,) = _U32.unpack_from(data, off)
+        off += 4
+        size = permissions = mtime = None
+        if flags & _SIZE:
+            (size,) = _U64.unpack_from(data, off)
+            off += 8
+        if flags & _UIDGID:
+            off += 8
+        if flags & _PERMISSIONS:
+            (permissions,) = _U32.unpack_from(data, off)
+            off += 4
+        if flags & _ACMODTIME:
+            _atime, mtime = _U32X2.unpack_from(data, off)
+            off += 8
+        if flags & _EXTENDED:
+            (n,) = _U32.unpack_from(data, off)
+            off += 4
+            for _ in range(2 * n):
+                (length,) = _U32.unpack_from(data, off)
+                off += 4 + length
+        if off > len(data):
+            raise IndexError("past the end")
+        names.append(_Name(decode(filename), _Attrs(size, permissions, mtime)))
+    return names
+
+
+class _Name(NamedTuple):
+    """The SFTPName fields this module reads."""
+
+    filename: str
+    attrs: _Attrs
+
+
+class _Attrs:
+    """The SFTPAttrs fields this module reads."""
+
+    __slots__ = ("mtime", "permissions", "size")
+
+    def __init__(self, size: int | None, permissions: int | None, mtime: int | None):
+        self.size, self.permissions, self.mtime = size, permissions, mtime
+
+
+async def list_pages(sftp: asyncssh.SFTPClient, path: str, page_size: int) -> AsyncIterator[list[Entry]]:
     page: list[asyncssh.SFTPName] = []
     limit = min(page_size, FIRST_PAGE)
     try:
-        async for name in sftp.scandir(path):
-            if name.filename in (".", ".."):
-                continue
-            page.append(name)
-            if len(page) >= limit:
-                yield list(await asyncio.gather(*(_follow(sftp, path, n) for n in page)))
-                page, limit = [], page_size
+        async for names in _names(sftp, path):
+            for name in names:
+                if name.filename in (".", ".."):
+                    continue
+                page.append(name)
+                if len(page) >= limit:
+                    yield await _entries(sftp, path, page)
+                    page, limit = [], page_size
     except asyncssh.SFTPError as err:
         if isinstance(err, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)):
             raise
+        await _not_a_folder(sftp, path)
         raise oserror_from_sftp(err) from None
     if page:
-        yield list(await asyncio.gather(*(_follow(sftp, path, n) for n in page)))
+        yield await _entries(sftp, path, page)
+
+
+async def _entries(sftp: asyncssh.SFTPClient, folder: str, names: list[asyncssh.SFTPName]) -> list[Entry]:
+    links = [n for n in names if n.attrs.permissions is not None and stat_mod.S_ISLNK(n.attrs.permissions)]
+    if not links:  # the common case: no stat round trips at all
+        return [entry_from_attrs(n.filename, n.attrs) for n in names]
+    return list(await asyncio.gather(*(_follow(sftp, folder, n) for n in names)))
 
 
 async def stat(sftp: asyncssh.SFTPClient, path: str) -> Entry:

@@ -1,7 +1,10 @@
 """A folder on an SSH host as a Source.
 
 Listing, stat, summarise and compare go to a long-lived agent on the box (sources/agent.py), so
-only summaries cross the network. If the box has no usable Python, listing uses SFTP; if it has
+only summaries cross the network. Starting the agent costs the login shell and a Python start
+(~0.3 s here), so a folder listed before it runs is listed over SFTP, which needs neither; the
+agent starts when that listing ends (not during it: on a loaded machine both would slow down), or
+at once when anything else needs it, and lists from then on. If the box has no usable Python, listing uses SFTP; if it has
 no torch (or cannot run the shipped code), files are fetched over SFTP into the local cache and
 computed here with the same code. Each is said once through on_status.
 
@@ -93,6 +96,8 @@ class SshSource(Source):
         self._remote_compute = True
         self._connected_once = False
         self._lock = asyncio.Lock()
+        #: starts the agent on the current connection; done once it runs or is known unusable
+        self._agent_task: asyncio.Task | None = None
 
     # -- status and connection -------------------------------------------------------------
 
@@ -114,30 +119,58 @@ class SshSource(Source):
         return "remote" if self._agent is not None and self._remote_compute else "local"
 
     async def connect(self) -> None:
+        """Open the connection. The agent starts after the first listing or on first need (agent_ready)."""
         async with self._lock:
             if self._conn is None:
-                try:
-                    await self._open()
-                except DROPPED as err:
-                    reason = getattr(err, "reason", None) or str(err) or type(err).__name__
-                    raise ConnectionGone(f"{self.where}: connection lost while starting the agent ({reason})") from None
+                await self._open()
+
+    async def agent_ready(self) -> None:
+        """Wait until the agent runs, or is known not to (then `computed` says "local")."""
+        await self.connect()
+        try:
+            await self._agent_started()
+        except DROPPED as err:
+            self._forget()
+            reason = getattr(err, "reason", None) or str(err) or type(err).__name__
+            raise ConnectionGone(f"{self.where}: connection lost while starting the agent ({reason})") from None
 
     async def _open(self) -> None:
         self._status(f"connecting to {self.target.host}…")
         self._conn = await self._connector.connect()
         self._connected_once = True
+
+    def _kick_agent(self) -> asyncio.Task | None:
+        """Start the agent on the current connection unless it is starting or started."""
+        if self._agent_task is None and self._conn is not None:
+            self._agent_task = asyncio.create_task(self._start_agent(self._conn))
+            # a failure is read by whoever waits for the agent; nobody waiting is no error
+            self._agent_task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return self._agent_task
+
+    async def _agent_started(self) -> None:
+        """Start the agent if needed and wait for it; a drop while it starts raises DROPPED."""
+        task = self._kick_agent()
+        if task is None:
+            return
+        await asyncio.wait([task])  # unlike awaiting it, never cancels the start for all waiters
+        if task.cancelled():  # dropped (_forget) or closed meanwhile
+            raise AgentLost("connection lost")
+        if task.exception() is not None:
+            raise task.exception()
+
+    async def _start_agent(self, conn: asyncssh.SSHClientConnection) -> None:
         self._status("starting agent…")
         try:
-            self._agent = await AgentClient.start(self._conn, self.remote_python)
+            agent = await AgentClient.start(conn, self.remote_python)
         except AgentUnavailable as err:
-            self._agent = None
             self._status(f"{err} on {self.target.host}: listing over SFTP, computing locally", once=True)
             return
-        except DROPPED:
-            self._forget()
-            raise
-        torch = self._agent.hello.get("torch")
-        python = self._agent.hello.get("python", "0")
+        if conn is not self._conn:  # the connection was dropped or closed meanwhile
+            await agent.close()
+            raise AgentLost("connection lost")
+        self._agent = agent
+        torch = agent.hello.get("torch")
+        python = agent.hello.get("python", "0")
         if _version(python) < MIN_REMOTE_PYTHON:
             self._remote_compute = False
             needed = ".".join(map(str, MIN_REMOTE_PYTHON))
@@ -155,11 +188,17 @@ class SshSource(Source):
     def _forget(self) -> None:
         """Drop every handle on a connection that is gone; the next call reconnects."""
         conn, self._conn, self._agent, self._sftp = self._conn, None, None, None
+        task, self._agent_task = self._agent_task, None
+        if task is not None:
+            task.cancel()
         if conn is not None:
             conn.abort()
 
     async def close(self) -> None:
         async with self._lock:
+            if self._agent_task is not None:
+                self._agent_task.cancel()
+                self._agent_task = None
             if self._agent is not None:
                 await self._agent.close()
             if self._sftp is not None:
@@ -169,14 +208,17 @@ class SshSource(Source):
                 await self._conn.wait_closed()
             self._conn, self._agent, self._sftp = None, None, None
 
-    async def _ensure(self) -> None:
-        """Connect if never connected; raise AgentLost if the connection or agent died since."""
+    async def _ensure(self, agent: bool = True) -> None:
+        """Connect if never connected, and (with `agent`) wait for the agent's start; raise
+        AgentLost if the connection or agent died since."""
         if self._conn is None:
             async with self._lock:
                 if self._conn is None:
                     await self._open()
         elif self._conn.is_closed() or (self._agent is not None and self._agent.lost):
             raise AgentLost("connection lost")
+        if agent:
+            await self._agent_started()
 
     async def _sftp_client(self) -> asyncssh.SFTPClient:
         if self._sftp is None:
@@ -221,10 +263,11 @@ class SshSource(Source):
         tries = 0
         while True:
             try:
-                await self._ensure()
+                await self._ensure(agent=False)
                 async for page in self._pages(path, page_size):
                     delivered = True
                     yield page
+                self._kick_agent()
                 return
             except DROPPED:
                 self._forget()
@@ -238,6 +281,7 @@ class SshSource(Source):
             tries = await self._after_drop(tries, f"listing {path}")
 
     async def _pages(self, path: str, page_size: int) -> AsyncIterator[list[Entry]]:
+        # While the agent starts, SFTP lists: no login shell and no Python start to wait for.
         if self._agent is not None:
             try:
                 async for reply in self._agent.stream("ls", path=path, page=page_size):
@@ -279,6 +323,7 @@ class SshSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         args = {"path": path, "k": k, "slots": slots, "hidden": hidden}
+        await self._retrying(f"summarising {path}", self._ensure)  # the agent's hello decides below
         if self._decodes_here(tokenizer):
             args["tokenizer"] = tokenizer
         if model:
@@ -299,6 +344,7 @@ class SshSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         args = {"a": a, "b": b, "slots": slots, "hidden": hidden}
+        await self._retrying(f"comparing {a} and {b}", self._ensure)
         if self._decodes_here(tokenizer):
             args["tokenizer"] = tokenizer
         if model:

@@ -217,6 +217,7 @@ async def _open(config: str, known: str, path: str, opened: list, **options):
     source.statuses = statuses
     opened.append(source)
     await source.connect()
+    await source.agent_ready()  # these tests look at what the agent's start said and decided
     return source
 
 
