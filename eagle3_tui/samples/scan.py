@@ -186,12 +186,18 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
     else:
         norms, cos, nan, inf, first = _parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     positions = pick if quick else torch.arange(t)
-    stats = _part_stats(norms, positions, valid, nan, inf, first, quick)
+    # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
+    picked_valid = int((pick < valid).sum()) if pick is not None else 0
+    n_valid = picked_valid if quick else valid
+    # the usual case (every norm and cosine finite) takes a path of a few torch ops: on a small
+    # file the per-op cost of torch, not the arithmetic, is what the statistics cost
+    finite = bool(torch.isfinite(norms).all()) and (cos is None or bool(torch.isfinite(cos).all()))
+    stats = _part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
     # signatures always come from the rows a quick scan reads, so quick and full records agree
-    sig_rows = positions < valid
-    if not quick and pick is not None:
-        sig_rows = torch.zeros(t, dtype=torch.bool)
-        sig_rows[pick[pick < valid]] = True
+    if quick or pick is None:
+        sig_rows = slice(0, n_valid)
+    else:
+        sig_rows = pick[:picked_valid]
 
     mask = sample.loss_mask
     ids = sample.ids
@@ -236,7 +242,7 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
         "signature": _signature(norms, cos, sig_rows, n_slots, has_final,
-                                len({x.shape[1] for x in parts[:n_slots]}) <= 1),
+                                len({x.shape[1] for x in parts[:n_slots]}) <= 1, finite),
         "fingerprint": _fingerprint(ids, parts, valid),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
@@ -332,11 +338,12 @@ def _pick_rows(t: int, valid: int, rows: int):
     if rows <= 0 or t <= rows + PAD_PROBE:
         return None
     n = min(rows, valid)
-    picked = torch.linspace(0, max(valid - 1, 0), n).round().long().unique() if valid else torch.empty(0, dtype=torch.long)
+    # in plain Python: the torch ops (linspace, round, unique, cat) cost more than the arithmetic
+    step = (valid - 1) / (n - 1) if n > 1 else 0.0
+    picked = sorted({round(i * step) for i in range(n)})
     if t > valid:
-        pad = torch.tensor(sorted({valid, t - 1})[:PAD_PROBE], dtype=torch.long)
-        picked = torch.cat([picked, pad])
-    return picked
+        picked += sorted({valid, t - 1})[:PAD_PROBE]
+    return torch.tensor(picked, dtype=torch.long)
 
 
 def _rows_pass(parts: list, pick, t: int):
@@ -398,10 +405,24 @@ def _parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
     return norms, cos, nan, inf, first
 
 
-def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool):
-    """Per part: the slot record (norm mean and max over the valid rows read)."""
+def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool,
+                finite_prefix: int | None = None):
+    """Per part: the slot record (norm mean and max over the valid rows read).
+    finite_prefix: every norm is finite and the valid rows read are the first finite_prefix."""
     import torch
 
+    if finite_prefix:
+        vn = norms[:, :finite_prefix]
+        mean = vn.sum(1) / finite_prefix
+        if quick and finite_prefix > 1 and int(positions[0]) == 0:
+            mean = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid  # row 0 stratum (below)
+        pn = norms[:, finite_prefix:]
+        pad_nonzero = pn.ne(0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
+        return [
+            {"norm_mean": _finite(m), "norm_max": _finite(x), "nan": nan[i], "inf": inf[i],
+             "first_nonfinite_row": first[i], "_pad_nonzero": bool(pad_nonzero[i])}
+            for i, (m, x) in enumerate(zip(mean.tolist(), vn.amax(1).tolist()))
+        ]
     in_valid = positions < valid
     vn = norms[:, in_valid]
     ok = torch.isfinite(vn)
@@ -432,24 +453,36 @@ def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list,
     return stats
 
 
-def _signature(norms, cos, in_valid, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+def _signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width: bool,
+               finite: bool = False) -> dict[str, Any]:
     """Cheap numbers that tell capture layers apart across files: each slot's norm relative to
-    the final state's, and the mean cosine between neighbouring slots (over the rows `in_valid`)."""
+    the final state's, and the mean cosine between neighbouring slots (over `rows`: a slice or
+    row indices). finite: every norm and cosine is."""
     import torch
 
-    if not len(norms) or not bool(in_valid.any()):
+    count = (rows.stop - rows.start) if isinstance(rows, slice) else len(rows)
+    if not len(norms) or not count:
         return {"rel_final": [], "cos_next": [], "cos_final": None}
-    vn = norms[:, in_valid]
+    pick = (lambda x: x[:, rows]) if isinstance(rows, slice) else (lambda x: x.index_select(1, rows))
+    vn = pick(norms)
+    if finite:
+        plain = (vn.sum(1) / count).tolist()
+        means = (pick(cos).sum(1) / count).tolist() if cos is not None else []
+        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width)
     fin = torch.isfinite(vn)
     plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
-    ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
-    rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
     means: list = []
     if cos is not None:
-        c = cos[:, in_valid]
+        c = pick(cos)
         ok = torch.isfinite(c)
         m = torch.where(ok, c, 0.0).sum(1) / ok.sum(1).clamp_min(1)
         means = [_finite(v) if n else None for v, n in zip(m.tolist(), ok.sum(1).tolist())]
+    return _signature_of(plain, means, n_slots, has_final, slots_same_width)
+
+
+def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+    ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
+    rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
     cos_next = means[: max(n_slots - 1, 0)] if slots_same_width else []
     cos_final = means[n_slots - 1] if has_final and n_slots and len(means) >= n_slots else None
     return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
@@ -465,8 +498,8 @@ def _fingerprint(ids, parts: list, valid: int) -> str:
     at = sorted({0, valid - 1}) if valid else []
     for x in parts:
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
-        for r in at:
-            h.update(x[r].float().numpy().tobytes())
+        if at:  # the rows' bytes back to back, as row by row (one gather instead of two)
+            h.update(x[at].float().numpy().tobytes())
     return h.hexdigest()
 
 
