@@ -655,7 +655,15 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=No
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
+    import gc
+
+    # frozen objects are left out of the children's collections, which would otherwise touch
+    # (and so copy, page by page) the whole heap torch's import left in the parent
+    gc.freeze()
+    try:
+        pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
+    finally:
+        gc.unfreeze()
     try:
         for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
                                                        for c in chunks]):
