@@ -357,10 +357,19 @@ def _rows_pass(parts: list, pick, t: int):
 
     n_parts, h = len(parts), parts[0].shape[1]
     n_rows = t if pick is None else len(pick)
+    step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
+    if n_rows <= step and len({x.dtype for x in parts}) == 1:
+        # one chunk (every small file): no buffer, no copies into it, no slices to fill
+        chunk = torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts]).float()
+        n = torch.linalg.vector_norm(chunk, dim=-1)
+        cos = None
+        if n_parts > 1:
+            cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
+        nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
+        return n, cos, nan, inf, first
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
     cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
     nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
-    step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
     buf = torch.empty(n_parts, min(step, n_rows), h, dtype=torch.float32)
     for r0 in range(0, n_rows, step):
         r1 = min(n_rows, r0 + step)
@@ -373,14 +382,22 @@ def _rows_pass(parts: list, pick, t: int):
         if cos is not None:
             dots = (chunk[:-1] * chunk[1:]).sum(-1)
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
-        if not bool(torch.isfinite(n).all()):
-            for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
-                nan[i] += int(torch.isnan(chunk[i]).sum())
-                inf[i] += int(torch.isinf(chunk[i]).sum())
-                if first[i] is None:
-                    at = r0 + int((~torch.isfinite(n[i])).nonzero()[0, 0])
-                    first[i] = at if pick is None else int(pick[at])
+        _nonfinite(chunk, n, r0, pick, nan, inf, first)
     return norms, cos, nan, inf, first
+
+
+def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
+    """Add the NaN/Inf counts (and first rows) of a chunk of rows starting at row r0."""
+    import torch
+
+    if not bool(torch.isfinite(n).all()):
+        for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
+            nan[i] += int(torch.isnan(chunk[i]).sum())
+            inf[i] += int(torch.isinf(chunk[i]).sum())
+            if first[i] is None:
+                at = r0 + int((~torch.isfinite(n[i])).nonzero()[0, 0])
+                first[i] = at if pick is None else int(pick[at])
+    return nan, inf, first
 
 
 def _parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
@@ -495,11 +512,13 @@ def _fingerprint(ids, parts: list, valid: int) -> str:
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
         h.update(ids.contiguous().numpy().tobytes())
-    at = sorted({0, valid - 1}) if valid else []
+    import torch
+
+    at = torch.tensor(sorted({0, valid - 1})) if valid else None
     for x in parts:
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
-        if at:  # the rows' bytes back to back, as row by row (one gather instead of two)
-            h.update(x[at].float().numpy().tobytes())
+        if at is not None:  # the rows' bytes back to back, as row by row (one gather instead of two)
+            h.update(x.index_select(0, at).float().numpy().tobytes())
     return h.hexdigest()
 
 
