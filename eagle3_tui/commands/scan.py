@@ -83,7 +83,7 @@ class _Progress:
 
 async def _scan(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
-    from eagle3_tui.dataset.scan import findings_for, scan_dataset
+    from eagle3_tui.dataset.scan import findings_for, full_record, scan_dataset
     from eagle3_tui.samples.dataset_findings import blocking
     from eagle3_tui.dataset.cache import ScanCache
     from eagle3_tui.sources.base import SourceError
@@ -134,7 +134,8 @@ async def _scan(args: argparse.Namespace) -> int:
         await source.connect()
         drafter = (args.drafter, args.model) if args.drafter else None
         scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache,
-                            drafter=drafter, vocab_mapping=vocab_mapping)
+                            drafter=drafter, vocab_mapping=vocab_mapping, lazy=True)
+        held: list[str] = []  # cached lines, written in batches: an unchanged dataset is mostly these
         try:
             async for item in scan:
                 if "progress" in item:
@@ -142,10 +143,14 @@ async def _scan(args: argparse.Namespace) -> int:
                     continue
                 records.append(item)
                 if args.json:
-                    out.write(_json_line(item))
-                    if not item.get("cached"):  # fresh records stream as they finish
+                    held.append(_json_line(item))
+                    if not item.get("cached") or len(held) >= 1000:  # fresh records stream as they finish
+                        out.write("".join(held))
+                        held.clear()
                         out.flush()
         finally:
+            if held:
+                out.write("".join(held))
             await scan.aclose()
     except asyncio.CancelledError:
         interrupted = True
@@ -174,7 +179,7 @@ async def _scan(args: argparse.Namespace) -> int:
     if args.json:
         out.write(json.dumps(to_json_ready({"summary": summary, "findings": findings})) + "\n")
     else:
-        out.write(format_report(records, findings, summary) + "\n")
+        out.write(format_report([full_record(r) for r in records], findings, summary) + "\n")
     out.flush()
     if interrupted:
         say("scan: interrupted; the findings cover the files scanned so far")
@@ -183,6 +188,14 @@ async def _scan(args: argparse.Namespace) -> int:
 
 
 def _json_line(record: dict[str, Any]) -> str:
+    raw = record.get("raw")
+    if raw is not None and raw.endswith("}") and "NaN" not in raw and "Infinity" not in raw:
+        # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it
+        return raw[:-1] + ', "cached": true}\n' if raw != "{}" else '{"cached": true}\n'
+    if raw is not None:
+        from eagle3_tui.dataset.scan import full_record
+
+        record = full_record(record)
     # records hold finite floats (samples/scan.py): the C encoder alone, unless one does not
     try:
         return json.dumps(record, allow_nan=False) + "\n"

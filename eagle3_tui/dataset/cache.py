@@ -15,7 +15,7 @@ from typing import Any
 
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 2  # 2: fingerprints from the first and last valid rows (same in quick and full)
+SCHEMA = 3  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column
 
 
 def mode_name(full: bool, rows: int) -> str:
@@ -36,7 +36,7 @@ class ScanCache:
             self._db.execute(f"PRAGMA user_version={SCHEMA}")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS records (host TEXT, path TEXT, size INTEGER, mtime REAL,"
-            " mode TEXT, record TEXT, PRIMARY KEY (host, path))"
+            " mode TEXT, record TEXT, error INTEGER, PRIMARY KEY (host, path))"
         )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS findings (host TEXT, root TEXT, digest TEXT, findings TEXT,"
@@ -51,16 +51,17 @@ class ScanCache:
     def _prefix(root: str) -> str:
         return root.rstrip("/") + "/"
 
-    def known(self, host: str, root: str, full: bool, rows: int) -> dict[str, tuple[int, float, str]]:
-        """rel path -> (size, mtime, record JSON text) of usable records under root."""
+    def known(self, host: str, root: str, full: bool, rows: int) -> dict[str, tuple[int, float, str, str, bool]]:
+        """rel path -> (size, mtime, record JSON text, cache mode, is an error record) of usable
+        records under root: one indexed range query, nothing decoded."""
         prefix = self._prefix(root)
-        wanted = {"full"} if full else {"full", mode_name(False, rows)}
+        wanted = ("full", "full") if full else ("full", mode_name(False, rows))
         cur = self._db.execute(
-            "SELECT path, size, mtime, mode, record FROM records WHERE host = ? AND path >= ? AND path < ?",
-            (host, prefix, prefix[:-1] + "0"),  # "0" is the character after "/"
+            "SELECT substr(path, ?), size, mtime, record, mode, error FROM records"
+            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)",
+            (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),  # "0" is the character after "/"
         )
-        n = len(prefix)
-        return {p[n:]: (size, mtime, rec) for p, size, mtime, mode, rec in cur if mode in wanted}
+        return {row[0]: row[1:] for row in cur}
 
     def in_folder(self, host: str, folder: str) -> dict[str, tuple[int, float, str]]:
         """name -> (size, mtime, record JSON text) of the files directly in `folder`, whatever
@@ -77,12 +78,12 @@ class ScanCache:
         prefix = self._prefix(root)
         mode = mode_name(full, rows)
         rows_ = [
-            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r))
+            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r), "error" in r)
             for r in records
             if r.get("size") is not None and r.get("mtime") is not None
         ]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?)", rows_)
+            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?)", rows_)
 
 
 
@@ -100,6 +101,7 @@ class ScanCache:
         h = hashlib.blake2b(digest_size=16)
         with open(dataset_findings.__file__, "rb") as fh:
             h.update(fh.read())
+        # a lazy cached record (dataset/scan.py) carries path, size, mtime, mode and error too
         for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}" for r in records):
             h.update(key.encode("utf-8", "surrogateescape"))
             h.update(b"\n")

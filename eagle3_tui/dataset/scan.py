@@ -5,6 +5,9 @@
         else: ...                    # a record (samples/scan.py) with "computed"
 
 Cached records come back with "computed" as the record was first computed and "cached": True.
+With lazy=True a cached record that is not an error comes back undecoded, as
+{"path", "size", "mtime", "mode", "cached": True, "raw": record JSON text}: enough for counts,
+the findings cache and printing the line as it was stored; full_record(r) decodes it.
 Closing the iterator early (or cancelling the task) stops the scan where it runs; records
 finished so far are in the cache.
 
@@ -34,7 +37,7 @@ def cache_host(source) -> str:
 async def scan_dataset(
     source, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
     cache: ScanCache | None = None, drafter: tuple[str, str | None] | None = None,
-    vocab_mapping: str | None = None,
+    vocab_mapping: str | None = None, lazy: bool = False,
 ) -> AsyncIterator[dict[str, Any]]:
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
@@ -42,16 +45,21 @@ async def scan_dataset(
         cache = None  # cached records carry no drafter figures: every file is read again
     known = cache.known(host, root, full, rows) if cache is not None else {}
     if vocab_mapping is not None:  # records cached without draft-vocabulary counts are scanned again
-        known = {rel: k for rel, k in known.items() if '"draft_vocab"' in k[2] or '"error"' in k[2]}
+        known = {rel: k for rel, k in known.items() if '"draft_vocab"' in k[2] or k[4]}
     pending: list[dict[str, Any]] = []
     try:
         async for item in source.scan(
             path, full=full, rows=rows, workers=workers, drafter=drafter,
-            known={rel: (size, mtime) for rel, (size, mtime, _) in known.items()},
+            known={rel: k[:2] for rel, k in known.items()},
             **({"vocab_mapping": vocab_mapping} if vocab_mapping is not None else {}),
         ):
             if item.get("cached"):
-                record = json.loads(known[item["path"]][2])
+                _, _, text, mode, error = known[item["path"]]
+                if lazy and not error:
+                    yield {"path": item["path"], "size": item["size"], "mtime": item["mtime"],
+                           "mode": "full" if mode == "full" else "quick", "cached": True, "raw": text}
+                    continue
+                record = json.loads(text)
                 record["cached"] = True
                 yield record
                 continue
@@ -66,22 +74,31 @@ async def scan_dataset(
             cache.put(host, root, pending, full, rows)
 
 
+def full_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The decoded record behind a lazy cached one (scan_dataset(lazy=True)); others as they are."""
+    if "raw" not in record:
+        return record
+    full = json.loads(record["raw"])
+    full["cached"] = True
+    return full
+
+
 def findings_for(source, path: str, records: list[dict[str, Any]], cache: ScanCache | None = None) -> list[dict[str, Any]]:
     """dataset_findings(records), from the cache when the same records were judged before.
     Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping."""
     from eagle3_tui.samples.dataset_findings import dataset_findings
 
     if cache is None:
-        return dataset_findings(records)
+        return dataset_findings([full_record(r) for r in records])
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
     try:
         digest = cache.digest(records)
         found = cache.findings(host, root, digest)
     except sqlite3.Error:  # a broken cache costs time, never the answer
-        return dataset_findings(records)
+        return dataset_findings([full_record(r) for r in records])
     if found is None:
-        found = dataset_findings(records)
+        found = dataset_findings([full_record(r) for r in records])
         try:
             cache.put_findings(host, root, digest, found)
         except sqlite3.Error:

@@ -186,12 +186,18 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
     else:
         norms, cos, nan, inf, first = _parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     positions = pick if quick else torch.arange(t)
-    stats = _part_stats(norms, positions, valid, nan, inf, first, quick)
+    # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
+    picked_valid = int((pick < valid).sum()) if pick is not None else 0
+    n_valid = picked_valid if quick else valid
+    # the usual case (every norm and cosine finite) takes a path of a few torch ops: on a small
+    # file the per-op cost of torch, not the arithmetic, is what the statistics cost
+    finite = bool(torch.isfinite(norms).all()) and (cos is None or bool(torch.isfinite(cos).all()))
+    stats = _part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
     # signatures always come from the rows a quick scan reads, so quick and full records agree
-    sig_rows = positions < valid
-    if not quick and pick is not None:
-        sig_rows = torch.zeros(t, dtype=torch.bool)
-        sig_rows[pick[pick < valid]] = True
+    if quick or pick is None:
+        sig_rows = slice(0, n_valid)
+    else:
+        sig_rows = pick[:picked_valid]
 
     mask = sample.loss_mask
     ids = sample.ids
@@ -236,7 +242,7 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
         "signature": _signature(norms, cos, sig_rows, n_slots, has_final,
-                                len({x.shape[1] for x in parts[:n_slots]}) <= 1),
+                                len({x.shape[1] for x in parts[:n_slots]}) <= 1, finite),
         "fingerprint": _fingerprint(ids, parts, valid),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
@@ -332,11 +338,12 @@ def _pick_rows(t: int, valid: int, rows: int):
     if rows <= 0 or t <= rows + PAD_PROBE:
         return None
     n = min(rows, valid)
-    picked = torch.linspace(0, max(valid - 1, 0), n).round().long().unique() if valid else torch.empty(0, dtype=torch.long)
+    # in plain Python: the torch ops (linspace, round, unique, cat) cost more than the arithmetic
+    step = (valid - 1) / (n - 1) if n > 1 else 0.0
+    picked = sorted({round(i * step) for i in range(n)})
     if t > valid:
-        pad = torch.tensor(sorted({valid, t - 1})[:PAD_PROBE], dtype=torch.long)
-        picked = torch.cat([picked, pad])
-    return picked
+        picked += sorted({valid, t - 1})[:PAD_PROBE]
+    return torch.tensor(picked, dtype=torch.long)
 
 
 def _rows_pass(parts: list, pick, t: int):
@@ -350,10 +357,19 @@ def _rows_pass(parts: list, pick, t: int):
 
     n_parts, h = len(parts), parts[0].shape[1]
     n_rows = t if pick is None else len(pick)
+    step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
+    if n_rows <= step and len({x.dtype for x in parts}) == 1:
+        # one chunk (every small file): no buffer, no copies into it, no slices to fill
+        chunk = torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts]).float()
+        n = torch.linalg.vector_norm(chunk, dim=-1)
+        cos = None
+        if n_parts > 1:
+            cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
+        nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
+        return n, cos, nan, inf, first
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
     cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
     nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
-    step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
     buf = torch.empty(n_parts, min(step, n_rows), h, dtype=torch.float32)
     for r0 in range(0, n_rows, step):
         r1 = min(n_rows, r0 + step)
@@ -366,14 +382,22 @@ def _rows_pass(parts: list, pick, t: int):
         if cos is not None:
             dots = (chunk[:-1] * chunk[1:]).sum(-1)
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
-        if not bool(torch.isfinite(n).all()):
-            for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
-                nan[i] += int(torch.isnan(chunk[i]).sum())
-                inf[i] += int(torch.isinf(chunk[i]).sum())
-                if first[i] is None:
-                    at = r0 + int((~torch.isfinite(n[i])).nonzero()[0, 0])
-                    first[i] = at if pick is None else int(pick[at])
+        _nonfinite(chunk, n, r0, pick, nan, inf, first)
     return norms, cos, nan, inf, first
+
+
+def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
+    """Add the NaN/Inf counts (and first rows) of a chunk of rows starting at row r0."""
+    import torch
+
+    if not bool(torch.isfinite(n).all()):
+        for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
+            nan[i] += int(torch.isnan(chunk[i]).sum())
+            inf[i] += int(torch.isinf(chunk[i]).sum())
+            if first[i] is None:
+                at = r0 + int((~torch.isfinite(n[i])).nonzero()[0, 0])
+                first[i] = at if pick is None else int(pick[at])
+    return nan, inf, first
 
 
 def _parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
@@ -398,10 +422,24 @@ def _parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
     return norms, cos, nan, inf, first
 
 
-def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool):
-    """Per part: the slot record (norm mean and max over the valid rows read)."""
+def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool,
+                finite_prefix: int | None = None):
+    """Per part: the slot record (norm mean and max over the valid rows read).
+    finite_prefix: every norm is finite and the valid rows read are the first finite_prefix."""
     import torch
 
+    if finite_prefix:
+        vn = norms[:, :finite_prefix]
+        mean = vn.sum(1) / finite_prefix
+        if quick and finite_prefix > 1 and int(positions[0]) == 0:
+            mean = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid  # row 0 stratum (below)
+        pn = norms[:, finite_prefix:]
+        pad_nonzero = pn.ne(0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
+        return [
+            {"norm_mean": _finite(m), "norm_max": _finite(x), "nan": nan[i], "inf": inf[i],
+             "first_nonfinite_row": first[i], "_pad_nonzero": bool(pad_nonzero[i])}
+            for i, (m, x) in enumerate(zip(mean.tolist(), vn.amax(1).tolist()))
+        ]
     in_valid = positions < valid
     vn = norms[:, in_valid]
     ok = torch.isfinite(vn)
@@ -432,24 +470,36 @@ def _part_stats(norms, positions, valid: int, nan: list, inf: list, first: list,
     return stats
 
 
-def _signature(norms, cos, in_valid, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+def _signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width: bool,
+               finite: bool = False) -> dict[str, Any]:
     """Cheap numbers that tell capture layers apart across files: each slot's norm relative to
-    the final state's, and the mean cosine between neighbouring slots (over the rows `in_valid`)."""
+    the final state's, and the mean cosine between neighbouring slots (over `rows`: a slice or
+    row indices). finite: every norm and cosine is."""
     import torch
 
-    if not len(norms) or not bool(in_valid.any()):
+    count = (rows.stop - rows.start) if isinstance(rows, slice) else len(rows)
+    if not len(norms) or not count:
         return {"rel_final": [], "cos_next": [], "cos_final": None}
-    vn = norms[:, in_valid]
+    pick = (lambda x: x[:, rows]) if isinstance(rows, slice) else (lambda x: x.index_select(1, rows))
+    vn = pick(norms)
+    if finite:
+        plain = (vn.sum(1) / count).tolist()
+        means = (pick(cos).sum(1) / count).tolist() if cos is not None else []
+        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width)
     fin = torch.isfinite(vn)
     plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
-    ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
-    rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
     means: list = []
     if cos is not None:
-        c = cos[:, in_valid]
+        c = pick(cos)
         ok = torch.isfinite(c)
         m = torch.where(ok, c, 0.0).sum(1) / ok.sum(1).clamp_min(1)
         means = [_finite(v) if n else None for v, n in zip(m.tolist(), ok.sum(1).tolist())]
+    return _signature_of(plain, means, n_slots, has_final, slots_same_width)
+
+
+def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+    ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
+    rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
     cos_next = means[: max(n_slots - 1, 0)] if slots_same_width else []
     cos_final = means[n_slots - 1] if has_final and n_slots and len(means) >= n_slots else None
     return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
@@ -462,11 +512,13 @@ def _fingerprint(ids, parts: list, valid: int) -> str:
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
         h.update(ids.contiguous().numpy().tobytes())
-    at = sorted({0, valid - 1}) if valid else []
+    import torch
+
+    at = torch.tensor(sorted({0, valid - 1})) if valid else None
     for x in parts:
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
-        for r in at:
-            h.update(x[r].float().numpy().tobytes())
+        if at is not None:  # the rows' bytes back to back, as row by row (one gather instead of two)
+            h.update(x.index_select(0, at).float().numpy().tobytes())
     return h.hexdigest()
 
 
@@ -622,7 +674,15 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=No
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
+    import gc
+
+    # frozen objects are left out of the children's collections, which would otherwise touch
+    # (and so copy, page by page) the whole heap torch's import left in the parent
+    gc.freeze()
+    try:
+        pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
+    finally:
+        gc.unfreeze()
     try:
         for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
                                                        for c in chunks]):

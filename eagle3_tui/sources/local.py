@@ -167,6 +167,26 @@ class LocalSource(Source):
                 last[0] = now
                 loop.call_soon_threadsafe(queue.put_nowait, {"progress": state.to_json()})
 
+        # Records cross to the loop in batches: the loop is woken only when it has taken every
+        # record handed over before, and then takes all that came since. One wake-up per record
+        # was most of what a second scan of an unchanged 20,000-file dataset cost, and a third
+        # of a full scan of small files (the two threads trading the GIL); no record waits.
+        pending: list = []
+        lock = threading.Lock()
+
+        def drain() -> None:
+            with lock:
+                batch = pending[:]
+                pending.clear()
+            queue.put_nowait(batch)
+
+        def hand_over(record) -> None:
+            with lock:
+                wake = not pending
+                pending.append(record)
+            if wake:
+                loop.call_soon_threadsafe(drain)
+
         def _run() -> None:
             from eagle3_tui.samples.scan import scan_tree
             from eagle3_tui.samples.scan_accept import check_drafter
@@ -182,7 +202,7 @@ class LocalSource(Source):
                                         vocab_mapping=vocab_mapping):
                     if not record.get("cached"):
                         record["computed"] = "local"
-                    loop.call_soon_threadsafe(queue.put_nowait, record)
+                    hand_over(record)
                     if cancel.is_set():
                         break
             except OSError as err:
@@ -201,6 +221,10 @@ class LocalSource(Source):
                     return
                 if isinstance(item, BaseException):
                     raise item
-                yield item
+                if isinstance(item, list):
+                    for record in item:
+                        yield record
+                else:
+                    yield item
         finally:
             cancel.set()  # the scan stops at its next file (the pool is terminated)

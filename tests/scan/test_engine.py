@@ -110,6 +110,22 @@ def test_unchanged_files_come_from_the_cache_without_being_read(clean, tmp_path,
     assert [f["code"] for f in s3["findings"] if f["severity"] == "error"] == ["unreadable"]
 
 
+def test_text_report_from_the_cache_is_the_report_of_the_first_scan(clean, tmp_path, capsys):
+    # cached records are kept undecoded until something needs them: the per-shard table and a
+    # cached unreadable file must still come out exactly as the scan that read them printed
+    root = copy_dataset(clean, tmp_path / "ds")
+    broken = sorted(root.rglob("*.ckpt"))[2]
+    broken.write_bytes(b"PK\x03\x04 cut short")
+    assert main(["scan", str(root)]) == 1
+    first = capsys.readouterr().out
+    assert main(["scan", str(root)]) == 1
+    second = capsys.readouterr().out
+    body = lambda text: text.rsplit("\n", 2)[0]  # noqa: E731 - the last line has timings and cache counts
+    assert "unreadable" in first and "0 from cache" in first
+    assert body(second) == body(first)
+    assert f"{len(list(root.rglob('*.ckpt')))} from cache" in second
+
+
 def test_full_scan_does_not_take_quick_records_from_the_cache(clean, capsys):
     _, s1 = scan_json(capsys, clean, "--rows", "8")
     _, s2 = scan_json(capsys, clean, "--full")
