@@ -34,6 +34,19 @@ def add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
+def below_one(args: argparse.Namespace, command: str, *names: str) -> int | None:
+    """Exit status 2 with one line on stderr when an option among `names` is given below 1 (a usage
+    error: nothing is read), else None."""
+    import sys
+
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"eagle3-tui {command}: error: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
+            return 2
+    return None
+
+
 def to_json_ready(obj: Any) -> Any:
     """Replace NaN/Inf floats with None so the output is strict JSON."""
     if isinstance(obj, float):

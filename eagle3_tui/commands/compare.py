@@ -12,7 +12,12 @@ import json
 import sys
 from typing import Any
 
-from eagle3_tui.commands._options import add_connection_arguments, add_tokenizer_argument, to_json_ready
+from eagle3_tui.commands._options import (
+    add_connection_arguments,
+    add_tokenizer_argument,
+    below_one,
+    to_json_ready,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,11 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("slots", "hidden"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            print(f"eagle3-tui compare: error: --{name} must be at least 1", file=sys.stderr)
-            return 2
+    if (usage := below_one(args, "compare", "slots", "hidden")) is not None:
+        return usage
     try:
         result = compare_targets(args.a, args.b, args)
     except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback

@@ -32,11 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("tokens", "slots", "hidden"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            print(f"eagle3-tui identify: error: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
-            return 2
+    from eagle3_tui.commands._options import below_one
+
+    if (usage := below_one(args, "identify", "tokens", "slots", "hidden")) is not None:
+        return usage
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 from typing import Any
 
 from eagle3_tui.commands.ls import printable
-from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
+from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
 
 PROGRESS_EVERY = 0.2
 
@@ -42,11 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("rows", "workers"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            print(f"eagle3-tui scan: error: --{name} must be at least 1", file=sys.stderr)
-            return 2
+    if (usage := below_one(args, "scan", "rows", "workers")) is not None:
+        return usage
     return asyncio.run(_scan(args))
 
 

@@ -7,7 +7,12 @@ import json
 import sys
 from typing import Any
 
-from eagle3_tui.commands._options import add_connection_arguments, add_tokenizer_argument, to_json_ready
+from eagle3_tui.commands._options import (
+    add_connection_arguments,
+    add_tokenizer_argument,
+    below_one,
+    to_json_ready,
+)
 from eagle3_tui.names import printable
 
 
@@ -28,11 +33,8 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 0:
         print("eagle3-tui summary: error: -k must be 0 or more", file=sys.stderr)
         return 2
-    for name in ("slots", "hidden"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            print(f"eagle3-tui summary: error: --{name} must be at least 1", file=sys.stderr)
-            return 2
+    if (usage := below_one(args, "summary", "slots", "hidden")) is not None:
+        return usage
     from eagle3_tui.commands._targets import summarize_targets
 
     failed = False
