@@ -246,7 +246,7 @@ def _torch_load(src, *, mmap: bool) -> Any:
         raise SampleError(_unpickling_message(err)) from None
     except (RuntimeError, EOFError, ValueError, OSError, KeyError, IndexError, TypeError) as err:
         text = str(err).splitlines()[0] if str(err) else type(err).__name__
-        if "central directory" in text or "zip archive" in text or "file not found" in text.lower():
+        if _broken_zip(src) or "central directory" in text or "zip archive" in text or "file not found" in text.lower():
             raise SampleError("truncated or corrupt torch file (zip archive unreadable)") from None
         if "magic number" in text.lower():
             raise SampleError("not a torch.save file (a plain pickle, not torch's format)") from None
@@ -255,6 +255,22 @@ def _torch_load(src, *, mmap: bool) -> Any:
         raise
     except Exception as err:  # noqa: BLE001 - whatever torch raises on a hostile file: one line
         raise SampleError(f"cannot load torch file ({type(err).__name__}: {_first_line(err)})") from None
+
+
+def _broken_zip(src) -> bool:
+    """A path that starts like a zip but has no readable end record: a cut-off copy. (mmap of such
+    a file fails with a bare "Invalid argument" before torch looks at the archive.)"""
+    import zipfile
+
+    if not isinstance(src, str):
+        return False
+    try:
+        with open(src, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":
+                return False
+        return not zipfile.is_zipfile(src)
+    except OSError:
+        return False
 
 
 def _utf8(name: str) -> bool:

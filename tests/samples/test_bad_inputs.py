@@ -118,3 +118,19 @@ def test_missing_file_and_folder(tmp_path):
     assert out.returncode == 1
     assert out.stderr.splitlines()[0].endswith("error: no such file")
     assert out.stderr.splitlines()[1].endswith("error: is a folder, not a file")
+
+
+@pytest.mark.parametrize("keep", [0.01, 0.1, 0.5, 0.9, 0.999])
+def test_a_copy_cut_off_anywhere_is_named_truncated(tmp_path, keep):
+    """An interrupted copy of a SpecForge file: mmap fails before torch reads the archive, with a
+    bare 'Invalid argument'; the user must read 'truncated' whatever the cut."""
+    from eagle3_tui.samples.stats import summarize_file
+
+    good = tmp_path / "good.ckpt"
+    torch.save({"input_ids": torch.arange(64), "loss_mask": torch.ones(64, dtype=torch.long),
+                "aux_hidden_state": torch.randn(1, 64, 3 * 32), "hidden_state": torch.randn(1, 64, 32)}, good)
+    raw = good.read_bytes()
+    cut = tmp_path / "data_0.ckpt"
+    cut.write_bytes(raw[: max(5, int(len(raw) * keep))])
+    result = summarize_file(str(cut))
+    assert result["error"] == "truncated or corrupt torch file (zip archive unreadable)"
