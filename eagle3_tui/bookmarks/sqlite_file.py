@@ -7,7 +7,9 @@ checkpoint anything, and only a file that passed it is opened read-write.
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from pathlib import Path
 
 from eagle3_tui.bookmarks.model import BookmarkError, BookmarkStoreRefused
@@ -40,6 +42,7 @@ CREATE TABLE bookmarks (
 def _refuse(path: Path, why: str, hint: str = "move it aside to start a new bookmark store") -> BookmarkStoreRefused:
     return BookmarkStoreRefused(f"{path}: {why}; the file was left untouched ({hint})")
 
+
 def inspect(path: Path) -> None:
     """Check an existing file without any chance of writing to it."""
     try:
@@ -70,6 +73,7 @@ def inspect(path: Path) -> None:
     finally:
         conn.close()
 
+
 def _check(path: Path, conn: sqlite3.Connection, *, quick_check: bool) -> int:
     # One read transaction: read separately, another process's schema creation could land
     # between the two reads and make a new store look like someone else's database.
@@ -80,6 +84,7 @@ def _check(path: Path, conn: sqlite3.Connection, *, quick_check: bool) -> int:
         return _check_in_transaction(path, conn, quick_check=quick_check)
     finally:
         conn.execute("ROLLBACK")
+
 
 def _check_in_transaction(path: Path, conn: sqlite3.Connection, *, quick_check: bool) -> int:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -101,11 +106,35 @@ def _check_in_transaction(path: Path, conn: sqlite3.Connection, *, quick_check: 
             raise _refuse(path, f"damaged bookmark store ({one_line(problems[0])})")
     return version
 
+
+class _Contended(Exception):
+    """Another process held the file while this one was opening it."""
+
+
 def open_rw(path: Path) -> sqlite3.Connection:
+    """Open (creating and migrating if needed) for reading and writing. Two processes opening a
+    new store at once can make SQLite answer "database is locked" at once, without waiting (it
+    does so when waiting could deadlock, e.g. both hold a read lock and one switches to WAL):
+    opening is idempotent, so it is tried again, with a short random back-off, for up to
+    BUSY_TIMEOUT_S."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise BookmarkError(f"{path.parent}: cannot create folder: {e.strerror or e}") from None
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.01
+    while True:
+        try:
+            return _open_rw_once(path)
+        except _Contended as e:
+            if time.monotonic() >= deadline:
+                raise BookmarkError(f"{path}: cannot open bookmark store: {e}; another eagle3-tui held it "
+                                    f"for {BUSY_TIMEOUT_S:.0f} s, try again") from None
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 0.2)
+
+
+def _open_rw_once(path: Path) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(
             path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -126,11 +155,19 @@ def open_rw(path: Path) -> sqlite3.Connection:
         conn.close()
         if is_corruption(e):
             raise _refuse(path, f"damaged bookmark store ({one_line(e)})") from None
+        if _is_busy(e):
+            raise _Contended(one_line(e)) from None
         raise BookmarkError(f"{path}: cannot open bookmark store: {one_line(e)}") from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _is_busy(e: sqlite3.DatabaseError) -> bool:
+    name = getattr(e, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(e)
+
 
 def _migrate(path: Path, conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")

@@ -93,3 +93,37 @@ def test_writer_killed_again_and_again_loses_nothing_it_committed(data_dir):
             b = store.get(key)
             name, i = key.split("/")[2], int(key.rsplit("_", 1)[1].split(".")[0])
             assert b.note.startswith(f"{name} {i} ") and b.tags == (name,)
+
+
+_OPENER = """
+import os, sys, time
+from eagle3_tui.bookmarks import open_store
+data_dir, name = sys.argv[1], sys.argv[2]
+open(os.path.join(data_dir, "up-" + name), "w").close()
+while not os.path.exists(os.path.join(data_dir, "go")):
+    time.sleep(0.001)
+with open_store(data_dir) as store:
+    store.add("/data/" + name + ".ckpt", note=name)
+"""
+
+
+def test_many_processes_creating_the_store_at_once_all_succeed(tmp_path):
+    """Several eagle3-tui started together on a machine with no store yet (a TUI and scripts):
+    SQLite may answer "database is locked" at once to one of them while another switches the new
+    file to WAL; every one must still open the store and keep its bookmark."""
+    for attempt in range(4):
+        data_dir = tmp_path / f"round{attempt}"
+        data_dir.mkdir()
+        names = [f"p{i}" for i in range(6)]
+        procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(data_dir), name],
+                                  stderr=subprocess.PIPE, text=True, env=subprocess_env()) for name in names]
+        deadline = time.monotonic() + 60
+        while not all((data_dir / f"up-{n}").exists() for n in names):
+            assert time.monotonic() < deadline, "an opener never started"
+            time.sleep(0.005)
+        (data_dir / "go").touch()
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err[-400:]
+        with open_store(data_dir) as store:
+            assert {f"/data/{n}.ckpt" for n in names} <= store.keys()
