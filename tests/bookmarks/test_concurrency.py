@@ -32,16 +32,22 @@ def test_two_writers_at_once_lose_nothing(data_dir):
     data_dir.mkdir(parents=True)
     n = 120
     writers = [_start(data_dir, name, n, "shared") for name in ("alpha", "beta")]
-    deadline = time.monotonic() + 120
-    # both have opened the store before either writes: on a loaded machine, opening (which also
-    # waits for the lock) could otherwise take longer than the other writer's whole run
-    while not all((data_dir / f"opened-{name}").exists() for name in ("alpha", "beta")):
-        gone = [w for w in writers if w.poll() is not None]
-        assert not gone, f"a writer ended before the barrier: {gone[0].communicate()[1][-500:]}"
-        assert time.monotonic() < deadline, "a writer never got ready"
-        time.sleep(0.005)
-    (data_dir / "go").touch()
-    outputs = [w.communicate(timeout=120) for w in writers]
+    try:
+        deadline = time.monotonic() + 120
+        # both have opened the store before either writes: on a loaded machine, opening (which
+        # also waits for the lock) could otherwise take longer than the other writer's whole run
+        while not all((data_dir / f"opened-{name}").exists() for name in ("alpha", "beta")):
+            gone = [w for w in writers if w.poll() is not None]
+            assert not gone, f"a writer ended before the barrier: {gone[0].communicate()[1][-500:]}"
+            assert time.monotonic() < deadline, "a writer never got ready"
+            time.sleep(0.005)
+        (data_dir / "go").touch()
+        outputs = [w.communicate(timeout=120) for w in writers]
+    finally:
+        for w in writers:  # a failed wait must not leave a writer waiting at the barrier forever
+            if w.poll() is None:
+                w.kill()
+                w.wait()
     for w, (out, err) in zip(writers, outputs):
         assert w.returncode == 0, err
         assert len(out.splitlines()) == n
