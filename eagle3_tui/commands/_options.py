@@ -47,6 +47,13 @@ def below_one(args: argparse.Namespace, command: str, *names: str) -> int | None
     return None
 
 
+def json_line(result: Any) -> str:
+    """One result as one line of strict JSON (NaN and Inf as null): what --json prints."""
+    import json
+
+    return json.dumps(to_json_ready(result), allow_nan=False)
+
+
 def to_json_ready(obj: Any) -> Any:
     """Replace NaN/Inf floats with None so the output is strict JSON."""
     if isinstance(obj, float):

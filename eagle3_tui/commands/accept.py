@@ -9,7 +9,6 @@ Exit status: 0 with a result, 2 when the sample, the drafter or the host cannot 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -38,8 +37,10 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.steps < 1:
-        return _fail("error: --steps must be at least 1")
+    from eagle3_tui.commands._options import below_one
+
+    if (usage := below_one(args, "accept", "steps")) is not None:
+        return usage
     order = None
     if args.order:
         try:
@@ -56,9 +57,9 @@ def run(args: argparse.Namespace) -> int:
             raise
         return _fail(str(err))
     if args.json:
-        from eagle3_tui.commands._options import to_json_ready
+        from eagle3_tui.commands._options import json_line
 
-        print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+        print(json_line(result), flush=True)
     elif "error" in result:
         print(f"{result['path']}: error: {result['error']}", file=sys.stderr)
     else:

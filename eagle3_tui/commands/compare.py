@@ -16,7 +16,7 @@ from eagle3_tui.commands._options import (
     add_connection_arguments,
     add_tokenizer_argument,
     below_one,
-    to_json_ready,
+    json_line,
 )
 
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"eagle3-tui compare: {message}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+        print(json_line(result), flush=True)
     else:
         print(format_comparison(result), flush=True)
     problem = _identify_problem(result)

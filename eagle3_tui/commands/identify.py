@@ -9,7 +9,6 @@ Exit status: 0 when every slot is identified and nothing disagrees, 1 with a war
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -47,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
     if "error" in result:
         print(f"eagle3-tui identify: {result['error']}", file=sys.stderr)
         return 2
-    from eagle3_tui.commands._options import to_json_ready
+    from eagle3_tui.commands._options import json_line
 
     if args.json:
-        print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+        print(json_line(result), flush=True)
     else:
         print(format_identify(result), flush=True)
     return exit_code(result)

@@ -81,7 +81,7 @@ class _Progress:
 async def _scan(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
     from eagle3_tui.dataset.scan import findings_for, full_record, scan_dataset
-    from eagle3_tui.samples.dataset_findings import blocking
+    from eagle3_tui.samples.results import blocking
     from eagle3_tui.dataset.cache import ScanCache
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target

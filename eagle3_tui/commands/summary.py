@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -11,7 +10,7 @@ from eagle3_tui.commands._options import (
     add_connection_arguments,
     add_tokenizer_argument,
     below_one,
-    to_json_ready,
+    json_line,
 )
 from eagle3_tui.names import printable
 
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"eagle3-tui summary: {printable(result['path'])}: --model: {printable(problem, message=True)}",
                   file=sys.stderr, flush=True)
         if args.json:
-            print(json.dumps(to_json_ready(result), allow_nan=False), flush=True)
+            print(json_line(result), flush=True)
         elif "error" in result and not result.get("not_sample"):
             # the message goes to stderr; the table output keeps a line saying this file failed
             print(f"eagle3-tui summary: {format_summary(result)}", file=sys.stderr, flush=True)

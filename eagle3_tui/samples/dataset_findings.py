@@ -13,9 +13,9 @@ import math
 from collections import Counter, defaultdict
 from typing import Any
 
+from eagle3_tui.samples.results import sort_findings
 from eagle3_tui.samples.scan_accept import low_acceptance
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: files at each end of a run that layer_group may not split off (too few to judge)
 MIN_RUN = 3
 #: permutations per test; the smallest p-value is 1 / (PERMUTATIONS + 1)
@@ -47,12 +47,7 @@ def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found += _padding_states(samples)
     found += low_acceptance(samples)  # scan --drafter (samples/scan_accept.py)
     found += _draft_vocab(samples)
-    found.sort(key=lambda f: SEVERITY_ORDER[f["severity"]])
-    return found
-
-
-def blocking(findings: list[dict[str, Any]]) -> bool:
-    return any(f["severity"] in ("error", "warning") for f in findings)
+    return sort_findings(found)
 
 
 def _quote(items: list, show: int = SHOW) -> str:
