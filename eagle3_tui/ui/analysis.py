@@ -35,8 +35,12 @@ class Analysis:
         return cls(tokenizer, model, drafter, vocab_mapping=vocab_mapping)
 
     def path_for(self, what: str, data: Target) -> str | None:
-        """The path of `what` ("tokenizer", "model", "drafter", "vocab_mapping") for data on `data`'s machine:
-        the path itself when it lives there, None when it is not given or on another machine."""
+        """The path of `what` ("tokenizer", "model", "drafter", "vocab_mapping") for data on `data`'s
+        machine: the path itself when it lives there, None when it is not given or elsewhere.
+
+        The model and the drafter run next to the data, so a plain path names a folder on the
+        data's machine (as `identify` and `accept` read it); a tokenizer or vocab mapping given as
+        a plain path is on this machine (the text can be decoded here)."""
         text = getattr(self, what)
         if not text:
             return None
@@ -44,8 +48,9 @@ class Analysis:
             there = parse_target(text)
         except TargetError:
             return None
-        if there.place == data.place:
+        runs_there = what in ("model", "drafter") or (what == "tokenizer" and self.tokenizer_from_model)
+        if not there.is_remote and runs_there:
             return there.path
-        if not there.is_remote and not data.is_remote:
+        if there.place == data.place:
             return there.path
         return None
