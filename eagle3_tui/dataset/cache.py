@@ -15,7 +15,8 @@ from typing import Any
 
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 3  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column
+SCHEMA = 4  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+#          4: a small sample is read whole in quick mode too (its statistics are of every row)
 
 
 def mode_name(full: bool, rows: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import re
 import stat
@@ -24,6 +25,9 @@ from eagle3_tui.samples.schema import normalize
 ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"
 PICKLE_PROTO = 0x80
+#: a torch file up to this size is read in one go and loaded from memory: for the many small
+#: samples of a dataset scan, one open and one read cost less than torch's mapping of the file
+SMALL_FILE_BYTES = 256 << 10
 #: the most a .ckpt.gz may expand to. One SpecForge sample (T 8k, H 8k, k 3, bf16) is ~0.5 GiB;
 #: the cap keeps a gzip bomb (or a huge capture) under the 1.5 GiB a command may use in all.
 MAX_GZIP_BYTES = 1024**3
@@ -60,13 +64,16 @@ def read_object(path: str) -> tuple[Any, dict[str, str]]:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise SampleError("not a regular file (it changed while being opened)")
-            head = fh.read(16)
+            data = fh.read(size + 1 if size <= SMALL_FILE_BYTES else 16)
     except OSError as err:
         raise SampleError(_os_message(path, err)) from None
+    head = data[:16]
 
     if size == 0:
         raise SampleError("empty file (0 bytes)")
     if head.startswith(ZIP_MAGIC):
+        if len(data) <= SMALL_FILE_BYTES and size <= SMALL_FILE_BYTES:
+            return _torch_load(io.BytesIO(data), mmap=False), {}
         return _torch_load(path, mmap=True), {}
     if head.startswith(GZIP_MAGIC):
         return _load_gzip(path), {}
@@ -262,6 +269,8 @@ def _broken_zip(src) -> bool:
     a file fails with a bare "Invalid argument" before torch looks at the archive.)"""
     import zipfile
 
+    if isinstance(src, io.BytesIO):
+        return src.getvalue()[:4] == b"PK\x03\x04" and not zipfile.is_zipfile(io.BytesIO(src.getvalue()))
     if not isinstance(src, str):
         return False
     try:

@@ -69,8 +69,10 @@ class Sample:
 
         Only counted when both ids and loss mask are present: id 0 alone can be a real token.
         """
-        if self.ids is None or self.loss_mask is None:
+        if self.ids is None or self.loss_mask is None or not len(self.ids):
             return 0
+        if int(self.ids[-1]) or int(self.loss_mask[-1]):
+            return 0  # the usual case, without turning the whole of both into lists
         pad = 0
         ids = self.ids.tolist()
         mask = self.loss_mask.tolist()

@@ -37,6 +37,8 @@ from typing import Any
 from eagle3_tui.samples import vocab
 from eagle3_tui.samples.sample import NotASample, SampleError
 from eagle3_tui.samples.scan_rows import (
+    all_finite,
+    finite_summary,
     fingerprint,
     no_readahead,
     part_stats,
@@ -163,45 +165,50 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
              drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None) -> dict[str, Any]:
     import torch
 
-    from eagle3_tui.samples.load import load_sample
+    from eagle3_tui.samples.load import SMALL_FILE_BYTES, load_sample
 
     sample = load_sample(path)
     n_slots = len(sample.slots)
     has_final = sample.final is not None
     parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if has_final else [])
-    mapped = not head.startswith(b"\x1f\x8b")
+    # a small torch file is read whole into memory (load.SMALL_FILE_BYTES), a gzip one expanded
+    mapped = not head.startswith(b"\x1f\x8b") and size > SMALL_FILE_BYTES
     if mapped and not full:
         # ids and mask too, before valid_len reads them: through a plain mapping, reading those
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
         for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
             no_readahead(x)
     t, valid = sample.tokens, sample.valid_len
-    pick = pick_rows(t, valid, rows)  # None: every row
+    pick = pick_rows(t, valid, rows, sum(x.shape[1] for x in parts))  # None: every row
     quick = not full and pick is not None
 
     # every part in one batched pass when they share a width (the usual case: the per-op cost
     # of torch, not the arithmetic, is what a small file costs); else part by part
     rows_of = pread_rows(path, parts, pick) if mapped and quick and parts and size >= PREAD_MIN_BYTES else None
+    rows_f32 = None  # every row as float32, when one pass held them all (the fingerprint's rows)
     if rows_of is not None and all(x.shape[1] == parts[0].shape[1] for x in parts):
-        norms, cos, nan, inf, first = rows_pass(rows_of, None, len(pick))
+        norms, cos, nan, inf, first, _ = rows_pass(rows_of, None, len(pick))
         first = [None if f is None else int(pick[f]) for f in first]
     elif parts and all(x.shape[1] == parts[0].shape[1] for x in parts):
-        norms, cos, nan, inf, first = rows_pass(parts, pick if quick else None, t)
+        norms, cos, nan, inf, first, chunk = rows_pass(parts, pick if quick else None, t)
+        rows_f32 = chunk if not quick else None
     else:
         norms, cos, nan, inf, first = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
-    positions = pick if quick else torch.arange(t)
     # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
     picked_valid = int((pick < valid).sum()) if pick is not None else 0
     n_valid = picked_valid if quick else valid
-    # the usual case (every norm and cosine finite) takes a path of a few torch ops: on a small
-    # file the per-op cost of torch, not the arithmetic, is what the statistics cost
-    finite = bool(torch.isfinite(norms).all()) and (cos is None or bool(torch.isfinite(cos).all()))
-    stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
     # signatures always come from the rows a quick scan reads, so quick and full records agree
-    if quick or pick is None:
-        sig_rows = slice(0, n_valid)
+    sig_rows = slice(0, n_valid) if quick or pick is None else pick[:picked_valid]
+    same_width = len({x.shape[1] for x in parts[:n_slots]}) <= 1
+    # the usual case (every norm and cosine finite): on a small file the per-op cost of torch,
+    # not the arithmetic, is what the statistics cost, so they come from one reduction
+    finite = bool(len(norms)) and all_finite(norms, cos)
+    if finite and n_valid and isinstance(sig_rows, slice):
+        stats, sig = finite_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
     else:
-        sig_rows = pick[:picked_valid]
+        positions = pick if quick else torch.arange(t)
+        stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
+        sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
 
     mask = sample.loss_mask
     ids = sample.ids
@@ -245,9 +252,8 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
         "final_norm": sample.final_norm,
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
-        "signature": signature(norms, cos, sig_rows, n_slots, has_final,
-                                len({x.shape[1] for x in parts[:n_slots]}) <= 1, finite),
-        "fingerprint": fingerprint(ids, parts, valid),
+        "signature": sig,
+        "fingerprint": fingerprint(ids, parts, valid, rows_f32),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,

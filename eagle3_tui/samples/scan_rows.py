@@ -17,6 +17,9 @@ from typing import Any
 PAD_PROBE = 2
 #: elements per chunk in full mode (bounds the float32 buffer)
 CHUNK_ELEMENTS = 1 << 21
+#: a sample whose rows hold at most this many elements in all is read whole even in quick mode:
+#: picking rows costs more than the arithmetic on every row (about 100 rows of 3 slots of 64)
+SMALL_ROWS_ELEMENTS = 1 << 16
 
 
 def pread_rows(path: str, parts: list, pick) -> list | None:
@@ -97,12 +100,13 @@ def no_readahead(x) -> None:
         pass  # only a speed hint
 
 
-def pick_rows(t: int, valid: int, rows: int):
+def pick_rows(t: int, valid: int, rows: int, row_elements: int = 0):
     """Sorted row indices for quick mode: `rows` evenly spaced valid rows (the first included)
-    and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway."""
+    and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway, or when
+    every row (row_elements each, all parts) is cheaper to read than a pick."""
     import torch
 
-    if rows <= 0 or t <= rows + PAD_PROBE:
+    if rows <= 0 or t <= rows + PAD_PROBE or t * row_elements <= SMALL_ROWS_ELEMENTS:
         return None
     n = min(rows, valid)
     # in plain Python: the torch ops (linspace, round, unique, cat) cost more than the arithmetic
@@ -117,7 +121,8 @@ def rows_pass(parts: list, pick, t: int):
     """One pass over the rows (all of them, or `pick`) of P parts of equal width.
 
     Returns norms [P, R] (float32), the cosine between neighbouring parts per row [P-1, R]
-    (None for one part), and per part the NaN and Inf counts and the first row holding one.
+    (None for one part), per part the NaN and Inf counts and the first row holding one, and
+    the rows read as float32 [P, R, H] when they fit one chunk (else None).
     Full mode goes in chunks of rows so a 224 MiB sample never becomes a float32 copy at once.
     """
     import torch
@@ -133,7 +138,7 @@ def rows_pass(parts: list, pick, t: int):
         if n_parts > 1:
             cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
         nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
-        return n, cos, nan, inf, first
+        return n, cos, nan, inf, first, chunk
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
     cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
     nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
@@ -150,14 +155,15 @@ def rows_pass(parts: list, pick, t: int):
             dots = (chunk[:-1] * chunk[1:]).sum(-1)
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
         _nonfinite(chunk, n, r0, pick, nan, inf, first)
-    return norms, cos, nan, inf, first
+    return norms, cos, nan, inf, first, None
 
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
     """Add the NaN/Inf counts (and first rows) of a chunk of rows starting at row r0."""
     import torch
 
-    if not bool(torch.isfinite(n).all()):
+    # norms are >= 0: their sum is finite exactly when they all are (or it overflowed: exact check)
+    if not bool(torch.isfinite(n.sum())) and not bool(torch.isfinite(n).all()):
         for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
             nan[i] += int(torch.isnan(chunk[i]).sum())
             inf[i] += int(torch.isinf(chunk[i]).sum())
@@ -177,7 +183,7 @@ def parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
     cos = torch.full((max(len(parts) - 1, 0), n_rows), math.nan) if len(parts) > 1 else None
     nan, inf, first = [], [], []
     for i, x in enumerate(parts):
-        n, _, a, b, c = rows_pass([x], pick, t)
+        n, _, a, b, c, _ = rows_pass([x], pick, t)
         norms[i] = n[0]
         nan.append(a[0])
         inf.append(b[0])
@@ -186,7 +192,42 @@ def parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
         if parts[i].shape[1] == parts[i + 1].shape[1]:
             _, c, *_ = rows_pass([parts[i], parts[i + 1]], pick, t)
             cos[i] = c[0]
-    return norms, cos, nan, inf, first
+    return norms, cos, nan, inf, first, None
+
+
+def all_finite(norms, cos) -> bool:
+    """Every norm and cosine is finite (one reduction: a NaN or Inf anywhere makes the sum one;
+    a sum that overflows only sends the caller down the exact, slower path)."""
+    import torch
+
+    total = norms.sum() if cos is None else norms.sum() + cos.sum()
+    return bool(torch.isfinite(total))
+
+
+def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan: list, inf: list,
+                   first: list, n_slots: int, has_final: bool, slots_same_width: bool):
+    """part_stats and signature at once, when every norm and cosine is finite and the valid rows
+    read are the first n_valid of norms: one reduction and one transfer to Python instead of a
+    dozen small torch ops (what a small file's statistics cost)."""
+    import torch
+
+    p = len(norms)
+    vn = norms[:, :n_valid]
+    pieces = [vn.sum(1), vn.amax(1), norms[:, n_valid:].sum(1), vn[:, 0]]
+    if cos is not None:
+        pieces.append(cos[:, :n_valid].sum(1))
+    flat = torch.cat(pieces).tolist()
+    sums, tops, pads, row0, cos_sums = flat[:p], flat[p : 2 * p], flat[2 * p : 3 * p], flat[3 * p : 4 * p], flat[4 * p :]
+    stats = []
+    for i in range(p):
+        mean = sums[i] / n_valid
+        if row0_stratum and n_valid > 1:  # row 0 is its own stratum (part_stats says why)
+            mean = (row0[i] + (valid - 1) * (sums[i] - row0[i]) / (n_valid - 1)) / valid
+        stats.append({"norm_mean": _finite(mean), "norm_max": _finite(tops[i]), "nan": nan[i], "inf": inf[i],
+                      "first_nonfinite_row": first[i], "_pad_nonzero": pads[i] > 0})
+    plain = [s / n_valid for s in sums]
+    sig = _signature_of(plain, [_finite(c / n_valid) for c in cos_sums], n_slots, has_final, slots_same_width)
+    return stats, sig
 
 
 def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool,
@@ -272,19 +313,29 @@ def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots
     return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
 
 
-def fingerprint(ids, parts: list, valid: int) -> str:
+def fingerprint(ids, parts: list, valid: int, rows_f32=None) -> str:
     """Equal for files with the same ids and the same states (the first and last valid row of
     each part, which both depths read): finds duplicates. The same in quick and full records,
-    so a cached record of either depth can be matched with a new one."""
+    so a cached record of either depth can be matched with a new one.
+
+    rows_f32: every row of the parts as float32 [P, T, H] when the caller has them (rows_pass):
+    the same bytes in one gather instead of one per part."""
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
         h.update(ids.contiguous().numpy().tobytes())
     import torch
 
-    at = torch.tensor(sorted({0, valid - 1})) if valid else None
-    for x in parts:
+    rows = sorted({0, valid - 1}) if valid else None
+    gathered = None
+    if rows is not None and rows_f32 is not None:
+        gathered = rows_f32.numpy()[:, rows].tobytes()
+        step = len(gathered) // len(parts)
+    at = torch.tensor(rows) if rows is not None and gathered is None else None
+    for i, x in enumerate(parts):
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
-        if at is not None:  # the rows' bytes back to back, as row by row (one gather instead of two)
+        if gathered is not None:
+            h.update(gathered[i * step : (i + 1) * step])
+        elif at is not None:  # the rows' bytes back to back, as row by row (one gather instead of two)
             h.update(x.index_select(0, at).float().numpy().tobytes())
     return h.hexdigest()
 

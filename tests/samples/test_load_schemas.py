@@ -120,11 +120,18 @@ def test_explicit_slots_disagreeing_with_file_is_an_error(files):
         load_sample(str(paths["specforge"]), slots=4)
 
 
-def test_uncompressed_torch_files_are_memory_mapped(files):
-    """mmap=True: loading a big file does not read it into memory up front."""
-    paths, _ = files
-    s = load_sample(str(paths["specforge"]))
+def test_uncompressed_torch_files_are_memory_mapped(tmp_path):
+    """mmap=True: loading a big file does not read it into memory up front (a small one is read
+    whole: load.SMALL_FILE_BYTES)."""
+    from eagle3_tui.samples.load import SMALL_FILE_BYTES
+
+    t, h = 600, 64
+    big = tmp_path / "data_0.ckpt"
+    torch.save({"input_ids": torch.arange(t), "loss_mask": torch.ones(t, dtype=torch.long),
+                "aux_hidden_state": torch.randn(1, t, 3 * h), "hidden_state": torch.randn(1, t, h)}, big)
+    assert big.stat().st_size > SMALL_FILE_BYTES
+    s = load_sample(str(big))
     with open("/proc/self/maps") as fh:
         mapped = fh.read()
-    assert str(paths["specforge"]) in mapped
+    assert str(big) in mapped
     del s

@@ -174,3 +174,16 @@ def test_ctrl_c_prints_what_was_found_and_exits_130(tmp_path):
     assert last["summary"]["interrupted"] is True
     assert 1 <= last["summary"]["files"] == len(lines) - 1 < files
     assert "Traceback" not in err and "interrupted" in err
+
+
+def test_quick_reads_every_row_of_a_small_sample_and_finds_its_nan(tmp_path):
+    """Picking 64 of 90 rows costs more than reading all of them: a quick scan of a small sample
+    is as thorough as a full one (same numbers, same NaN, same fingerprint)."""
+    long_sample(tmp_path / "data_0.pt", 90, nan_row=33)  # a row a 64-row pick of 90 leaves out
+    size = (tmp_path / "data_0.pt").stat().st_size
+    quick = scan_file(str(tmp_path), "data_0.pt", size, 0.0)
+    full = scan_file(str(tmp_path), "data_0.pt", size, 0.0, full=True)
+    assert quick["mode"] == "quick" and quick["rows_read"] == quick["tokens"] == 90
+    assert [s["first_nonfinite_row"] for s in quick["slots"]] == [33, None, None]
+    assert quick["slots"] == full["slots"] and quick["signature"] == full["signature"]
+    assert quick["fingerprint"] == full["fingerprint"]
