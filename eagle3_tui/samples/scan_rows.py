@@ -59,21 +59,43 @@ def pread_rows(path: str, parts: list, pick) -> list | None:
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
             out = []
             rows = pick.tolist()
-            for x in parts:
-                es, h = x.element_size(), x.shape[1]
-                base = x.untyped_storage().data_ptr() - shifts[0] + x.storage_offset() * es
-                step = x.stride(0) * es
-                buf = bytearray(len(rows) * h * es)
+            for group in _side_by_side(parts, shifts[0]):
+                # the slots of one aux row lie side by side in the file: one read for all of them
+                (x0, base, step), es = group[0], group[0][0].element_size()
+                width = sum(x.shape[1] for x, _, _ in group) * es
+                buf = bytearray(len(rows) * width)
                 view = memoryview(buf)
                 for i, r in enumerate(rows):
-                    chunk = os.pread(fd, h * es, base + r * step)
-                    if len(chunk) != h * es:
+                    chunk = os.pread(fd, width, base + r * step)
+                    if len(chunk) != width:
                         return None
-                    view[i * h * es : (i + 1) * h * es] = chunk
-                out.append(torch.frombuffer(buf, dtype=x.dtype).view(len(rows), h))
+                    view[i * width : (i + 1) * width] = chunk
+                block = torch.frombuffer(buf, dtype=x0.dtype).view(len(rows), width // es)
+                col = 0
+                for x, _, _ in group:
+                    out.append(block[:, col : col + x.shape[1]])
+                    col += x.shape[1]
             return out
     except (OSError, ValueError, zipfile.BadZipFile, RuntimeError, struct.error):
         return None
+
+
+def _side_by_side(parts: list, shift: int) -> list[list]:
+    """Runs of consecutive parts that sit next to each other in every row of the file (the slots
+    of aux_hidden_state): [(part, file offset of its row 0, bytes from row to row), ...] each."""
+    groups: list[list] = []
+    for x in parts:
+        es = x.element_size()
+        base = x.untyped_storage().data_ptr() - shift + x.storage_offset() * es
+        step = x.stride(0) * es
+        if groups:
+            y, y_base, y_step = groups[-1][-1]
+            if (y_step == step and y.dtype == x.dtype and y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+                    and y_base + y.shape[1] * es == base):
+                groups[-1].append((x, base, step))
+                continue
+        groups.append([(x, base, step)])
+    return groups
 
 
 _LIBC: list = []
@@ -136,7 +158,7 @@ def rows_pass(parts: list, pick, t: int):
         n = torch.linalg.vector_norm(chunk, dim=-1)
         cos = None
         if n_parts > 1:
-            cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
+            cos = torch.linalg.vecdot(chunk[:-1], chunk[1:], dim=-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
         nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
         return n, cos, nan, inf, first, chunk
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
@@ -152,7 +174,7 @@ def rows_pass(parts: list, pick, t: int):
         n = torch.linalg.vector_norm(chunk, dim=-1)
         norms[:, r0:r1] = n
         if cos is not None:
-            dots = (chunk[:-1] * chunk[1:]).sum(-1)
+            dots = torch.linalg.vecdot(chunk[:-1], chunk[1:], dim=-1)
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
         _nonfinite(chunk, n, r0, pick, nan, inf, first)
     return norms, cos, nan, inf, first, None
