@@ -29,8 +29,9 @@ def add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
         "--tokenizer",
         metavar="PATH",
         default=os.environ.get(TOKENIZER_ENV) or None,
-        help=f"tokenizer.json or a model folder holding one, on this machine or the data's host: "
-        f"show tokens as text (default: ${TOKENIZER_ENV})",
+        help=f"tokenizer.json or a model folder holding one: a plain path is on this machine (it "
+        f"decodes a box's data here too), host:/path on the data's host; show tokens as text "
+        f"(default: ${TOKENIZER_ENV})",
     )
 
 

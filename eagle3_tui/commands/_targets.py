@@ -135,44 +135,10 @@ def on_host(value: str | None, target, what: str) -> str | None:
     return t.path
 
 
-class TokenizerChoice:
-    """Where --tokenizer decodes for data on a given place: on the data's own host (the path
-    there), here after the numbers came back (a local tokenizer, remote data), or nowhere."""
-
-    def __init__(self, text: str | None):
-        from eagle3_tui.target import TargetError, parse_target
-
-        self.target, self.error = None, None
-        if text:
-            try:
-                self.target = parse_target(text)
-            except TargetError as err:
-                self.error = f"--tokenizer: {err}"
-
-    def on_source(self, data) -> str | None:
-        """The tokenizer path to hand the data's Source, when they share a machine."""
-        if self.target is not None and self.target.place == data.place:
-            return self.target.path
-        return None
-
-    def finish(self, result: dict[str, Any], data) -> dict[str, Any]:
-        """Decode here what the data's Source could not (a local tokenizer, remote data)."""
-        if self.error:
-            result.setdefault("text_error", self.error)
-        if self.target is None or self.target.place == data.place or "error" in result:
-            return result
-        if self.target.is_remote:
-            result["text_error"] = (f"tokenizer {self.target.display()} is on another machine than "
-                                    "the data: give one on this machine or on the data's host")
-            return result
-        from eagle3_tui.samples.tokens import annotate
-
-        return annotate(result, self.target.path)
-
-
 def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """Summary objects in the order of `paths`; each says where it was computed."""
     from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.tokenizer import TokenizerChoice
     from eagle3_tui.target import TargetError, parse_target
 
     loop = asyncio.new_event_loop()

@@ -81,8 +81,9 @@ def exit_code(result: dict[str, Any]) -> int:
 def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     """Compare where the data is, through the Source of A's machine (this process for local
     files, the agent on the host for SSH targets)."""
-    from eagle3_tui.commands._targets import TokenizerChoice, run_on_source
+    from eagle3_tui.commands._targets import run_on_source
     from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.sources.tokenizer import TokenizerChoice
     from eagle3_tui.target import parse_target
 
     ta, tb = parse_target(a), parse_target(b)

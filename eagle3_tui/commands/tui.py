@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", metavar="D",
                         help="where bookmarks and settings live (default: the user data folder)")
     parser.add_argument("--tokenizer", metavar="PATH",
-                        help="tokenizer.json or a model folder with one, here or on the data's host: "
+                        help="tokenizer.json or a model folder with one: a plain path is on this "
+                        "machine (it decodes a box's data here too), host:/path on the data's host; "
                         "tokens as text (default: $EAGLE3_TUI_TOKENIZER, else --model's)")
     parser.add_argument("--model", metavar="DIR",
                         help="the target model's Hugging Face folder, on the data's host: which layer "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target, TargetError, parse_target
 
 
@@ -34,13 +35,23 @@ class Analysis:
             return cls(model, model, drafter, tokenizer_from_model=True, vocab_mapping=vocab_mapping)
         return cls(tokenizer, model, drafter, vocab_mapping=vocab_mapping)
 
+    def tokenizer_choice(self) -> TokenizerChoice:
+        """--tokenizer read as the CLI reads it (a plain path is on this machine, `host:/p` on that
+        host; a local tokenizer decodes remote data here), or --model's folder on the data's
+        machine, where a missing tokenizer.json is no error."""
+        return TokenizerChoice(self.tokenizer, follows_data=self.tokenizer_from_model,
+                               optional=self.tokenizer_from_model)
+
     def path_for(self, what: str, data: Target) -> str | None:
         """The path of `what` ("tokenizer", "model", "drafter", "vocab_mapping") for data on `data`'s
         machine: the path itself when it lives there, None when it is not given or elsewhere.
 
         The model and the drafter run next to the data, so a plain path names a folder on the
         data's machine (as `identify` and `accept` read it); a tokenizer or vocab mapping given as
-        a plain path is on this machine (the text can be decoded here)."""
+        a plain path is on this machine (a tokenizer here decodes remote data here too: see
+        tokenizer_choice, which the screens use)."""
+        if what == "tokenizer":
+            return self.tokenizer_choice().on_source(data)
         text = getattr(self, what)
         if not text:
             return None
@@ -48,8 +59,7 @@ class Analysis:
             there = parse_target(text)
         except TargetError:
             return None
-        runs_there = what in ("model", "drafter") or (what == "tokenizer" and self.tokenizer_from_model)
-        if not there.is_remote and runs_there:
+        if not there.is_remote and what in ("model", "drafter"):
             return there.path
         if there.place == data.place:
             return there.path

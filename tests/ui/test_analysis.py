@@ -27,3 +27,16 @@ def test_a_folder_on_another_host_is_not_used():
     assert a.path_for("model", BOX) is None
     assert a.path_for("drafter", BOX) == "/drafters/d"
     assert a.path_for("drafter", LOCAL) is None
+
+
+def test_a_plain_tokenizer_path_decodes_a_boxs_data_here_as_the_cli_does():
+    choice = Analysis.from_options(tokenizer="/tok").tokenizer_choice()
+    assert choice.on_source(BOX) is None and choice.decodes_here(BOX)  # the box sends ids, text here
+    assert choice.on_source(LOCAL) == "/tok" and not choice.decodes_here(LOCAL)
+    from_model = Analysis.from_options(model="/models/llama").tokenizer_choice()
+    assert from_model.on_source(BOX) == "/models/llama" and not from_model.decodes_here(BOX)
+    on_box = Analysis.from_options(tokenizer="box:/models/llama").tokenizer_choice()
+    assert on_box.on_source(BOX) == "/models/llama" and not on_box.decodes_here(BOX)
+    third = Analysis.from_options(tokenizer="other:/tok").tokenizer_choice()
+    assert third.on_source(BOX) is None and not third.decodes_here(BOX)
+    assert "another machine" in third.finish({"ids": [1]}, BOX)["text_error"]

@@ -9,6 +9,7 @@ token); the widgets only render the comparison dict.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from typing import Any
 
@@ -20,6 +21,8 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.sources.tokenizer import TokenizerChoice
+from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.messages import PinsSwapped
 from eagle3_tui.ui.widgets import acceptance
@@ -48,18 +51,18 @@ class CompareScreen(Screen):
     AUTO_FOCUS = "#cmp-tokens"
 
     def __init__(self, source: Source, a: str, b: str, where: str, *, drafter: str | None = None,
-                 model: str | None = None, tokenizer: str | None = None,
-                 tokenizer_optional: bool = False) -> None:
+                 model: str | None = None, tokenizer: TokenizerChoice | None = None,
+                 data: Target | None = None) -> None:
         super().__init__()
         #: --drafter on the data's machine: acceptance of A, B, B re-ordered
         self.drafter = drafter
         self.source = source
         #: the target model's folder on the data's machine (--model): both sides are identified
         self.model = model
-        #: tokenizer.json or model folder on the data's machine: token text on both sides
+        #: --tokenizer (or --model's folder), on the data's machine or here: token text on both sides
         self.tokenizer = tokenizer
-        #: the tokenizer is --model's folder: one without tokenizer.json is no error
-        self.tokenizer_optional = tokenizer_optional
+        #: where A and B are (the machine the tokenizer is read for)
+        self.data = data
         self.where = where
         self.a, self.b = a, b
         self.generation = 0
@@ -122,9 +125,12 @@ class CompareScreen(Screen):
     async def run_compare(self, a: str, b: str, generation: int) -> None:
         try:
             extra = {"model": self.model} if self.model else {}
-            result = await self.source.compare(a, b, tokenizer=self.tokenizer, **extra)
-            if self.tokenizer_optional and "no tokenizer.json" in str(result.get("text_error", "")):
-                result.pop("text_error")  # --model without a tokenizer in it: ids only, no complaint
+            choice, data = self.tokenizer, self.data
+            on_source = choice.on_source(data) if choice is not None else None
+            result = await self.source.compare(a, b, tokenizer=on_source, **extra)
+            if choice is not None and data is not None:
+                # a tokenizer here and the data on a box: the ids came back, decode them here
+                result = await asyncio.to_thread(choice.finish, result, data)
         except SourceError as err:
             result = {"a": {"path": a}, "b": {"path": b}, "error": str(err)}
         except Exception as err:  # noqa: BLE001 - shown in the pane; the app keeps running
@@ -156,6 +162,9 @@ class CompareScreen(Screen):
         hint = "j/k move · w worst token · s swap sides · esc back"
         if worst is not None:
             hint = f"worst token: B row {worst[2]['worst_b_row']}{token_texts(r, worst[0])} (w) · " + hint
+        if r.get("text_error"):  # the numbers are shown; say why the text is not
+            self.set_status("no token text: " + str(r["text_error"]), error=True)
+            return
         self.set_status(hint)
 
     # ----- the drafter on A, on B, and on B with its slots in A's order (--drafter)

@@ -54,7 +54,7 @@ class ComparePinning:
             self.source, self.pins.a.path, self.pins.b.path, self.where,
             drafter=analysis.path_for("drafter", target) if target is not None else None,
             model=analysis.path_for("model", target) if target is not None else None,
-            tokenizer=self._text.tokenizer(analysis, target), tokenizer_optional=analysis.tokenizer_from_model))
+            tokenizer=analysis.tokenizer_choice(), data=target))
 
     def swap_pins(self) -> None:
         """The compare view swapped its sides (PinsSwapped): the pins follow."""

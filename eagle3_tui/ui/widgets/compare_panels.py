@@ -151,6 +151,8 @@ class CompareFindings(ComparePanel):
             out.append(f" ({f.get('code')}) ", self.s("cmp--dim"))
             out.append(printable(str(f.get("message", "")), message=True), self.s("cmp--info") if sev == "info" else Style())
             out.append("\n")
+        if r.get("text_error"):  # the numbers are compared; the tokenizer could not give the text
+            out.append("no token text: " + printable(str(r["text_error"]), message=True), self.s("cmp--warning"))
         out.rstrip()
         return out
 

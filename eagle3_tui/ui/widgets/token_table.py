@@ -425,17 +425,19 @@ class SampleText:
         self._found: dict[str, str | None] = {}
 
     def tokenizer(self, analysis: Any, target: Any) -> str | None:
-        return analysis.path_for("tokenizer", target) if target is not None else None
+        """The tokenizer path the data's Source decodes with (None: none, or decoded in finish)."""
+        return analysis.tokenizer_choice().on_source(target)
 
     async def finish(self, summary: dict[str, Any], *, analysis: Any, source: Any, target: Any,
                      folder: str) -> dict[str, Any]:
         import asyncio
 
-        from eagle3_tui.samples.tokens import TOKENIZER_FILE
-
-        error = summary.get("text_error") or ""
-        if analysis.tokenizer_from_model and f"no {TOKENIZER_FILE}" in error:
-            summary.pop("text_error")  # --model without a tokenizer in it: ids, no complaint
+        if target is not None:
+            choice = analysis.tokenizer_choice()
+            if choice.decodes_here(target):  # a tokenizer here, the data on a box: decode here
+                summary = await asyncio.to_thread(choice.finish, summary, target)
+            else:
+                summary = choice.finish(summary, target)
         if source is None or getattr(source, "host", None) is not None or summary.get("ids") is None:
             return summary
         mapping = analysis.path_for("vocab_mapping", target) if target is not None else None
