@@ -10,6 +10,9 @@
   details give bytes received (target < 1% of the file) and a second sample on the same
   connection (target <= 0.3x of the first).
 - ssh_fetch_sftp: SFTP fallback download of the same file, MiB/s vs `scp` (target >= 1.0x).
+- ssh_scan_quick_20k: the moonshot's road, `scan box:/...` of 20,000 demo-sized files (quick, no
+  cache): connect, agent, torch import and the scan on the box, records streamed back, vs the same
+  scan of the same folder as a local path (target <= 1.2x: what the records' trip costs).
 
 Times are medians (best for the big file) of several runs; the page cache is warm for both sides.
 """
@@ -259,9 +262,59 @@ def ssh_fetch_sftp() -> dict:
     }
 
 
+_SCAN = """
+import asyncio, sys, time
+from eagle3_tui.dataset.scan import scan_dataset
+from eagle3_tui.sources.opener import open_source
+from eagle3_tui.target import parse_target
+
+async def main():
+    t0 = time.perf_counter()
+    target = parse_target(sys.argv[1])
+    source = open_source(target, remote_python=sys.executable, ssh_config=sys.argv[2], known_hosts=sys.argv[3])
+    await source.connect()
+    n = 0
+    async for item in scan_dataset(source, target.path, cache=None):
+        n += "progress" not in item
+    await source.close()
+    assert n == int(sys.argv[4]), n
+    print(time.perf_counter() - t0)
+
+asyncio.run(main())
+"""
+
+
+def ssh_scan_quick_20k() -> dict:
+    from bench_scan import _dataset
+
+    config, known = _server()
+    root = _bench_dir() / "scan20k"
+    if not (root / "rows_19000-20000").is_dir():
+        shutil.rmtree(root, ignore_errors=True)
+        _dataset(root, 20_000, 40)
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+
+    def run(target: str) -> float:
+        out = subprocess.run([sys.executable, "-c", _SCAN, target, config, known, "20000"], env=env,
+                             check=True, capture_output=True, text=True)
+        return float(out.stdout.split()[-1])
+
+    load_before = _load()
+    remote, local = [], []
+    for _ in range(3):
+        local.append(run(str(root)))
+        remote.append(run(f"box:{root}"))
+    r, b = statistics.median(remote), statistics.median(local)
+    return {"figure": r, "baseline": b, "unit": "s", "target": "<= 1.2x",
+            "details": f"20,000 files of ~100 KiB, quick, 2 workers on the (loopback) box; medians of 3 interleaved:"
+                       f" remote {', '.join(f'{x:.1f}' for x in remote)} s vs local {', '.join(f'{x:.1f}' for x in local)} s;"
+                       f" both include the torch import; {load_before} before, {_load()} after"}
+
+
 BENCHMARKS = {
     "ssh_list_20k": ssh_list_20k,
     "ssh_list_first_page": ssh_list_first_page,
     "ssh_summary_agent": ssh_summary_agent,
     "ssh_fetch_sftp": ssh_fetch_sftp,
+    "ssh_scan_quick_20k": ssh_scan_quick_20k,
 }
