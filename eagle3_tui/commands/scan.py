@@ -199,7 +199,8 @@ async def _scan(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.close()
     layers = None
-    if args.model and not interrupted:
+    identifying = args.model and not interrupted
+    if identifying:
         scanning = True  # ctrl+c now stops the identify calls
         layers, extra, interrupted = await _layers(source, target, records, findings, model, drafter_dir, progress)
         scanning = False
@@ -212,6 +213,9 @@ async def _scan(args: argparse.Namespace) -> int:
         out.write(format_report([full_record(r) for r in records], findings, summary,
                                 layers=layers and format_layers(layers[0], args.model, layers[1])) + "\n")
     out.flush()
+    if interrupted and identifying:
+        say(f"scan: interrupted; the layers cover {len(layers[0])} of the {layers[1]} files to identify")
+        return 130
     if interrupted:
         say("scan: interrupted; the findings cover the files scanned so far")
         return 130

@@ -99,7 +99,7 @@ def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit:
         if r is None:
             continue
         span = f.get("range")
-        label = f"indices {span[0]}..{span[1]}" if span else f"{f['paths'][0]} .. {f['paths'][-1]}"
+        label = f"files {span[0]}..{span[1]}" if span else f"{f['paths'][0]} .. {f['paths'][-1]}"
         picks.append({"group": "layer_group", "label": label, "path": r["path"], "files": len(f["paths"]),
                       "paths": list(f["paths"]), "range": span, "shard": r.get("shard", "")})
     if majority is not None:
@@ -234,7 +234,7 @@ def _compare_with_majority(entries, picks, findings) -> None:
                 findings.append({
                     "code": "layer_shard", "severity": "warning", "group": e["label"],
                     "paths": paths_of[e["paths"][0]], "boundaries": e["boundaries"],
-                    "message": f"{e['label']} holds slots at {_bset(e)} ({e['paths'][0]}), the majority at "
+                    "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, the majority's at "
                                f"{_bset(major)}{_offset_text(e.get('offset'))}: its files were written with "
                                "other layer ids, though their statistics did not set them apart",
                 })
@@ -248,8 +248,8 @@ def _compare_with_majority(entries, picks, findings) -> None:
                 "code": "layer_convention", "severity": "warning", "group": e["label"], "follows": None,
                 "ids": d["ids"], "ids_from": d["ids_from"], "boundaries": e["boundaries"],
                 "paths": paths_of[e["paths"][0]] or e["paths"],
-                "message": f"{e['label']} holds slots at {_bset(e)} ({e['paths'][0]}): no reading of the "
-                           f"drafter's {ids} gives them (output of layer: b = ids + 1, input of layer: b = ids)",
+                "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, which no reading of the "
+                           f"drafter's {ids} gives (output of layer: b = id + 1; input of layer: b = id)",
             })
             continue
         if major is None or e is major or not major.get("drafter", {}).get("follows"):
@@ -263,9 +263,9 @@ def _compare_with_majority(entries, picks, findings) -> None:
                 "code": "layer_convention", "severity": "warning", "group": e["label"],
                 "follows": d["follows"][0], "disagrees": theirs[0], "ids": d["ids"], "ids_from": d["ids_from"],
                 "boundaries": e["boundaries"], "paths": paths_of[e["paths"][0]] or e["paths"],
-                "message": f"{e['label']} holds slots at {_bset(e)} ({e['paths'][0]}): the drafter's {ids} read as "
-                           f"{_READ[d['follows'][0]]}; the majority holds {_bset(major)}: the same ids read as "
-                           f"{_READ[theirs[0]]}. These files were written under the other convention and "
+                "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)} = the drafter's {ids} read "
+                           f"as {_READ[d['follows'][0]]}; the majority's at {_bset(major)} = the same ids read as "
+                           f"{_READ[theirs[0]]}: these files were written under the other convention and "
                            "train the drafter on other layers",
             })
 
@@ -316,7 +316,7 @@ def format_layers(entries: list[dict[str, Any]], model: str, planned: int | None
     head = f"layers (identified with --model {model} on {done} file{'s' if done != 1 else ''}"
     head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
     if not entries:
-        return head + " no file to identify (no readable sample without NaN/Inf)"
+        return head + (" none" if planned else " no file to identify (no readable sample without NaN/Inf)")
     lines = [head]
     for e in entries:
         kind = {"majority": "", "layer_group": "layer_group, ", "shard": ""}[e["group"]]
