@@ -150,7 +150,7 @@ async def _scan(args: argparse.Namespace) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     out = sys.stdout
-    keep_open = bool(model)
+    keep_open = False  # --model: the source stays open for the identify calls after the findings
     try:
         await source.connect()
         drafter = (drafter_dir, model) if drafter_dir else None
@@ -173,6 +173,7 @@ async def _scan(args: argparse.Namespace) -> int:
             if held:
                 out.write("".join(held))
             await scan.aclose()
+        keep_open = bool(model)
     except asyncio.CancelledError:
         interrupted = True
         task.uncancel()
@@ -181,7 +182,6 @@ async def _scan(args: argparse.Namespace) -> int:
         progress.clear()
         say(f"scan: {err}")
         explain_source_error(err)
-        keep_open = False
         if cache is not None:
             cache.close()
         return 2
@@ -189,12 +189,16 @@ async def _scan(args: argparse.Namespace) -> int:
         scanning = False
         if task.cancelling():  # ctrl+c after the last record, before this point
             task.uncancel()
-        if not keep_open or interrupted:  # --model identifies files after the findings
+        if not keep_open or interrupted:
             await source.close()
     progress.clear()
 
     try:
         findings = findings_for(source, target.path, records, None if interrupted else cache)
+    except BaseException:
+        if keep_open and not interrupted:
+            await source.close()
+        raise
     finally:
         if cache is not None:
             cache.close()

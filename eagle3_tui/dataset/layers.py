@@ -50,25 +50,23 @@ _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_stat
 
 def _decoded(record: dict[str, Any]) -> dict[str, Any]:
     """A record as samples/scan.py wrote it (a lazy cached one carries its JSON text in "raw")."""
-    return json.loads(record["raw"]) if "raw" in record else record
+    return {**json.loads(record["raw"]), "path": record["path"]} if "raw" in record else record
 
 
-def _usable(r: dict[str, Any], layout: tuple | None) -> bool:
+def _usable(r: dict[str, Any]) -> bool:
     if "error" in r or not r.get("slots"):
-        return False
-    if layout is not None and (r.get("k"), r.get("hidden")) != layout:
         return False
     parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
     return not any(p.get("nan") or p.get("inf") for p in parts) and (r.get("valid_tokens") or 0) > 0
 
 
-def _first_usable(records: list[dict[str, Any]], layout: tuple | None, look_at: int | None = None) -> dict | None:
+def _first_usable(records: list[dict[str, Any]], look_at: int | None = None) -> dict | None:
     """The first usable record (natural path order) with MIN_TOKENS valid tokens, else the
     usable one with the most; records are decoded one at a time, and at most `look_at`."""
     best = None
     for r in sorted(records, key=lambda r: natural_key(r["path"]))[:look_at]:
         r = _decoded(r)
-        if not _usable(r, layout):
+        if not _usable(r):
             continue
         if r["valid_tokens"] >= MIN_TOKENS:
             return r
@@ -82,20 +80,20 @@ def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit:
     "files", "paths" (the group's files, for findings), "range"}], majority first."""
     groups = [f for f in findings if f.get("code") == "layer_group" and f.get("paths")]
     in_group = {p for f in groups for p in f["paths"]}
+    # files another warning or error names (a layout_mismatch among them) are never chosen
     flagged = {p for f in findings if f.get("severity") in ("error", "warning") and f.get("code") != "layer_group"
                for p in f.get("paths") or []}
-    layout = _layout(findings)
     by_path = {r["path"]: r for r in records}
     rest = [r for r in records if r["path"] not in in_group and r["path"] not in flagged]
     picks: list[dict[str, Any]] = []
-    majority = _first_usable(rest, layout, LOOK_AT)
+    majority = _first_usable(rest, LOOK_AT)
     if majority is not None:
         files = sum("error" not in r for r in records if r["path"] not in in_group)
         picks.append({"group": "majority", "label": "majority", "path": majority["path"], "files": files,
                       "paths": [], "range": None, "shard": majority.get("shard", "")})
     for f in groups[: max(0, limit - len(picks))]:
         members = [by_path[p] for p in f["paths"] if p in by_path and p not in flagged]
-        r = _first_usable(members, layout)
+        r = _first_usable(members)
         if r is None:
             continue
         span = f.get("range")
@@ -109,21 +107,12 @@ def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit:
         others = sorted((s for s in shards if s != majority.get("shard", "")), key=natural_key)
         if others and len(others) <= limit - len(picks):  # few shards: one file each
             for shard in others:
-                r = _first_usable(shards[shard], layout)
+                r = _first_usable(shards[shard])
                 if r is not None:
                     picks.append({"group": "shard", "label": f"shard {shard or '.'}", "path": r["path"],
                                   "files": len(shards[shard]), "paths": [x["path"] for x in shards[shard]],
                                   "range": None, "shard": shard})
     return picks
-
-
-def _layout(findings: list[dict[str, Any]]) -> tuple | None:
-    """(k, H) of the majority when a layout_mismatch finding names it, else None (any layout:
-    files in another layout are named by that finding, and so never chosen)."""
-    major = {f.get("field"): f.get("majority") for f in findings if f.get("code") == "layout_mismatch"}
-    if "k" in major and "hidden" in major:
-        return (major["k"], major["hidden"])
-    return None
 
 
 # ------------------------------------------------------------------------------ identifying
