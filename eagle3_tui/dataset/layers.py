@@ -103,6 +103,8 @@ def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit:
     if majority is not None:
         shards: dict[str, list] = defaultdict(list)
         for r in rest:
+            if "error" in r:  # a folder of non-samples (a vocab_mapping/) is no shard
+                continue
             shards[r["path"].rsplit("/", 1)[0] if "/" in r["path"] else ""].append(r)
         others = sorted((s for s in shards if s != majority.get("shard", "")), key=natural_key)
         if others and len(others) <= limit - len(picks):  # few shards: one file each
