@@ -159,6 +159,9 @@ def test_identify_calls_are_bounded_on_many_shards(tmp_path, target, capsys):
     assert code == 0
     assert [e["group"] for e in last["layers"]] == ["majority"]  # too many shards to take one each
     assert last["layers"][0]["boundaries"] == AUX
+    with pytest.raises(SystemExit):
+        main(["scan", "--help"])
+    assert f"at most {MAX_IDENTIFY} files" in " ".join(capsys.readouterr().out.split())
 
 
 def test_cached_records_still_give_the_layers(clean, target, capsys):
