@@ -4,6 +4,9 @@ Text: a progress line on stderr, then the findings, then one row per shard folde
 --json: one line per file record as it finishes, then {"summary": {...}, "findings": [...]}.
 Exit 0 without warning/error findings, 1 with one, 2 when the target cannot be read,
 130 when interrupted (what was found until then is still printed).
+
+--model DIR: after the scan, a few representative files are identified against the target model
+(dataset/layers.py): the text report gains a "layers" section, the JSON summary a "layers" list.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
+from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
 
 PROGRESS_EVERY = 0.2
 
@@ -34,7 +38,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="EAGLE-3 drafter folder on the data's machine: per-file drafter top-1 and a finding for "
                         "files far below the rest (quick: the first N loss rows; --full: all; no cache)")
     p.add_argument("--model", metavar="DIR",
-                   help="with --drafter: target model folder for a drafter without embed_tokens")
+                   help="target model folder on the data's machine: after the scan, names the boundary each slot "
+                        f"holds by running the model on at most {MAX_IDENTIFY} files (one of the majority, one "
+                        "per layer_group finding, one per other shard when there are few; the first "
+                        f"{IDENTIFY_TOKENS} tokens of each; runs every time, needs transformers there); with "
+                        "--drafter also the embed_tokens of a drafter without them")
     p.add_argument("--vocab-mapping", metavar="FILE",
                    help="the drafter's vocab_mapping.pt (a path on the data's machine): adds the share of "
                         "loss tokens in the draft vocabulary (default: a vocab_mapping.pt found in the tree)")
@@ -68,6 +76,14 @@ class _Progress:
         if p.get("listing_done") and p["bytes_done"]:
             eta = (p["bytes_total"] - p["bytes_done"]) * secs / p["bytes_done"]
             line += f", ETA {eta:.0f} s"
+        self._show(line)
+
+    def note(self, line: str) -> None:
+        """A line shown at once (a step that is slow per item, such as identifying)."""
+        if self.on:
+            self._show(line)
+
+    def _show(self, line: str) -> None:
         self.width = max(self.width, len(line))
         sys.stderr.write("\r" + line.ljust(self.width))
         sys.stderr.flush()
@@ -79,9 +95,10 @@ class _Progress:
 
 
 async def _scan(args: argparse.Namespace) -> int:
-    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
+    from eagle3_tui.commands._targets import explain_source_error, on_host, open_cli_source, say
     from eagle3_tui.dataset.scan import findings_for, full_record, scan_dataset
-    from eagle3_tui.samples.results import blocking
+    from eagle3_tui.dataset.layers import format_layers
+    from eagle3_tui.samples.results import blocking, sort_findings
     from eagle3_tui.dataset.cache import ScanCache
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target
@@ -101,6 +118,12 @@ async def _scan(args: argparse.Namespace) -> int:
         except VocabError as err:
             say(f"scan: --vocab-mapping: {err}")
             return 2
+    try:
+        model = on_host(args.model, target, "--model")
+        drafter_dir = on_host(args.drafter, target, "--drafter")
+    except SourceError as err:
+        say(f"scan: {err}")
+        return 2
     source = open_cli_source(target, args)
     cache = None
     if not args.no_cache:
@@ -127,9 +150,10 @@ async def _scan(args: argparse.Namespace) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     out = sys.stdout
+    keep_open = False  # --model: the source stays open for the identify calls after the findings
     try:
         await source.connect()
-        drafter = (args.drafter, args.model) if args.drafter else None
+        drafter = (drafter_dir, model) if drafter_dir else None
         scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache,
                             drafter=drafter, vocab_mapping=vocab_mapping, lazy=True)
         held: list[str] = []  # cached lines, written in batches: an unchanged dataset is mostly these
@@ -149,6 +173,7 @@ async def _scan(args: argparse.Namespace) -> int:
             if held:
                 out.write("".join(held))
             await scan.aclose()
+        keep_open = bool(model)
     except asyncio.CancelledError:
         interrupted = True
         task.uncancel()
@@ -164,24 +189,72 @@ async def _scan(args: argparse.Namespace) -> int:
         scanning = False
         if task.cancelling():  # ctrl+c after the last record, before this point
             task.uncancel()
-        await source.close()
+        if not keep_open or interrupted:
+            await source.close()
     progress.clear()
 
     try:
         findings = findings_for(source, target.path, records, None if interrupted else cache)
+    except BaseException:
+        if keep_open and not interrupted:
+            await source.close()
+        raise
     finally:
         if cache is not None:
             cache.close()
+    layers = None
+    identifying = args.model and not interrupted
+    if identifying:
+        scanning = True  # ctrl+c now stops the identify calls
+        layers, extra, interrupted = await _layers(source, target, records, findings, model, drafter_dir, progress)
+        scanning = False
+        findings = sort_findings([*findings, *extra])
     summary = _summary(records, time.monotonic() - started, interrupted, args)
     if args.json:
-        out.write(json.dumps(to_json_ready({"summary": summary, "findings": findings})) + "\n")
+        last = {"summary": summary, "findings": findings, **({"layers": layers[0]} if layers else {})}
+        out.write(json.dumps(to_json_ready(last)) + "\n")
     else:
-        out.write(format_report([full_record(r) for r in records], findings, summary) + "\n")
+        out.write(format_report([full_record(r) for r in records], findings, summary,
+                                layers=layers and format_layers(layers[0], args.model, layers[1])) + "\n")
     out.flush()
+    if interrupted and identifying:
+        say(f"scan: interrupted; the layers cover {len(layers[0])} of the {layers[1]} files to identify")
+        return 130
     if interrupted:
         say("scan: interrupted; the findings cover the files scanned so far")
         return 130
     return 1 if blocking(findings) else 0
+
+
+async def _layers(source, target, records, findings, model: str, drafter: str | None, progress: _Progress):
+    """((layers entries, files planned), findings to add, interrupted) of `scan --model`: the
+    representatives identified where the data is, the source closed afterwards."""
+    from eagle3_tui.dataset.layers import choose, identify_picks, report
+    from eagle3_tui.sources.base import SourceError
+
+    picks = choose(records, findings)
+    results: list[dict[str, Any]] = []
+    interrupted = False
+    task = asyncio.current_task()
+
+    def shown(i: int, n: int, path: str) -> None:
+        progress.note(f"identifying {i}/{n}: {printable(path)}")
+
+    try:
+        await identify_picks(source, target.path, picks, model=model, drafter=drafter, on_progress=shown,
+                             done=results)
+    except asyncio.CancelledError:
+        interrupted = True
+        task.uncancel()
+    except SourceError as err:  # the connection went: what was identified still counts
+        results.append({"path": picks[len(results)]["path"], "error": str(err)})
+    finally:
+        if task.cancelling():
+            task.uncancel()
+        await source.close()
+        progress.clear()
+    entries, extra = report(picks, results, drafter)
+    return (entries, len(picks)), extra, interrupted
 
 
 def _json_line(record: dict[str, Any]) -> str:
@@ -222,7 +295,7 @@ def _num(v: float | None) -> str:
     return f"{v:.3g}"
 
 
-def format_report(records, findings, summary) -> str:
+def format_report(records, findings, summary, layers: str | None = None) -> str:
     lines = []
     if findings:
         lines.append("findings:")
@@ -230,6 +303,8 @@ def format_report(records, findings, summary) -> str:
             lines.append(f"  {f['severity'].upper():7} {f['code']}: {printable(f['message'])}")
     else:
         lines.append("findings: none")
+    if layers:
+        lines += ["", *map(printable, layers.splitlines())]
     shards: dict[str, list] = defaultdict(list)
     for r in records:
         shards[r.get("shard", "")].append(r)

@@ -24,10 +24,12 @@ def _prompt(rng: random.Random, vocab: int) -> tuple[list[int], list[int]]:
 
 
 def build(root: Path, *, shards: int = 3, per_shard: int = PER_SHARD, shifted_shard: int | None = None,
-          seed: int = 0, skip: tuple[int, ...] = ()) -> dict[int, Path]:
+          seed: int = 0, skip: tuple[int, ...] = (), model=None) -> dict[int, Path]:
     """Write the dataset; returns index -> path. `shifted_shard` is written with every layer id
-    one lower (boundaries {1, 4, 6} instead of {2, 5, 7}): a re-run under the other convention."""
-    model = build_model(seed=0)
+    one lower (boundaries {1, 4, 6} instead of {2, 5, 7}): a re-run under the other convention.
+    `model` makes the states (default: the demo transformer); anything with its `cfg` and
+    `boundaries(ids, dtype)` will do, e.g. tests/scan/hf_target.py's saved Hugging Face model."""
+    model = model if model is not None else build_model(seed=0)
     cfg = model.cfg
     rng = random.Random(seed)
     files: dict[int, Path] = {}

@@ -1,0 +1,357 @@
+"""`scan --model`: which boundary each slot of a dataset holds, for each group of files.
+
+The scan's records say that a run of files departs from the rest (`layer_group`), not which
+layers either side holds. Running the target model on every file would answer that at a forward
+pass per file; a handful of representatives answers it for the whole dataset:
+
+    picks = choose(records, findings)                  # at most MAX_IDENTIFY files, deterministic
+    results = await identify_picks(source, root, picks, model=..., drafter=..., on_progress=...)
+    entries, extra = report(picks, results)            # the JSON "layers", findings to add
+    text = format_layers(entries, model)               # the text report's section
+
+Representatives: one file of the majority (the files no layer_group finding names), one of each
+layer_group finding, and, when the majority spans few shards, one of each of its other shards (a
+re-run too small or too alike for the statistic to split off still holds other boundaries). A
+file is chosen only when it is a sample with no NaN/Inf, in the majority's layout, named by no
+other warning or error finding, first in natural path order among those with MIN_TOKENS valid
+tokens. Identification goes through Source.identify: in this process for a local dataset, in the
+agent on the box for an SSH one, where the model is.
+
+Plain Python (no Textual); torch is only imported by identify itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from eagle3_tui.sources.base import natural_key
+
+#: identify calls per scan (each is a forward pass of the target model on one sample)
+MAX_IDENTIFY = 8
+#: a representative should have at least this many valid tokens (fewer: the best there is)
+MIN_TOKENS = 16
+#: the model runs on at most this many tokens of a representative (a causal prefix: same states)
+IDENTIFY_TOKENS = 512
+#: records decoded while looking for a majority representative before taking the best seen
+LOOK_AT = 400
+
+#: identify findings carried over to the dataset (about the states, not the convention)
+_LIFTED = ("slot_unmatched", "slot_scaled", "final_unmatched", "final_scaled", "final_norm", "boundary_label")
+_READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_states": "HF hidden_states[k]"}
+
+
+# ------------------------------------------------------------------------------ choosing files
+
+
+def _decoded(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as samples/scan.py wrote it (a lazy cached one carries its JSON text in "raw")."""
+    return {**json.loads(record["raw"]), "path": record["path"]} if "raw" in record else record
+
+
+def _usable(r: dict[str, Any]) -> bool:
+    if "error" in r or not r.get("slots"):
+        return False
+    parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
+    return not any(p.get("nan") or p.get("inf") for p in parts) and (r.get("valid_tokens") or 0) > 0
+
+
+def _first_usable(records: list[dict[str, Any]], look_at: int | None = None) -> dict | None:
+    """The first usable record (natural path order) with MIN_TOKENS valid tokens, else the
+    usable one with the most; records are decoded one at a time, and at most `look_at`."""
+    best = None
+    for r in sorted(records, key=lambda r: natural_key(r["path"]))[:look_at]:
+        r = _decoded(r)
+        if not _usable(r):
+            continue
+        if r["valid_tokens"] >= MIN_TOKENS:
+            return r
+        if best is None or r["valid_tokens"] > best["valid_tokens"]:
+            best = r
+    return best
+
+
+def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit: int = MAX_IDENTIFY) -> list[dict[str, Any]]:
+    """The files to identify: [{"group": "majority"|"layer_group"|"shard", "label", "path",
+    "files", "paths" (the group's files, for findings), "range"}], majority first."""
+    groups = [f for f in findings if f.get("code") == "layer_group" and f.get("paths")]
+    in_group = {p for f in groups for p in f["paths"]}
+    # files another warning or error names (a layout_mismatch among them) are never chosen
+    flagged = {p for f in findings if f.get("severity") in ("error", "warning") and f.get("code") != "layer_group"
+               for p in f.get("paths") or []}
+    by_path = {r["path"]: r for r in records}
+    rest = [r for r in records if r["path"] not in in_group and r["path"] not in flagged]
+    picks: list[dict[str, Any]] = []
+    majority = _first_usable(rest, LOOK_AT)
+    if majority is not None:
+        files = sum("error" not in r for r in records if r["path"] not in in_group)
+        picks.append({"group": "majority", "label": "majority", "path": majority["path"], "files": files,
+                      "paths": [], "range": None, "shard": majority.get("shard", "")})
+    for f in groups[: max(0, limit - len(picks))]:
+        members = [by_path[p] for p in f["paths"] if p in by_path and p not in flagged]
+        r = _first_usable(members)
+        if r is None:
+            continue
+        span = f.get("range")
+        label = f"files {span[0]}..{span[1]}" if span else f"{f['paths'][0]} .. {f['paths'][-1]}"
+        picks.append({"group": "layer_group", "label": label, "path": r["path"], "files": len(f["paths"]),
+                      "paths": list(f["paths"]), "range": span, "shard": r.get("shard", "")})
+    if majority is not None:
+        shards: dict[str, list] = defaultdict(list)
+        for r in rest:
+            if "error" in r:  # a folder of non-samples (a vocab_mapping/) is no shard
+                continue
+            shards[r["path"].rsplit("/", 1)[0] if "/" in r["path"] else ""].append(r)
+        others = sorted((s for s in shards if s != majority.get("shard", "")), key=natural_key)
+        if others and len(others) <= limit - len(picks):  # few shards: one file each
+            for shard in others:
+                r = _first_usable(shards[shard])
+                if r is not None:
+                    picks.append({"group": "shard", "label": f"shard {shard or '.'}", "path": r["path"],
+                                  "files": len(shards[shard]), "paths": [x["path"] for x in shards[shard]],
+                                  "range": None, "shard": shard})
+    return picks
+
+
+# ------------------------------------------------------------------------------ identifying
+
+
+async def identify_picks(
+    source, root: str, picks: list[dict[str, Any]], *, model: str, drafter: str | None = None,
+    device: str = "auto", on_progress: Callable[[int, int, str], None] | None = None,
+    done: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Source.identify of each pick, in order (results are appended to `done` as they come, so a
+    cancelled run keeps what it has). A drafter whose config names no layer ids is dropped for
+    the rest of the run: the boundaries are still worth having."""
+    join = posixpath.join if source.host is not None else os.path.join
+    results = done if done is not None else []
+    for i, pick in enumerate(picks):
+        if on_progress is not None:
+            on_progress(i + 1, len(picks), pick["path"])
+        path = join(root, pick["path"])
+        r = await source.identify(path, model=model, drafter=drafter, tokens=IDENTIFY_TOKENS, device=device)
+        if drafter is not None and "error" in r and r["error"].startswith(f"drafter {drafter}"):
+            drafter_error, drafter = r["error"], None
+            r = await source.identify(path, model=model, tokens=IDENTIFY_TOKENS, device=device)
+            r["drafter_error"] = drafter_error
+        results.append(r)
+    return results
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+def _bounds(result: dict[str, Any]) -> list[int | None]:
+    """Per slot: the boundary, L + 1 for the final norm's output (conventions.py's way), None."""
+    post = result["layers"] + 1
+    return [post if s.get("norm") == "post" else s.get("boundary") for s in result["slots"]]
+
+
+def _reading(bounds: list[int | None], layers: int, table: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The layer ids each convention needs to land on these boundaries, and the entries of
+    identify's conventions table (the drafter's ids, else the defaults) that give them."""
+    if not bounds or None in bounds:
+        return None
+    got = sorted(bounds)  # type: ignore[type-var]
+    return {
+        "output_of": [b - 1 for b in got] if got[0] >= 1 and got[-1] <= layers else None,
+        "input_of": got if got[-1] <= layers - 1 else None,
+        "fits": [{"ids": r["ids"], "ids_from": r["ids_from"], "reading": r["reading"]}
+                 for r in table if r["boundaries"] == got],
+    }
+
+
+def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: str | None = None,
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(one "layers" entry per group identified, findings for the dataset). Picks beyond the
+    results (an interrupted run) are left out; `drafter` is the folder identify was given."""
+    entries: list[dict[str, Any]] = []
+    findings: list[dict[str, Any]] = []
+    failed: dict[str, list[str]] = defaultdict(list)
+    for pick, r in zip(picks, results):
+        entry = {k: pick[k] for k in ("group", "label", "files", "range")}
+        entry["paths"] = [pick["path"]]
+        entry["computed"] = r.get("computed")
+        if "error" in r:
+            entry["error"] = r["error"]
+            failed[r["error"]].append(pick["path"])
+            entries.append(entry)
+            continue
+        layers = r["layers"]
+        bounds = _bounds(r)
+        table = (r.get("conventions") or {}).get("readings") or []
+        entry.update(
+            layers=layers, tokens=r.get("tokens"), boundaries=bounds,
+            slots=[{k: s.get(k) for k in ("label", "boundary", "norm", "status", "cosine", "norm_ratio", "margin", "second")
+                    if k != "norm" or s.get("norm")} for s in r["slots"]],
+            final=({k: r["final"].get(k) for k in ("norm", "boundary", "status", "cosine", "norm_ratio")}
+                   if r.get("final") else None),
+            reading=_reading(bounds, layers, table),
+        )
+        if r.get("drafter_error"):
+            entry["drafter"] = {"error": r["drafter_error"]}
+        elif drafter and table:  # the table then holds the drafter's ids alone
+            fits = [f["reading"] for f in (entry["reading"] or {}).get("fits", [])]
+            entry["drafter"] = {"ids": table[0]["ids"], "ids_from": table[0]["ids_from"], "follows": fits}
+        for f in r.get("findings", []):
+            if f["code"] in _LIFTED and f["severity"] != "info":
+                findings.append({**f, "message": f"{pick['label']} ({pick['path']}): {f['message']}",
+                                 "group": pick["label"], "paths": [pick["path"]]})
+        entries.append(entry)
+    _compare_with_majority(entries, picks, findings)
+    for error, paths in failed.items():
+        findings.append({"code": "identify_failed", "severity": "warning", "paths": paths,
+                         "message": f"--model could not identify {_quote(paths)}: {error}"})
+    return entries, findings
+
+
+def _compare_with_majority(entries, picks, findings) -> None:
+    """Offsets against the majority's boundaries; a shard that holds other boundaries, and a
+    group that reads the drafter's ids otherwise than the majority, are warnings."""
+    major = entries[0] if entries and entries[0]["group"] == "majority" and "error" not in entries[0] else None
+    paths_of = {p["path"]: p["paths"] for p in picks}
+    for e in entries:
+        if "error" in e:
+            continue
+        if major is not None and e is not major:
+            e["offset"] = _offset(major["boundaries"], e["boundaries"])
+            e["same_as_majority"] = e["boundaries"] == major["boundaries"]
+            if e["group"] == "shard" and not e["same_as_majority"]:
+                findings.append({
+                    "code": "layer_shard", "severity": "warning", "group": e["label"],
+                    "paths": paths_of[e["paths"][0]], "boundaries": e["boundaries"],
+                    "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, the majority's at "
+                               f"{_bset(major)}{_offset_text(e.get('offset'))}: its files were written with "
+                               "other layer ids, though their statistics did not set them apart",
+                })
+        d = e.get("drafter")
+        if not d or "follows" not in d:
+            continue
+        ids = f"{d['ids_from']} {d['ids']}"
+        if not d["follows"]:
+            e["drafter"]["agrees"] = False
+            findings.append({
+                "code": "layer_convention", "severity": "warning", "group": e["label"], "follows": None,
+                "ids": d["ids"], "ids_from": d["ids_from"], "boundaries": e["boundaries"],
+                "paths": paths_of[e["paths"][0]] or e["paths"],
+                "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, which no reading of the "
+                           f"drafter's {ids} gives (output of layer: b = id + 1; input of layer: b = id)",
+            })
+            continue
+        if major is None or e is major or not major.get("drafter", {}).get("follows"):
+            e["drafter"]["agrees"] = True
+            continue
+        theirs = major["drafter"]["follows"]
+        agrees = bool(set(d["follows"]) & set(theirs))
+        e["drafter"]["agrees"] = agrees
+        if not agrees:
+            findings.append({
+                "code": "layer_convention", "severity": "warning", "group": e["label"],
+                "follows": d["follows"][0], "disagrees": theirs[0], "ids": d["ids"], "ids_from": d["ids_from"],
+                "boundaries": e["boundaries"], "paths": paths_of[e["paths"][0]] or e["paths"],
+                "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)} = the drafter's {ids} read "
+                           f"as {_READ[d['follows'][0]]}; the majority's at {_bset(major)} = the same ids read as "
+                           f"{_READ[theirs[0]]}: these files were written under the other convention and "
+                           "train the drafter on other layers",
+            })
+
+
+def _offset(a: list[int | None], b: list[int | None]) -> int | None:
+    """How many boundaries deeper (+) or shallower (-) every slot of b is than a's, else None."""
+    if len(a) != len(b) or None in a or None in b:
+        return None
+    diffs = {y - x for x, y in zip(a, b)}  # type: ignore[operator]
+    return diffs.pop() if len(diffs) == 1 else None
+
+
+def _offset_text(d: int | None) -> str:
+    if not d:
+        return ""
+    n = abs(d)
+    return f": {'one' if n == 1 else n} boundar{'y' if n == 1 else 'ies'} {'lower' if d < 0 else 'deeper'}"
+
+
+def _bset(e: dict[str, Any]) -> str:
+    post = e["layers"] + 1
+    return "b " + ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in e["boundaries"])
+
+
+def _quote(items: list[str], show: int = 3) -> str:
+    return ", ".join(items[:show]) + (f" and {len(items) - show} more" if len(items) > show else "")
+
+
+# ------------------------------------------------------------------------------ text
+
+
+def _slot_text(s: dict[str, Any]) -> str:
+    margin = f" margin {s['margin']:.3f}" if s.get("margin") is not None else ""
+    cos = "-" if s.get("cosine") is None else f"{s['cosine']:.4f}"
+    if s.get("norm") == "post":
+        where = "post-norm"
+    elif s.get("boundary") is not None:
+        where = f"b={s['boundary']}"
+    else:
+        return f"{s['label']} no match (cos {cos})"
+    status = "" if s.get("status") == "match" else f" {s.get('status')}"
+    return f"{s['label']} {where}{status} cos {cos}{margin}"
+
+
+def format_layers(entries: list[dict[str, Any]], model: str, planned: int | None = None) -> str:
+    """The text report's section: one paragraph per group."""
+    done = len(entries)
+    head = f"layers (identified with --model {model} on {done} file{'s' if done != 1 else ''}"
+    head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
+    if not entries:
+        return head + (" none" if planned else " no file to identify (no readable sample without NaN/Inf)")
+    lines = [head]
+    for e in entries:
+        kind = {"majority": "", "layer_group": "layer_group, ", "shard": ""}[e["group"]]
+        where = f"  {e['label']} ({kind}{e['files']} files; {e['paths'][0]})"
+        if "error" in e:
+            lines.append(f"{where}: not identified: {e['error']}")
+            continue
+        bs = e["boundaries"]
+        post = e["layers"] + 1
+        shown = ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in bs)
+        statuses = sorted({s["status"] for s in e["slots"]})
+        fin = e.get("final")
+        final = ""
+        if fin:
+            final = f", final {fin['norm']}-norm" if fin.get("norm") else ", final unmatched"
+        line = f"{where}: b={shown} ({'/'.join(statuses)}){final}"
+        if e.get("offset"):
+            line += _offset_text(e["offset"]) + " than the majority"
+        elif e.get("same_as_majority"):
+            line += ": the majority's boundaries"
+        lines.append(line)
+        lines.append("    " + " | ".join(_slot_text(s) for s in e["slots"])
+                     + (f" | final {fin['norm'] or 'unmatched'} cos {fin['cosine']:.4f}" if fin and fin.get("cosine") is not None else ""))
+        rd = e.get("reading")
+        if rd:
+            ways = []
+            if rd["output_of"] is not None:
+                ways.append(f"SpecForge's \"output of\" ids {rd['output_of']}")
+            if rd["input_of"] is not None:
+                ways.append(f"vLLM's \"input of\" ids {rd['input_of']}")
+            if ways:
+                lines.append("    read as " + " / ".join(ways))
+        d = e.get("drafter")
+        if d and "error" in d:
+            lines.append(f"    drafter: {d['error']}")
+        elif d:
+            ids = f"drafter {d['ids_from']} {d['ids']}"
+            if not d["follows"]:
+                lines.append(f"    {ids}: no reading gives these boundaries (WARNING)")
+            else:
+                text = f"    {ids}: read as {_READ[d['follows'][0]]}"
+                if d.get("agrees") is False:
+                    text += ", not as the majority reads them (WARNING)"
+                elif e["group"] != "majority":
+                    text += ", as the majority"
+                lines.append(text)
+    return "\n".join(lines)
