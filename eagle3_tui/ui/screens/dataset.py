@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, ProgressBar
 
+from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target
@@ -115,6 +116,7 @@ class DatasetScreen(Screen):
     # ----- the scan
 
     def start(self) -> None:
+        self.workers.cancel_group(self, "findings")
         self.generation += 1
         self.state = "scanning"
         self.scan_error = None
@@ -138,12 +140,11 @@ class DatasetScreen(Screen):
     @work(exclusive=True, group="scan")
     async def run_scan(self, generation: int) -> None:
         from eagle3_tui.dataset.scan import scan_dataset
-        from eagle3_tui.dataset.cache import ScanCache
 
         cache = None
         if self.use_cache:
             try:
-                cache = ScanCache()
+                cache = self.make_cache()
             except Exception as err:  # noqa: BLE001 - a broken cache slows the scan, never stops it
                 self.post_message(StatusMessage(f"record cache unavailable ({err}); scanning every file"))
         outcome, error = "done", None
@@ -268,16 +269,47 @@ class DatasetScreen(Screen):
 
     @work(exclusive=True, group="findings", thread=True)
     def compute_findings(self, generation: int) -> None:
-        from eagle3_tui.samples.dataset_findings import dataset_findings
+        from textual.worker import get_current_worker
+
+        from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
+        from eagle3_tui.dataset.scan import findings_for
+
+        worker = get_current_worker()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled or generation != self.generation
 
         # the records are read here, not passed in: Textual repr()s a worker's arguments on the
         # event loop, which for 100,000 records stalls it for a fraction of a second
         records = list(self.rows.records)
+        cache = None
+        if self.use_cache and self.state != "cancelled":  # a partial scan's findings are not kept
+            try:
+                cache = self.make_cache()
+            except Exception:  # noqa: BLE001 - the scan already said the cache is unavailable
+                cache = None
         try:
-            found = dataset_findings(records)
+            # the layer_group search needs torch: in a child, so this process never imports it
+            found = findings_for(self.source, self.folder.path, records, cache,
+                                 layer_runs=self.layer_runs(cancelled))
+        except FindingsCancelled:
+            return
         except Exception as err:  # noqa: BLE001 - odd records must not take the view down
             found = [{"code": "findings_failed", "severity": "error", "message": f"{type(err).__name__}: {err}"}]
-        self.post_message(FindingsReady(generation, found))
+        finally:
+            if cache is not None:
+                cache.close()
+        if not cancelled():
+            self.post_message(FindingsReady(generation, found))
+
+    #: what runs the layer_group search (tests wrap it to hold the findings at a known point)
+    layer_runs = ChildRuns
+
+    @staticmethod
+    def make_cache():
+        from eagle3_tui.dataset.cache import ScanCache
+
+        return ScanCache()
 
     def on_findings_ready(self, message: FindingsReady) -> None:
         if message.generation != self.generation:
