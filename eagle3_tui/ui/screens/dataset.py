@@ -31,7 +31,7 @@ from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins
+from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
 from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
@@ -79,8 +79,11 @@ class DatasetScreen(Screen):
         #: "scanning", "findings" (computing them), "done", "cancelled", "failed"
         self.state = "scanning"
         self.progress: dict[str, Any] = {}
-        self._pending: list[Record] = []
         self._bins_at = 0.0
+        #: the parts (slots, None: final) left to bin in this round, and the bins done so far
+        self._bin_round: list[int | None] = []
+        self._bins_new: list = []
+        self._bins_cost = 0.0
         self._started = 0.0
         self.findings: list[dict[str, Any]] = []
         self._filter_index: int | None = None
@@ -121,8 +124,8 @@ class DatasetScreen(Screen):
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
-        self._pending = []
         self.rows = DatasetRows()
+        self._bin_round, self._bins_at = [], 0.0
         self.table.rows = self.rows
         self.table.message = "scanning…"
         self.table.rows_changed()
@@ -159,7 +162,7 @@ class DatasetScreen(Screen):
                 if "progress" in item:
                     self.progress = item["progress"]
                     continue
-                self._pending.append(Record(item))
+                self.rows.take(Record(item))
                 if clock() >= until:
                     # a burst of records (the cache, a big page) must not starve the keys; on
                     # a loaded machine a count of records is no bound on the time they take
@@ -180,34 +183,48 @@ class DatasetScreen(Screen):
 
     def _flush(self) -> None:
         """Move the records that arrived since the last flush into the table; redraw progress."""
-        if self.state != "scanning" and not self._pending:
+        if self.state != "scanning" and not self.rows.waiting:
             return
-        if self._pending:
-            batch, self._pending = self._pending, []
-            self.rows.add(batch)
+        if self.rows.waiting:
+            self.rows.link_in()
             # the records live as long as the view: without this, each full collection walks
             # every one of them again (a pause of most of a second at 100,000 records). Frozen
             # objects are still freed by reference counting when the view goes.
             gc.freeze()
             self.table.message = ""
-            self.table.rows_changed()
-            now = time.monotonic()
-            if now >= self._bins_at:
-                self._update_bins()
-                # binning 100,000 files costs most of a second: keep it under 1/20 of the time
-                cost = time.monotonic() - now
-                self._bins_at = now + max(BINS_SECONDS, 20 * cost)
+            self.table.rows_changed(only_if_shown=True)
+        self._bins_step()
         self._show_progress()
 
+    def _bins_step(self) -> None:
+        """While records stream in, the strips are re-binned one slot per flush (each costs a
+        merge of 100,000 values: all at once would hold the keys up), and shown when all are;
+        a round at most every BINS_SECONDS, and at most 1/20 of the time."""
+        now = time.monotonic()
+        if not self._bin_round:
+            if now < self._bins_at or not len(self.rows):
+                return
+            self._bin_round, self._bins_new, self._bins_cost = self.rows.parts(), [], 0.0
+        part = self._bin_round.pop(0)
+        self._bins_new.append(part_bins(self.rows, part))
+        self._bins_cost += time.monotonic() - now
+        if not self._bin_round:
+            self._show_bins([b for b in self._bins_new if b is not None])
+            self._bins_at = now + max(BINS_SECONDS, 20 * self._bins_cost)
+
     def _update_bins(self) -> None:
-        bins = dataset_bins(self.rows)
+        self._bin_round = []
+        self._show_bins(dataset_bins(self.rows))
+
+    def _show_bins(self, bins: list) -> None:
         names = {f"slot {i}": f"slot{i}" for i in range(self.rows.k)} | {"final": "final"}
         self.table.bins = {names[b.label]: b for b in bins if b.label in names}
+        self.table.refresh()  # outlier cells are coloured by the bins
         self.query_one(NormStrip).show(bins)
 
     def _show_progress(self) -> None:
         p = self.progress
-        done = max(p.get("files_done", 0), len(self.rows) + len(self._pending))
+        done = max(p.get("files_done", 0), len(self.rows) + self.rows.waiting)
         total = p.get("files_total", 0)
         listing = p.get("listing_done", False)
         secs = max(p.get("seconds") or (time.monotonic() - self._started), 1e-6)
@@ -261,9 +278,8 @@ class DatasetScreen(Screen):
         self._post_main(ScanMarksWanted())
 
     def _flush_all(self) -> None:
-        if self._pending:
-            batch, self._pending = self._pending, []
-            self.rows.add(batch)
+        if self.rows.waiting:
+            self.rows.link_in()
             self.table.message = ""
             self.table.rows_changed()
 
