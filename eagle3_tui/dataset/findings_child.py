@@ -35,6 +35,8 @@ class FindingsCancelled(Exception):
 class ChildRuns:
     def __init__(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         self.cancelled = cancelled
+        #: the child's process id once started (it is gone, killed or reaped, when the call returns)
+        self.pid: int | None = None
 
     def __call__(self, values: list[list[float]], shard_of: list[int]) -> dict[str, Any]:
         n, d = len(values), len(values[0]) if values else 0
@@ -54,6 +56,7 @@ class ChildRuns:
             stdin.seek(0)
             proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui.samples.layer_group"], stdin=stdin,
                                     stdout=stdout, stderr=stderr, env=env)
+            self.pid = proc.pid
             try:
                 while True:
                     try:

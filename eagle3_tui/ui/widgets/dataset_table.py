@@ -48,6 +48,7 @@ class DatasetTable(ScrollView, can_focus=True):
         self.message = "scanning…"
         self.bins: dict[str, SlotBins] = {}
         self._styles: dict[str, Style] | None = None
+        self._last_shown: tuple = ()
         #: rows drawn since mounted (tests and the benchmark read it: only visible rows are drawn)
         self.lines_rendered = 0
 
@@ -63,7 +64,6 @@ class DatasetTable(ScrollView, can_focus=True):
         only_if_shown: the records themselves are unchanged (more arrived), so the rows are
         redrawn only if the ones on screen moved; records landing below them (the usual case
         while a scan streams in, in path order) cost a scrollbar, not a table, ten times a second."""
-        shown = self._shown() if only_if_shown else None
         view = self.rows.view
         if self._moved and self._on is not None:
             try:
@@ -75,11 +75,14 @@ class DatasetTable(ScrollView, can_focus=True):
         self._on = view[self.cursor] if view else None
         self._set_virtual_size(Size(self._width(), len(view) + 1))
         self._scroll_cursor_into_view()
-        if shown is None or shown != self._shown():
+        shown = self._shown()
+        if not only_if_shown or shown != self._last_shown:
             self.refresh()
+        self._last_shown = shown
 
     def _shown(self) -> tuple:
-        """What the visible rows draw from: the records there, the cursor, the columns."""
+        """What the visible rows draw from: the records there, the cursor, the columns (as of
+        the last rows_changed(); anything else that changes them refreshes on its own)."""
         top = self.scroll_offset.y
         return (self.rows.view[top:top + self.size.height], self.cursor, self.rows.columns, self.rows.sort_col,
                 self.rows.descending)
