@@ -101,11 +101,14 @@ async def _run(tmp: Path, template: dict) -> dict:
         return Opened(source, str(tmp), "local")
 
     app = Eagle3App(str(tmp), opener=opener)
-    frames: list[float] = []
+    #: (when, the table's cursor row drawn in that frame or None)
+    frames: list[tuple[float, int | None]] = []
+    drawn: list[int | None] = [None]
     original = app._display
 
     def display(*args, **kwargs):
-        frames.append(time.perf_counter())
+        frames.append((time.perf_counter(), drawn[0]))
+        drawn[0] = None
         return original(*args, **kwargs)
 
     app._display = display  # type: ignore[method-assign]
@@ -121,20 +124,35 @@ async def _run(tmp: Path, template: dict) -> dict:
         screen = app.screen
         screen.use_cache = False
         table = screen.table
+        render_line = table.render_line
+
+        def traced(y: int):
+            strip = render_line(y)
+            if y > 0 and table.scroll_offset.y + y - 1 == table.cursor:
+                drawn[0] = table.cursor
+            return strip
+
+        table.render_line = traced  # type: ignore[method-assign]
         while not table.lines_rendered:
             await asyncio.sleep(0.001)
         out["first_rows"] = time.perf_counter()
 
         async def press(key: str) -> float:
+            # until the first frame that draws the cursor's row where the key moved it (this
+            # loop may notice the move after that frame: waiting then for a frame after it
+            # timed the next, unrelated one)
             before = table.cursor
+            first = len(frames)
             sent = time.perf_counter()
             app._driver.send_message(events.Key(key, key))
             while table.cursor == before:
                 await asyncio.sleep(0.0005)
-            moved = time.perf_counter()
-            while not frames or frames[-1] < moved:
+            target = table.cursor
+            while True:
+                for when, cursor in frames[first:]:
+                    if cursor == target:
+                        return when - sent
                 await asyncio.sleep(0.0005)
-            return frames[-1] - sent
 
         keys = ["j"] * 3 + ["k"] * 3
         i = 0
