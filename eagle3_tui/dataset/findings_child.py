@@ -35,8 +35,10 @@ class FindingsCancelled(Exception):
 class ChildRuns:
     def __init__(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         self.cancelled = cancelled
-        #: the child's process id once started (it is gone, killed or reaped, when the call returns)
+        #: the child's process id once started (it is gone, killed or reaped, when the call
+        #: returns), and how it ended (negative: the signal that killed it)
         self.pid: int | None = None
+        self.returncode: int | None = None
 
     def __call__(self, values: list[list[float]], shard_of: list[int]) -> dict[str, Any]:
         n, d = len(values), len(values[0]) if values else 0
@@ -69,6 +71,7 @@ class ChildRuns:
                 if proc.returncode is None:
                     proc.kill()
                     proc.wait()
+                self.returncode = proc.returncode
             if code != 0:
                 stderr.seek(0)
                 lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
