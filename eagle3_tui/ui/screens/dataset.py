@@ -5,9 +5,11 @@ The main screen opens it with what it needs: the open Source, the folder as a Ta
 `post` callable for the main screen (ShowSample, FileAction, ScanMarksWanted); this screen
 never reaches into the main screen. The scan (eagle3_tui/dataset/scan.py, with the record
 cache in front) runs in a worker that esc cancels: cancelling the worker closes the scan, which
-stops the local process pool or the agent's scan on the box. Records arriving in bursts are
-buffered and shown at most FLUSH_SECONDS apart; the findings are computed in a thread when the
-scan ends (or is cancelled: then they cover the files scanned so far).
+stops the local process pool or the agent's scan on the box. Each record's own work is done as
+it arrives, in the worker's short slices of the event loop; records are shown at most
+FLUSH_SECONDS apart. The findings are computed in a thread when the scan ends (or is cancelled:
+then they cover the files scanned so far), through findings_for and its cache; their torch part
+runs in a child process (dataset/findings_child.py), so this process never imports torch.
 """
 
 from __future__ import annotations
