@@ -97,11 +97,12 @@ class ScanCache:
         """Of what the findings depend on: every record's cache key and depth, and the code."""
         import hashlib
 
-        from eagle3_tui.samples import dataset_findings
+        from eagle3_tui.samples import dataset_findings, layer_group
 
         h = hashlib.blake2b(digest_size=16)
-        with open(dataset_findings.__file__, "rb") as fh:
-            h.update(fh.read())
+        for module in (dataset_findings, layer_group):
+            with open(module.__file__, "rb") as fh:
+                h.update(fh.read())
         # a lazy cached record (dataset/scan.py) carries path, size, mtime, mode and error too
         for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}" for r in records):
             h.update(key.encode("utf-8", "surrogateescape"))

@@ -83,11 +83,16 @@ def full_record(record: dict[str, Any]) -> dict[str, Any]:
     return full
 
 
-def findings_for(source, path: str, records: list[dict[str, Any]], cache: ScanCache | None = None) -> list[dict[str, Any]]:
+def findings_for(source, path: str, records: list[dict[str, Any]], cache: ScanCache | None = None,
+                 layer_runs=None) -> list[dict[str, Any]]:
     """dataset_findings(records), from the cache when the same records were judged before.
-    Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping."""
-    from eagle3_tui.samples.dataset_findings import dataset_findings
+    Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping.
+    layer_runs: see dataset_findings (the TUI runs the torch part in a child process)."""
+    from functools import partial
 
+    from eagle3_tui.samples.dataset_findings import dataset_findings as judge
+
+    dataset_findings = partial(judge, layer_runs=layer_runs)
     if cache is None:
         return dataset_findings([full_record(r) for r in records])
     host = cache_host(source)

@@ -11,23 +11,24 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
+from eagle3_tui.samples.layer_group import MIN_RUN
 from eagle3_tui.samples.results import sort_findings
 from eagle3_tui.samples.scan_accept import low_acceptance
 
 #: files at each end of a run that layer_group may not split off (too few to judge)
-MIN_RUN = 3
-#: permutations per test; the smallest p-value is 1 / (PERMUTATIONS + 1)
-PERMUTATIONS = 199
-P_LIMIT = 0.01
 #: a run must also move at least one signature this many robust SDs from the rest: on real data,
 #: index order can follow the source mix, which shifts signatures a little but not like a new layer
 MIN_EFFECT = 1.0
 SHOW = 5  # paths or numbers quoted in a message
 
 
-def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def dataset_findings(records: list[dict[str, Any]], layer_runs: Callable | None = None) -> list[dict[str, Any]]:
+    """The findings over every record. `layer_runs(values, shard_of)` runs the layer_group search
+    (samples/layer_group.py: in_process, the default, imports torch; the TUI passes one that runs
+    it in a child process). Nothing else here needs torch."""
     # records arrive in completion order; findings must not depend on it
     records = sorted(records, key=_order_key)
     samples = [r for r in records if "error" not in r]
@@ -36,10 +37,9 @@ def dataset_findings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found += _nonfinite(samples)
     found += _layout(samples)
     if len(samples) >= 2 * MIN_RUN:
-        from eagle3_tui.samples.scan import one_torch_thread
-
-        with one_torch_thread():  # 199 permutations of small tensors: threads only add spinning
-            found += _layer_group(samples)
+        if layer_runs is None:
+            from eagle3_tui.samples.layer_group import in_process as layer_runs
+        found += _layer_group(samples, layer_runs)
     found += _empty_loss(samples)
     found += _loss_on_padding(samples)
     found += _duplicates(samples)
@@ -186,138 +186,50 @@ def _order_key(r):
     return (r.get("index") is None, r.get("index") or 0, r["path"])
 
 
-def _layer_group(samples):
+def _layer_group(samples, runner):
     """Runs of files (in index order) whose signatures depart from the rest of the dataset.
 
     The statistic is the "epidemic" change point: for every run [a, b) of files, the standardised
     distance between the run's mean signature and the rest's, weighted by m(n-m)/n; its maximum
     is compared with the maxima of PERMUTATIONS shuffles of the file order (an order that does
-    not matter gives no run). A run found is taken out and the rest searched again. The run must
-    also move some signature by MIN_EFFECT robust SDs.
+    not matter gives no run). A run found is taken out and the rest searched again
+    (samples/layer_group.py, torch; `runner` may run it in another process). The run must also
+    move some signature by MIN_EFFECT robust SDs.
     """
-    import torch
-
     if len(samples) < 2 * MIN_RUN:
         return []
     common = Counter((r["k"], r["hidden"], len(_features(r))) for r in samples).most_common(1)[0][0]
     rows = sorted((r for r in samples if (r["k"], r["hidden"], len(_features(r))) == common), key=_order_key)
     if len(rows) < 2 * MIN_RUN:
         return []
-    raw = torch.tensor([[math.nan if v is None else v for v in _features(r)] for r in rows], dtype=torch.float64)
-    med = raw.nanmedian(dim=0).values
-    raw = torch.where(torch.isnan(raw), med, raw)
-    mad = (raw - med).abs().median(dim=0).values * 1.4826
-    sd = raw.std(dim=0)
-    scale = torch.where(mad > 1e-12, mad, sd)
-    keep = scale > 1e-12
-    if not bool(keep.any()):
-        return []
-    # winsorised: one wild file (NaN rows, a broken capture) must not make a run on its own
-    x = ((raw - med) / scale)[:, keep].clamp(-6.0, 6.0)
-    cols = [i for i, k in enumerate(keep.tolist()) if k]
+    values = [[math.nan if v is None else v for v in _features(r)] for r in rows]
+    shard_ids: dict[str, int] = {}
+    shard_of = [shard_ids.setdefault(r["shard"], len(shard_ids)) for r in rows]
+    found = runner(values, shard_of)
     names = _feature_names(rows[0])
-    shard_of = [r["shard"] for r in rows]
-    gen = torch.Generator().manual_seed(0)
-
-    alive = list(range(len(rows)))
-    groups: list[tuple[list[int], float]] = []
-    for _ in range(6):
-        if len(alive) < 2 * MIN_RUN:
-            break
-        sub = x[alive]
-        cand = _candidates([shard_of[i] for i in alive])
-        stat, a, b = _epidemic_max(sub, cand)
-        if stat <= 0:
-            break
-        beaten = 0
-        for _ in range(PERMUTATIONS):
-            if _epidemic_max(sub[torch.randperm(len(alive), generator=gen)], cand)[0] >= stat:
-                beaten += 1
-                if (beaten + 1) / (PERMUTATIONS + 1) >= P_LIMIT:
-                    break
-        p = (beaten + 1) / (PERMUTATIONS + 1)
-        if p >= P_LIMIT:
-            break
-        inside = set(range(a, b))
-        group = [alive[i] for i in range(len(alive)) if (i in inside) == (b - a <= len(alive) - (b - a))]
-        groups.append((group, p))
-        taken = set(group)
-        alive = [i for i in alive if i not in taken]
 
     out = []
-    rest = alive
-    for group, p in groups:
-        for run in _runs(group):
-            inside, others = x[run], x[rest]
-            diff = inside.mean(0) - others.mean(0)
-            j = int(diff.abs().argmax())
-            effect = float(diff[j].abs())
-            if effect < MIN_EFFECT or len(run) < MIN_RUN:
-                continue
-            col = cols[j]
-            files = [rows[i] for i in run]
-            shards = sorted({r["shard"] for r in files})
-            idx = [r["index"] for r in files if r["index"] is not None]
-            where = f"indices {min(idx)}..{max(idx)}" if idx else f"{files[0]['path']} .. {files[-1]['path']}"
-            confidence = 1.0 - p
-            name = names[col]
-            out.append(_finding(
-                "layer_group", "warning",
-                f"{len(files)} files ({where}, shard {_quote(shards, 2)}) depart from the other {len(rest)}: "
-                f"{name} {_show(name, float(raw[run, col].mean()))} vs {_show(name, float(raw[rest, col].mean()))} "
-                f"({effect:.1f} robust SD), as a re-run with other layer ids or another tool version leaves "
-                f"behind (confidence {confidence:.1%}, permutation test over the file order)",
-                range=[min(idx), max(idx)] if idx else None, paths=[r["path"] for r in files],
-                confidence=round(confidence, 4), effect=round(effect, 2), feature=name,
-            ))
+    rest = found["rest"]
+    for run in found["runs"]:
+        effect, p = run["effect"], run["p"]
+        if effect < MIN_EFFECT or len(run["run"]) < MIN_RUN:
+            continue
+        files = [rows[i] for i in run["run"]]
+        shards = sorted({r["shard"] for r in files})
+        idx = [r["index"] for r in files if r["index"] is not None]
+        where = f"indices {min(idx)}..{max(idx)}" if idx else f"{files[0]['path']} .. {files[-1]['path']}"
+        confidence = 1.0 - p
+        name = names[run["col"]]
+        out.append(_finding(
+            "layer_group", "warning",
+            f"{len(files)} files ({where}, shard {_quote(shards, 2)}) depart from the other {rest}: "
+            f"{name} {_show(name, run['inside'])} vs {_show(name, run['rest'])} "
+            f"({effect:.1f} robust SD), as a re-run with other layer ids or another tool version leaves "
+            f"behind (confidence {confidence:.1%}, permutation test over the file order)",
+            range=[min(idx), max(idx)] if idx else None, paths=[r["path"] for r in files],
+            confidence=round(confidence, 4), effect=round(effect, 2), feature=name,
+        ))
     return out
-
-
-def _runs(positions: list[int]) -> list[list[int]]:
-    """Consecutive stretches of sorted positions."""
-    out: list[list[int]] = []
-    for i in positions:
-        if out and out[-1][-1] == i - 1:
-            out[-1].append(i)
-        else:
-            out.append([i])
-    return out
-
-
-#: run boundaries tried: every position in small datasets, else shard edges and a grid
-MAX_CANDIDATES = 256
-
-
-def _candidates(shards: list[str]):
-    import torch
-
-    n = len(shards)
-    if n + 1 <= MAX_CANDIDATES:
-        return torch.arange(n + 1)
-    edges = {0, n} | {i for i in range(1, n) if shards[i] != shards[i - 1]}
-    if len(edges) > MAX_CANDIDATES // 2:
-        edges = set(torch.linspace(0, n, MAX_CANDIDATES // 2).round().long().tolist())
-    grid = set(torch.linspace(0, n, MAX_CANDIDATES - len(edges)).round().long().tolist())
-    return torch.tensor(sorted(edges | grid))
-
-
-def _epidemic_max(x, cand) -> tuple[float, int, int]:
-    """max over runs [a, b) (a, b in cand) of m(n-m)/n * ||mean inside - mean outside||^2."""
-    import torch
-
-    n = x.shape[0]
-    s = torch.cat([torch.zeros(1, x.shape[1], dtype=x.dtype), torch.cumsum(x, dim=0)])
-    sc = s[cand]
-    seg = sc[None, :, :] - sc[:, None, :]  # [a, b, d]: sum over [cand[a], cand[b])
-    m = (cand[None, :] - cand[:, None]).to(x.dtype)
-    ok = (m >= MIN_RUN) & (n - m >= MIN_RUN)
-    mm = m.clamp(min=1)
-    out_n = (n - m).clamp(min=1)
-    diff = seg / mm[..., None] - (s[-1] - seg) / out_n[..., None]
-    stat = torch.where(ok, mm * out_n / n * (diff**2).sum(-1), torch.full_like(m, -1.0))
-    j = int(stat.argmax())
-    ia, ib = divmod(j, len(cand))
-    return float(stat.view(-1)[j]), int(cand[ia]), int(cand[ib])
 
 
 def _feature_names(r) -> list[str]:

@@ -161,9 +161,10 @@ def columns_for(k: int) -> list[Column]:
 class DatasetRows:
     """Records in arrival order; `view` is the order shown (sorted, maybe filtered) as indices.
 
-    New records merge into the sorted order at each flush: the batch is sorted on its own, each
-    of its records finds its place by binary search, and the order is rebuilt once by slices
-    (one pass of copying pointers, not one list insertion per record).
+    A record is taken as it arrives (take(): its status, strip values and sort key, O(1) each,
+    in the scan's time slices) and shown at the next flush (link_in(): a merge of the batch into
+    the sorted order), so a flush of thousands of records costs a few milliseconds of the event
+    loop that also answers the keys.
 
     The per-slot norms are kept as sorted lists too (`norms`, merged when the strips are
     binned), so re-binning 100,000 files while they stream in costs a merge, not a sort.
@@ -188,6 +189,10 @@ class DatasetRows:
         self._final_norms: list[float] = []
         self._new_norms: list[list[float]] = []
         self._new_final: list[float] = []
+        #: records taken (take()) and their sort keys, not yet linked in (link_in())
+        self._taken: list[Record] = []
+        self._taken_keys: list[tuple] = []
+        self._key = self._key_fn()
 
     def __len__(self) -> int:
         return len(self.records)
@@ -207,20 +212,17 @@ class DatasetRows:
 
         return key
 
-    def add(self, batch: Iterable[Record]) -> int:
-        start = len(self.records)
-        new_norms, new_final = self._new_norms, self._new_final
-        for r in batch:
-            r.status = status_of(r)
-            self.by_path[r.path] = len(self.records)
-            self.records.append(r)
-            k = r.get("k") or 0
-            if k > self.k:
-                self.k = k
-                self.columns = columns_for(k)
-            slots = r.get("slots")
-            if not slots:
-                continue
+    def take(self, r: Record) -> None:
+        """One record as it arrives: its status, strip values and sort key, all O(1), done in the
+        scan's own time slices; it is shown at the next link_in(). Not shown until then."""
+        r.status = status_of(r)
+        k = r.get("k") or 0
+        if k > self.k:
+            self.k = k
+            self.columns = columns_for(k)
+        slots = r.get("slots")
+        if slots:
+            new_norms = self._new_norms
             while len(new_norms) < len(slots):
                 new_norms.append([])
             for i, st in enumerate(slots):
@@ -229,13 +231,31 @@ class DatasetRows:
                     new_norms[i].append(v)
             final = r.get("final")
             if final is not None and final.norm_mean is not None:
-                new_final.append(final.norm_mean)
-        new = range(start, len(self.records))
-        if not new:
+                self._new_final.append(final.norm_mean)
+        self._taken.append(r)
+        self._taken_keys.append(self._key(r))
+
+    @property
+    def waiting(self) -> int:
+        """Records taken but not yet linked in."""
+        return len(self._taken)
+
+    def link_in(self) -> int:
+        """Show the records taken since the last call: they merge into the sorted order (the
+        batch sorted on its own, each record placed by binary search, the order rebuilt once
+        by slices: one pass of copying pointers, not one list insertion per record)."""
+        batch, batch_keys = self._taken, self._taken_keys
+        if not batch:
             return 0
-        key = self._key_fn()
+        self._taken, self._taken_keys = [], []
+        start = len(self.records)
+        by_path = self.by_path
+        for i, r in enumerate(batch, start):
+            by_path[r.path] = i
+        self.records += batch
         keys = self._keys
-        keys.extend(key(self.records[i]) for i in new)
+        keys += batch_keys
+        new = range(start, len(self.records))
         get = keys.__getitem__
         batch_order = sorted(new, key=get)
         order = self._order
@@ -253,27 +273,40 @@ class DatasetRows:
             merged += order[at:]
             self._order = merged
         self._refilter()
-        return len(new)
+        return len(batch)
 
-    def norms(self) -> tuple[list[list[float]], list[float]]:
-        """The sorted finite norm_mean values of each slot, and of the final state (not None)."""
-        while len(self._norms) < len(self._new_norms):
-            self._norms.append([])
-        for xs, new in zip(self._norms, self._new_norms):
-            if new:
-                xs += new
-                xs.sort()  # two sorted runs and a short one: the sort merges, about linear
-                new.clear()
-        if self._new_final:
-            self._final_norms += self._new_final
-            self._final_norms.sort()
-            self._new_final.clear()
-        return self._norms, self._final_norms
+    def add(self, batch: Iterable[Record]) -> int:
+        for r in batch:
+            self.take(r)
+        return self.link_in()
+
+    def norms(self, part: int | None) -> list[float]:
+        """The sorted finite norm_mean values of slot `part` (None: the final state) over the
+        records taken so far. One part at a time: merging every slot's 100,000 values at once
+        costs the event loop a key's budget."""
+        if part is None:
+            xs, new = self._final_norms, self._new_final
+        else:
+            while len(self._norms) < len(self._new_norms):
+                self._norms.append([])
+            if part >= len(self._norms):
+                return []
+            xs, new = self._norms[part], self._new_norms[part]
+        if new:
+            xs += new
+            xs.sort()  # a sorted run and a short one: the sort merges, about linear
+            new.clear()
+        return xs
+
+    def parts(self) -> list[int | None]:
+        """What the strips show: each slot, then the final state (None)."""
+        return [*range(max(self.k, 0)), None]
 
     def sort(self, column: str, descending: bool) -> None:
         self.sort_col, self.descending = column, descending
-        key = self._key_fn()
+        key = self._key = self._key_fn()
         self._keys = [key(r) for r in self.records]
+        self._taken_keys = [key(r) for r in self._taken]
         self._order = sorted(range(len(self.records)), key=self._keys.__getitem__)
         self._refilter()
 
@@ -385,9 +418,12 @@ def _median_deviation(xs: list[float], med: float) -> float:
     return max(left(i - 1) if i > 0 else -math.inf, right(j - 1) if j > 0 else -math.inf)
 
 
+def part_bins(rows: DatasetRows, part: int | None) -> SlotBins | None:
+    """The SlotBins of one slot (None: the final state), over the files with it."""
+    return slot_bins("final" if part is None else f"slot {part}", rows.norms(part), presorted=True)
+
+
 def dataset_bins(rows: DatasetRows) -> list[SlotBins]:
     """One SlotBins per slot (and the final state), over the files with that slot."""
-    per, final = rows.norms()
-    out = [slot_bins(f"slot {i}", v, presorted=True) for i, v in enumerate(per[:max(rows.k, 0)])]
-    out.append(slot_bins("final", final, presorted=True))
+    out = [part_bins(rows, part) for part in rows.parts()]
     return [b for b in out if b is not None]

@@ -48,6 +48,7 @@ class DatasetTable(ScrollView, can_focus=True):
         self.message = "scanning…"
         self.bins: dict[str, SlotBins] = {}
         self._styles: dict[str, Style] | None = None
+        self._last_shown: tuple = ()
         #: rows drawn since mounted (tests and the benchmark read it: only visible rows are drawn)
         self.lines_rendered = 0
 
@@ -58,8 +59,11 @@ class DatasetTable(ScrollView, can_focus=True):
         view = self.rows.view
         return self.rows.records[view[self.cursor]] if 0 <= self.cursor < len(view) else None
 
-    def rows_changed(self) -> None:
-        """The rows' view changed (records arrived, a sort, a filter): keep the cursor's record."""
+    def rows_changed(self, *, only_if_shown: bool = False) -> None:
+        """The rows' view changed (records arrived, a sort, a filter): keep the cursor's record.
+        only_if_shown: the records themselves are unchanged (more arrived), so the rows are
+        redrawn only if the ones on screen moved; records landing below them (the usual case
+        while a scan streams in, in path order) cost a scrollbar, not a table, ten times a second."""
         view = self.rows.view
         if self._moved and self._on is not None:
             try:
@@ -69,9 +73,36 @@ class DatasetTable(ScrollView, can_focus=True):
         else:
             self.cursor = max(0, min(self.cursor, len(view) - 1))
         self._on = view[self.cursor] if view else None
-        self.virtual_size = Size(self._width(), len(view) + 1)
+        self._set_virtual_size(Size(self._width(), len(view) + 1))
         self._scroll_cursor_into_view()
-        self.refresh()
+        shown = self._shown()
+        if not only_if_shown or shown != self._last_shown:
+            self.refresh()
+        self._last_shown = shown
+
+    def _shown(self) -> tuple:
+        """What the visible rows draw from: the records there, the cursor, the columns (as of
+        the last rows_changed(); anything else that changes them refreshes on its own)."""
+        top = self.scroll_offset.y
+        return (self.rows.view[top:top + self.size.height], self.cursor, self.rows.columns, self.rows.sort_col,
+                self.rows.descending)
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Records streaming in lengthen the table ten times a second. Setting virtual_size
+        lays out the whole screen (~7 ms, most of a key's budget while records stream in);
+        when a vertical scrollbar is shown before and after and the width stays, only the
+        scrollbar's length changes, so only it is told."""
+        old = self.virtual_size
+        if size == old:
+            return
+        if (size.width == old.width and self.show_vertical_scrollbar and not self.show_horizontal_scrollbar
+                and min(size.height, old.height) > self.size.height + 1):
+            self.set_reactive(DatasetTable.virtual_size, size)
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = size.height
+            bar.refresh()
+        else:
+            self.virtual_size = size
 
     def move_to(self, index: int) -> None:
         view = self.rows.view
@@ -87,7 +118,7 @@ class DatasetTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         # the findings above grow when they arrive: the cursor's row must stay on screen
-        self.virtual_size = Size(self._width(), len(self.rows.view) + 1)
+        self._set_virtual_size(Size(self._width(), len(self.rows.view) + 1))
         self.call_after_refresh(self._scroll_cursor_into_view)
 
     def _scroll_cursor_into_view(self) -> None:
