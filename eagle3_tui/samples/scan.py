@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from eagle3_tui.samples import vocab
+from eagle3_tui.samples.load import SMALL_FILE_BYTES
 from eagle3_tui.samples.sample import NotASample, SampleError
 from eagle3_tui.samples.scan_rows import (
     all_finite,
@@ -135,11 +136,13 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if size is None:
         return {**base, "error": "dead symbolic link" if os.path.islink(path) else "cannot be read (folder or file)"}
     looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
-    except OSError as err:
-        return {**base, "error": "permission denied" if isinstance(err, PermissionError) else f"cannot read file: {err.strerror}"}
+    head = b""  # a small sample is read whole, gzip or not: loading it says what it is
+    if not looks_like_sample or size > SMALL_FILE_BYTES:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(16)
+        except OSError as err:
+            return {**base, "error": "permission denied" if isinstance(err, PermissionError) else f"cannot read file: {err.strerror}"}
     if not looks_like_sample and not _known_magic(head, size):
         return {**base, "error": "not a sample file", "not_sample": True}
     try:
@@ -165,7 +168,7 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
              drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None) -> dict[str, Any]:
     import torch
 
-    from eagle3_tui.samples.load import SMALL_FILE_BYTES, load_sample
+    from eagle3_tui.samples.load import load_sample
 
     sample = load_sample(path)
     n_slots = len(sample.slots)
@@ -202,10 +205,13 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
     same_width = len({x.shape[1] for x in parts[:n_slots]}) <= 1
     # the usual case (every norm and cosine finite): on a small file the per-op cost of torch,
     # not the arithmetic, is what the statistics cost, so they come from one reduction
-    finite = bool(len(norms)) and all_finite(norms, cos)
-    if finite and n_valid and isinstance(sig_rows, slice):
-        stats, sig = finite_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
+    summary = None
+    if len(norms) and n_valid and isinstance(sig_rows, slice):
+        summary = finite_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
+    if summary is not None:
+        stats, sig = summary
     else:
+        finite = bool(len(norms)) and all_finite(norms, cos)
         positions = pick if quick else torch.arange(t)
         stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
         sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)

@@ -228,9 +228,10 @@ def all_finite(norms, cos) -> bool:
 
 def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan: list, inf: list,
                    first: list, n_slots: int, has_final: bool, slots_same_width: bool):
-    """part_stats and signature at once, when every norm and cosine is finite and the valid rows
-    read are the first n_valid of norms: one reduction and one transfer to Python instead of a
-    dozen small torch ops (what a small file's statistics cost)."""
+    """part_stats and signature at once when the valid rows read are the first n_valid of norms:
+    one reduction and one transfer to Python instead of a dozen small torch ops (what a small
+    file's statistics cost). None when a norm is not finite (the sums say so: norms are >= 0),
+    for the exact path; finite norms make finite cosines."""
     import torch
 
     p = len(norms)
@@ -239,6 +240,8 @@ def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan
     if cos is not None:
         pieces.append(cos[:, :n_valid].sum(1))
     flat = torch.cat(pieces).tolist()
+    if not all(map(math.isfinite, flat)):
+        return None
     sums, tops, pads, row0, cos_sums = flat[:p], flat[p : 2 * p], flat[2 * p : 3 * p], flat[3 * p : 4 * p], flat[4 * p :]
     stats = []
     for i in range(p):
