@@ -14,6 +14,8 @@ from eagle3_tui.sources.base import Entry, Source, SourceError
 
 #: seconds between progress items of a scan
 PROGRESS_EVERY = 0.2
+#: cached-file stubs of a scan handed to the event loop at a time
+STUB_BATCH = 512
 
 
 def entry_from_stat(name: str, st: os.stat_result | None, *, dead_link: bool = False) -> Entry:
@@ -180,10 +182,10 @@ class LocalSource(Source):
                 pending.clear()
             queue.put_nowait(batch)
 
-        def hand_over(record) -> None:
+        def hand_over(*records) -> None:
             with lock:
                 wake = not pending
-                pending.append(record)
+                pending.extend(records)
             if wake:
                 loop.call_soon_threadsafe(drain)
 
@@ -197,14 +199,27 @@ class LocalSource(Source):
                 loop.call_soon_threadsafe(queue.put_nowait, done)
                 return
             try:
+                # the stubs of unchanged files come during the listing, thousands in a burst:
+                # handed over STUB_BATCH at a time (one by one, the loop woke for every few)
+                stubs: list = []
                 for record in scan_tree(path, full=full, rows=rows, workers=workers, cancel=cancel,
                                         known=known, progress=progress, drafter=drafter,
                                         vocab_mapping=vocab_mapping):
-                    if not record.get("cached"):
-                        record["computed"] = "local"
+                    if record.get("cached"):
+                        stubs.append(record)
+                        if len(stubs) >= STUB_BATCH:
+                            hand_over(*stubs)
+                            stubs = []
+                        continue
+                    if stubs:
+                        hand_over(*stubs)
+                        stubs = []
+                    record["computed"] = "local"
                     hand_over(record)
                     if cancel.is_set():
                         break
+                if stubs:
+                    hand_over(*stubs)
             except OSError as err:
                 loop.call_soon_threadsafe(queue.put_nowait, SourceError(os_error_message(path, err)))
             except BaseException as err:  # noqa: BLE001 - handed to the awaiting side
