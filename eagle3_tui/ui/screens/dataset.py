@@ -113,7 +113,7 @@ class DatasetScreen(Screen):
         #: the layers step: None (not run), "identifying", "done", "cancelled", "failed"
         self.layers_state: str | None = None
         #: dataset/layers.py's report entries of the last layers step
-        self.layers: list[dict[str, Any]] = []
+        self.layer_entries: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         yield Line(id="ds-title")
@@ -149,7 +149,7 @@ class DatasetScreen(Screen):
     def start(self) -> None:
         self.workers.cancel_group(self, "findings")
         self.workers.cancel_group(self, "layers")
-        self.layers_state, self.layers = None, []
+        self.layers_state, self.layer_entries = None, []
         self.generation += 1
         self.state = "scanning"
         self.scan_error = None
@@ -440,7 +440,7 @@ class DatasetScreen(Screen):
         if message.generation != self.generation:
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
-        self.layers = message.entries
+        self.layer_entries = message.entries
         # the filter and the highlight follow their finding into the longer list
         shown = self.findings_list.highlighted
         keep = [self.findings[i] if i is not None and i < len(self.findings) else None
