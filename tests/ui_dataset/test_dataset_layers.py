@@ -22,7 +22,13 @@ from tests.accept.drafter_maker import config as drafter_config
 from tests.accept.drafter_maker import init_weights, save_drafter
 from tests.scan.build import build
 from tests.scan.hf_target import make_target
-from tests.ui_dataset.conftest import make_app, open_dataset, scan_done, screen_text, wait_until
+from tests.ui_dataset.conftest import (
+    make_app,
+    open_dataset,
+    scan_done,
+    screen_text,
+    wait_until,
+)
 
 SIZE = (200, 60)
 MAJORITY = "majority (24 files; rows_0-12/data_0.ckpt): b=2, 5, 7 (match), final post-norm"
