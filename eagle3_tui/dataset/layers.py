@@ -301,57 +301,68 @@ def _slot_text(s: dict[str, Any]) -> str:
     return f"{s['label']} {where}{status} cos {cos}{margin}"
 
 
-def format_layers(entries: list[dict[str, Any]], model: str, planned: int | None = None) -> str:
-    """The text report's section: one paragraph per group."""
+def layers_head(entries: list[dict[str, Any]], model: str, planned: int | None = None) -> str:
+    """The section's first line (the whole section when there is nothing to show per group)."""
     done = len(entries)
     head = f"layers (identified with --model {model} on {done} file{'s' if done != 1 else ''}"
     head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
     if not entries:
         return head + (" none" if planned else " no file to identify (no readable sample without NaN/Inf)")
-    lines = [head]
+    return head
+
+
+def group_lines(e: dict[str, Any]) -> list[tuple[str, str]]:
+    """One group's lines as (kind, text): "group" (the files, b per slot, statuses, final,
+    offset), then "slots" (each slot's numbers), "reading" (the ids that give them), "drafter"."""
+    kind = {"majority": "", "layer_group": "layer_group, ", "shard": ""}[e["group"]]
+    where = f"{e['label']} ({kind}{e['files']} files; {e['paths'][0]})"
+    if "error" in e:
+        return [("group", f"{where}: not identified: {e['error']}")]
+    bs = e["boundaries"]
+    post = e["layers"] + 1
+    shown = ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in bs)
+    statuses = sorted({s["status"] for s in e["slots"]})
+    fin = e.get("final")
+    final = ""
+    if fin:
+        final = f", final {fin['norm']}-norm" if fin.get("norm") else ", final unmatched"
+    line = f"{where}: b={shown} ({'/'.join(statuses)}){final}"
+    if e.get("offset"):
+        line += _offset_text(e["offset"]) + " than the majority"
+    elif e.get("same_as_majority"):
+        line += ": the majority's boundaries"
+    lines = [("group", line)]
+    lines.append(("slots", " | ".join(_slot_text(s) for s in e["slots"])
+                  + (f" | final {fin['norm'] or 'unmatched'} cos {fin['cosine']:.4f}" if fin and fin.get("cosine") is not None else "")))
+    rd = e.get("reading")
+    if rd:
+        ways = []
+        if rd["output_of"] is not None:
+            ways.append(f"SpecForge's \"output of\" ids {rd['output_of']}")
+        if rd["input_of"] is not None:
+            ways.append(f"vLLM's \"input of\" ids {rd['input_of']}")
+        if ways:
+            lines.append(("reading", "read as " + " / ".join(ways)))
+    d = e.get("drafter")
+    if d and "error" in d:
+        lines.append(("drafter", f"drafter: {d['error']}"))
+    elif d:
+        ids = f"drafter {d['ids_from']} {d['ids']}"
+        if not d["follows"]:
+            lines.append(("drafter", f"{ids}: no reading gives these boundaries (WARNING)"))
+        else:
+            text = f"{ids}: read as {_READ[d['follows'][0]]}"
+            if d.get("agrees") is False:
+                text += ", not as the majority reads them (WARNING)"
+            elif e["group"] != "majority":
+                text += ", as the majority"
+            lines.append(("drafter", text))
+    return lines
+
+
+def format_layers(entries: list[dict[str, Any]], model: str, planned: int | None = None) -> str:
+    """The text report's section: one paragraph per group."""
+    lines = [layers_head(entries, model, planned)]
     for e in entries:
-        kind = {"majority": "", "layer_group": "layer_group, ", "shard": ""}[e["group"]]
-        where = f"  {e['label']} ({kind}{e['files']} files; {e['paths'][0]})"
-        if "error" in e:
-            lines.append(f"{where}: not identified: {e['error']}")
-            continue
-        bs = e["boundaries"]
-        post = e["layers"] + 1
-        shown = ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in bs)
-        statuses = sorted({s["status"] for s in e["slots"]})
-        fin = e.get("final")
-        final = ""
-        if fin:
-            final = f", final {fin['norm']}-norm" if fin.get("norm") else ", final unmatched"
-        line = f"{where}: b={shown} ({'/'.join(statuses)}){final}"
-        if e.get("offset"):
-            line += _offset_text(e["offset"]) + " than the majority"
-        elif e.get("same_as_majority"):
-            line += ": the majority's boundaries"
-        lines.append(line)
-        lines.append("    " + " | ".join(_slot_text(s) for s in e["slots"])
-                     + (f" | final {fin['norm'] or 'unmatched'} cos {fin['cosine']:.4f}" if fin and fin.get("cosine") is not None else ""))
-        rd = e.get("reading")
-        if rd:
-            ways = []
-            if rd["output_of"] is not None:
-                ways.append(f"SpecForge's \"output of\" ids {rd['output_of']}")
-            if rd["input_of"] is not None:
-                ways.append(f"vLLM's \"input of\" ids {rd['input_of']}")
-            if ways:
-                lines.append("    read as " + " / ".join(ways))
-        d = e.get("drafter")
-        if d and "error" in d:
-            lines.append(f"    drafter: {d['error']}")
-        elif d:
-            ids = f"drafter {d['ids_from']} {d['ids']}"
-            if not d["follows"]:
-                lines.append(f"    {ids}: no reading gives these boundaries (WARNING)")
-            else:
-                text = f"    {ids}: read as {_READ[d['follows'][0]]}"
-                if d.get("agrees") is False:
-                    text += ", not as the majority reads them (WARNING)"
-                elif e["group"] != "majority":
-                    text += ", as the majority"
-                lines.append(text)
+        lines += [("  " if kind == "group" else "    ") + text for kind, text in group_lines(e)]
     return "\n".join(lines)

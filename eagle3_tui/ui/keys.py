@@ -157,7 +157,7 @@ BOOKMARK_LIST = [
 
 DATASET = [
     Binding("escape", "back", "Cancel/back", key_display="esc", id="dataset.back",
-            tooltip="Cancel the scan, else clear the filter, else back"),
+            tooltip="Cancel the scan (or the layers' identify calls), else clear the filter, else back"),
     Binding("q", "leave", "Back", show=False, id="dataset.leave", tooltip="Back to the browser"),
     Binding("tab", "switch_focus", "Findings/files", key_display="tab", id="dataset.focus",
             tooltip="Move between the findings and the table of files"),

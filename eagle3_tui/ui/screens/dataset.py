@@ -10,6 +10,11 @@ it arrives, in the worker's short slices of the event loop; records are shown at
 FLUSH_SECONDS apart. The findings are computed in a thread when the scan ends (or is cancelled:
 then they cover the files scanned so far), through findings_for and its cache; their torch part
 runs in a child process (dataset/findings_child.py), so this process never imports torch.
+
+With --model (a folder on the data's machine), a scan that ran to its end then has a few
+representative files identified (dataset/layers.py: choose in a thread, identify_picks through
+the Source, so next to the data): an async worker that esc, leaving the view or a rescan
+cancels. Its findings join the list; the layers it names are the list's tail.
 """
 
 from __future__ import annotations
@@ -63,13 +68,27 @@ class FindingsReady(Message):
         self.findings = findings
 
 
+class LayersReady(Message):
+    """The layers step ended: `entries` and `extra` as dataset/layers.py's report gives them."""
+
+    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[dict[str, Any]],
+                 planned: int, *, interrupted: bool = False, error: str | None = None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.entries, self.extra, self.planned = entries, extra, planned
+        self.interrupted, self.error = interrupted, error
+
+
 class DatasetScreen(Screen):
     BINDINGS = keys.DATASET
 
     AUTO_FOCUS = "#ds-table"
 
     def __init__(self, source: Source, folder: Target, where: str, post: Callable[[Message], object], *,
-                 full: bool = False, rows: int = 64, workers: int | None = None, use_cache: bool = True) -> None:
+                 full: bool = False, rows: int = 64, workers: int | None = None, use_cache: bool = True,
+                 model: str | None = None, drafter: str | None = None, model_given: str | None = None) -> None:
+        """model / drafter: the folders on the data's machine (None: not given, or elsewhere);
+        model_given: --model as the user typed it (the layers' heading names it)."""
         super().__init__()
         self.source = source
         self.folder = folder
@@ -90,6 +109,11 @@ class DatasetScreen(Screen):
         self.findings: list[dict[str, Any]] = []
         self._filter_index: int | None = None
         self.scan_error: str | None = None
+        self.model, self.drafter, self.model_given = model, drafter, model_given
+        #: the layers step: None (not run), "identifying", "done", "cancelled", "failed"
+        self.layers_state: str | None = None
+        #: dataset/layers.py's report entries of the last layers step
+        self.layer_entries: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         yield Line(id="ds-title")
@@ -124,6 +148,8 @@ class DatasetScreen(Screen):
 
     def start(self) -> None:
         self.workers.cancel_group(self, "findings")
+        self.workers.cancel_group(self, "layers")
+        self.layers_state, self.layer_entries = None, []
         self.generation += 1
         self.state = "scanning"
         self.scan_error = None
@@ -345,10 +371,104 @@ class DatasetScreen(Screen):
                 self.rows.mark(finding_paths(f), f["severity"])
         self.table.rows_changed()
         self.findings_list.show(self.findings, len(self.rows), cancelled)
-        bad = sum(f["severity"] in ("error", "warning") for f in self.findings)
+        if self.model is not None and not cancelled and len(self.rows):
+            self.layers_state = "identifying"
+            self.findings_list.show_tail([("note", "choosing the files to identify…")])
+            self.identify_layers(self.generation)
+        else:
+            self.findings_list.show_tail(self._hint())
         if not cancelled:
-            self.set_status(f"{len(self.rows):,} files: {bad} finding{'s' if bad != 1 else ''} at warning or error level"
-                            + ("; select one and press enter to see its files" if self.findings else ""))
+            self._say_findings()
+
+    def _say_findings(self) -> None:
+        bad = sum(f["severity"] in ("error", "warning") for f in self.findings)
+        self.set_status(f"{len(self.rows):,} files: {bad} finding{'s' if bad != 1 else ''} at warning or error level"
+                        + ("; select one and press enter to see its files" if self.findings else ""))
+
+    def _hint(self) -> list[tuple[str, str]]:
+        if self.model_given and self.model is None:
+            return [("note", f"--model {self.model_given} is not on the data's machine: layers not named")]
+        if self.model is None:
+            return [("note", "start with --model DIR to name the layers")]
+        return []
+
+    # ----- the layers (--model): a few representatives identified where the data is
+
+    @work(exclusive=True, group="layers")
+    async def identify_layers(self, generation: int) -> None:
+        from eagle3_tui.dataset.layers import choose, identify_picks, report
+
+        # in a thread: choosing sorts and decodes the records (100,000 of them take a while)
+        records, findings = list(self.rows.records), list(self.findings)
+        picks: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        interrupted, error = False, None
+
+        def shown(i: int, n: int, path: str) -> None:
+            if generation == self.generation:
+                self._show_identifying(i, n, path)
+
+        try:
+            picks = await asyncio.to_thread(choose, records, findings)
+            del records
+            await identify_picks(self.source, self.folder.path, picks, model=self.model, drafter=self.drafter,
+                                 on_progress=shown, done=results)
+        except asyncio.CancelledError:
+            interrupted = True
+            raise
+        except SourceError as err:
+            error = str(err)
+        except Exception as err:  # noqa: BLE001 - shown in the view; the app keeps running
+            error = f"{type(err).__name__}: {err}"
+        finally:
+            entries, extra = report(picks, results, self.drafter)
+            self.post_message(LayersReady(generation, entries, extra, len(picks), interrupted=interrupted, error=error))
+
+    def _show_identifying(self, i: int, n: int, path: str) -> None:
+        text = f"identifying {i}/{n}: {path}…"
+        self.findings_list.show_tail([("note", text)])
+        self.set_status(f"{text} (esc stops)")
+
+    def cancel_layers(self) -> None:
+        self.set_status("stopping the identify calls…")
+        self.workers.cancel_group(self, "layers")
+
+    def on_layers_ready(self, message: LayersReady) -> None:
+        from eagle3_tui.dataset.layers import group_lines, layers_head
+        from eagle3_tui.samples.results import sort_findings
+
+        if message.generation != self.generation:
+            return
+        self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
+        self.layer_entries = message.entries
+        # the filter and the highlight follow their finding into the longer list
+        shown = self.findings_list.highlighted
+        keep = [self.findings[i] if i is not None and i < len(self.findings) else None
+                for i in (self._filter_index, shown)]
+        self.findings = sort_findings([*self.findings, *message.extra])
+        for f in message.extra:
+            if f["severity"] in ("error", "warning"):
+                self.rows.mark(finding_paths(f), f["severity"])
+        self.table.rows_changed()
+        at = [next((j for j, f in enumerate(self.findings) if f is k), None) if k is not None else None for k in keep]
+        self._filter_index = at[0]
+        self.findings_list.show(self.findings, len(self.rows), False, highlight=at[1] or 0)
+        planned = message.planned if message.interrupted or message.error else None
+        lines = [("head", layers_head(message.entries, self.model_given or self.model or "", planned))]
+        for e in message.entries:
+            parts = group_lines(e)
+            lines.append(("", parts[0][1]))
+            # the slots' numbers stay in `scan --model`'s report: the reading says what they mean
+            more = [text for kind, text in parts[1:] if kind in ("reading", "drafter")]
+            if more:
+                lines.append(("note", "  " + "; ".join(more)))
+        if message.error:
+            lines.append(("note", f"identify stopped: {message.error}"))
+        self.findings_list.show_tail(lines)
+        if message.error:
+            self.set_status(f"--model: {message.error}", error=True)
+        else:
+            self._say_findings()
 
     # ----- findings: enter filters the table to a finding's files, enter again clears
 
@@ -405,6 +525,8 @@ class DatasetScreen(Screen):
     def action_back(self) -> None:
         if self.state == "scanning":
             self.cancel_scan()
+        elif self.layers_state == "identifying":
+            self.cancel_layers()
         elif not self.clear_filter():
             self.dismiss(None)
 

@@ -28,8 +28,11 @@ class DatasetLinks:
             folder = posixpath.join(self.path, entry.name)
         from eagle3_tui.ui.screens.dataset import DatasetScreen
 
-        self.app.push_screen(DatasetScreen(self.source, self.target.with_path(folder), self.where,
-                                           self.post_message))
+        data = self.target.with_path(folder)
+        analysis = self.app.analysis  # --model names the layers (on the data's machine only)
+        self.app.push_screen(DatasetScreen(self.source, data, self.where, self.post_message,
+                                           model=analysis.path_for("model", data),
+                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model))
 
     def on_show_sample(self, message: ShowSample) -> None:
         """The dataset view opens a sample: the browser moves to it (as a bookmark jump does)."""

@@ -1,5 +1,6 @@
 """The dataset view's findings, worst first, in plain words with their numbers (an OptionList:
-the user selects one and enter filters the table to the files it names)."""
+the user selects one and enter filters the table to the files it names), then a tail of lines
+that cannot be selected: the layers --model named (or what is being identified, or a hint)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class DatasetFindings(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.findings: list[dict[str, Any]] = []
+        #: the tail: (style, text) lines after the findings, and how many options they are
+        self.tail: list[tuple[str, str]] = []
+        self._tail_options = 0
 
     def _text(self, label: str, style: str, message: str) -> Text:
         text = Text()
@@ -39,12 +43,15 @@ class DatasetFindings(OptionList):
     def show_note(self, message: str) -> None:
         """A line in place of the findings (scanning, computing, cancelled)."""
         self.findings = []
+        self.tail, self._tail_options = [], 0
         self.clear_options()
         note = Text(printable(message, message=True), self.get_component_rich_style("findings--note", partial=True))
         self.add_option(Option(note, disabled=True))
 
-    def show(self, findings: list[dict[str, Any]], files: int, cancelled: bool) -> None:
+    def show(self, findings: list[dict[str, Any]], files: int, cancelled: bool, highlight: int = 0) -> None:
+        """The findings (the tail kept after them); `highlight` is the one to highlight."""
         self.findings = list(findings)
+        self._tail_options = 0
         self.clear_options()
         options = []
         for f in findings:
@@ -58,5 +65,22 @@ class DatasetFindings(OptionList):
             what = "of the files scanned so far" if cancelled else f"in {files:,} files"
             options.append(Option(self._text("  ok ", "findings--ok", f"nothing wrong found {what}"), disabled=True))
         self.add_options(options)
+        self.show_tail(self.tail)
         if findings:
-            self.highlighted = 0
+            self.highlighted = min(highlight, len(findings) - 1)
+
+    def show_tail(self, lines: list[tuple[str, str]]) -> None:
+        """Replace the lines after the findings; style is "note", "head" or "" (plain). The
+        findings' options and the highlight stay as they are."""
+        self.tail = list(lines)
+        for _ in range(self._tail_options):
+            self.remove_option_at_index(self.option_count - 1)
+        styles = {"note": "findings--note", "head": "findings--info"}
+        options = []
+        for style, text in lines:
+            line = Text(printable(text, message=True))
+            if style:
+                line.stylize(self.get_component_rich_style(styles[style], partial=True))
+            options.append(Option(line, disabled=True))
+        self._tail_options = len(options)
+        self.add_options(options)
