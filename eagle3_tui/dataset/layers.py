@@ -26,7 +26,7 @@ import json
 import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.sources.base import natural_key

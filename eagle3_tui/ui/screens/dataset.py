@@ -319,7 +319,7 @@ class DatasetScreen(Screen):
     def compute_findings(self, generation: int) -> None:
         from textual.worker import get_current_worker
 
-        from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
+        from eagle3_tui.dataset.findings_child import FindingsCancelled
         from eagle3_tui.dataset.scan import findings_for
 
         worker = get_current_worker()
