@@ -272,6 +272,19 @@ def rotary_tables(d: Drafter, positions):
     return emb.cos(), emb.sin()
 
 
+def rope_rows(d: Drafter, n: int):
+    """cos, sin for positions 0..n-1: rows of one table kept on the drafter, grown when a longer
+    sample comes (a scan asks for the same positions file after file; the tables cost a third
+    of a small file's draft). Row p depends on p alone."""
+    import torch
+
+    if d.rope is None or d.rope[0].shape[0] < n:
+        have = d.rope[0].shape[0] if d.rope is not None else 0
+        d.rope = rotary_tables(d, torch.arange(max(n, 2 * have)))
+    cos, sin = d.rope
+    return cos[:n], sin[:n]
+
+
 def _rope(x, cos, sin):
     import torch
 
@@ -308,6 +321,7 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
         keys, values = [], []
         out = []
         d2t = w["d2t"].to(torch.int64)
+        cos_all, sin_all = rope_rows(d, T + len(tokens))
         for s, tok in enumerate(tokens):
             stop()
             emb = w["embed_tokens.weight"][tok].float()
@@ -316,7 +330,7 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
             q = lin(x, "midlayer.self_attn.q_proj.weight").view(T, nh, hd).transpose(0, 1)
             k = lin(x, "midlayer.self_attn.k_proj.weight").view(T, nkv, hd).transpose(0, 1)
             v = lin(x, "midlayer.self_attn.v_proj.weight").view(T, nkv, hd).transpose(0, 1)
-            cos, sin = rotary_tables(d, torch.arange(T) + s)
+            cos, sin = cos_all[s : s + T], sin_all[s : s + T]
             q, k = _rope(q, cos, sin), _rope(k, cos, sin)
             if nkv != nh:
                 k = k.repeat_interleave(nh // nkv, dim=0)

@@ -89,6 +89,8 @@ class Drafter:
     weights: dict[str, Any] = field(repr=False)  # SpecForge names -> tensors
     embed_from: str = "drafter"  # "drafter" or the target shard it came from
     notes: list[str] = field(default_factory=list)
+    #: rotary cos/sin rows for positions 0..n-1, kept across samples (samples/accept.py rope_rows)
+    rope: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def fc_width(self) -> int:
