@@ -246,8 +246,13 @@ def _load_model(model: str, device: str):
     kw = {"dtype": dtype} if int(transformers.__version__.split(".")[0]) >= 5 else {"torch_dtype": dtype}
     try:
         lm = AutoModelForCausalLM.from_pretrained(model, **kw)
-    except (ValueError, KeyError, OSError) as err:
+    except MemoryError:
+        raise
+    except Exception as err:  # noqa: BLE001 - transformers raises many kinds on a foreign folder
+        # (weights that do not fit the config: RuntimeError; unknown architectures: ValueError ...)
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if "mismatched_sizes" in first:  # its own text points at a report we keep off stderr
+            first = "its weights have other shapes than its config.json says"
         raise IdentifyError(f"model {model}: transformers cannot load it ({first[:200]})") from None
     lm.eval().to(device)
     layers, norm = find_parts(lm, model)

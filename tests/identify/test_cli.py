@@ -53,6 +53,24 @@ def test_exit_2_one_line_each(world, tmp_path):
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
 
 
+def test_a_model_folder_whose_weights_do_not_fit_its_config_is_one_line(world, tmp_path):
+    """transformers raises RuntimeError for weights of another shape (a drafter's folder given
+    as --model, a config edited by hand): one line and exit 2, not its traceback."""
+    import json
+    import shutil
+
+    folder = tmp_path / "misfit"
+    shutil.copytree(world.model, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["intermediate_size"] = config["intermediate_size"] * 2
+    (folder / "config.json").write_text(json.dumps(config))
+    p = cli(str(world.specforge("sf.ckpt")), "--model", str(folder))
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert p.stderr.strip() == (f"eagle3-tui identify: model {folder}: transformers cannot load it "
+                                "(its weights have other shapes than its config.json says)")
+
+
 def test_help_lists_identify_without_importing_torch():
     code = ("import sys; from eagle3_tui.cli import build_parser; build_parser().parse_args(['identify', '-h'])")
     p = subprocess.run([sys.executable, "-c", code + ""], capture_output=True, text=True,
