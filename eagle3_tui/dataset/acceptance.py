@@ -46,13 +46,14 @@ LOOK_AHEAD = 50
 
 
 def _spread(members: list[dict[str, Any]], want: int, taken: set[str]) -> list[str]:
-    """Up to `want` usable paths at even spots along `members` (natural order), not in `taken`."""
+    """Up to `want` usable paths at even spots after the first member up to the last (natural
+    order; the first is where the representative usually is), not in `taken`."""
     got: list[str] = []
     n = len(members)
     if want <= 0 or n == 0:
         return got
-    for j in range(want):
-        start = (j * n) // want
+    for j in range(1, want + 1):
+        start = (j * (n - 1)) // want
         for r in members[start : start + LOOK_AHEAD]:
             if r["path"] in taken:
                 continue
