@@ -213,6 +213,7 @@ async def _scan(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.close()
     layers = None
+    scanned = findings  # the groups --accept scores: the scan's (the layers' findings name representatives)
     identifying = args.model and not interrupted
     if identifying:
         scanning = True  # ctrl+c now stops the identify calls
@@ -224,7 +225,7 @@ async def _scan(args: argparse.Namespace) -> int:
     scoring = accept_dir and not interrupted
     if scoring:
         scanning = True  # ctrl+c now stops the scoring
-        acceptance, extra, interrupted = await _acceptance(source, target, records, findings, accept_dir, model,
+        acceptance, extra, interrupted = await _acceptance(source, target, records, scanned, accept_dir, model,
                                                            args.accept_files, progress)
         scanning = False
         findings = sort_findings([*findings, *extra])

@@ -75,6 +75,9 @@ def choose_files(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
     picks = picks[: max(1, limit // per)]
     own = {p for pick in picks[1:] for p in pick["paths"]}  # files of the groups reported on their own
     in_group = {p for f in findings if f.get("code") == "layer_group" for p in f.get("paths") or []}
+    # as in layers.choose: a file another warning or error names is never scored
+    flagged = {p for f in findings if f.get("severity") in ("error", "warning") and f.get("code") != "layer_group"
+               for p in f.get("paths") or []}
     by_path = {r["path"]: r for r in records}
     plan = []
     for pick in picks:
@@ -83,7 +86,7 @@ def choose_files(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
         else:
             members = [by_path[p] for p in pick["paths"] if p in by_path]
         members.sort(key=lambda r: natural_key(r["path"]))
-        taken = {pick["path"]}
+        taken = {pick["path"], *flagged}
         paths = [pick["path"], *_spread(members, per - 1, taken)]
         plan.append({**pick, "score": paths, "paths": [r["path"] for r in members]})
     return plan
@@ -170,8 +173,8 @@ def _line(e: dict[str, Any], major: dict[str, Any] | None) -> str:
     text = f"{e['label']}{kind}: step-1 top-1 {_pct(e['top1'])} ({n} of {e['files']})"
     if major is None or e is major or e["top1"] is None:
         return text + f", τ {_tau(e['tau'])}"
-    drop = e.get("drop", 0.0)
-    cost = f"costs {drop:.0f} points" if drop >= 0.5 else "no cost" if drop > -0.5 else f"{-drop:.0f} points above"
+    drop = round(e.get("drop", 0.0))
+    cost = f"costs {drop} point{'s' if drop != 1 else ''}" if drop > 0 else "no cost" if drop == 0 else f"{-drop} point{'s' if drop != -1 else ''} above"
     return (text + f" vs the majority's {_pct(major['top1'])}: {cost}; τ {_tau(e['tau'])} vs {_tau(major['tau'])}")
 
 
