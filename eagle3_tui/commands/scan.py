@@ -22,6 +22,7 @@ from typing import Any
 
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
+from eagle3_tui.dataset.acceptance import ACCEPT_FILES, MAX_ACCEPT
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
 
 PROGRESS_EVERY = 0.2
@@ -43,6 +44,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "per layer_group finding, one per other shard when there are few; the first "
                         f"{IDENTIFY_TOKENS} tokens of each; runs every time, needs transformers there); with "
                         "--drafter also the embed_tokens of a drafter without them")
+    p.add_argument("--accept", metavar="DIR",
+                   help="EAGLE-3 drafter folder on the data's machine: after the findings (and --model's layers), "
+                        "the drafter's step-1 top-1 and τ per group of files (the groups --model reports), on a "
+                        f"few files of each (at most {MAX_ACCEPT} in all), and a warning for a group far below "
+                        "the majority; with --model, that model supplies what the drafter lacks")
+    p.add_argument("--accept-files", type=int, default=ACCEPT_FILES, metavar="N",
+                   help=f"files scored per group with --accept (default {ACCEPT_FILES})")
     p.add_argument("--vocab-mapping", metavar="FILE",
                    help="the drafter's vocab_mapping.pt (a path on the data's machine): adds the share of "
                         "loss tokens in the draft vocabulary (default: a vocab_mapping.pt found in the tree)")
@@ -50,7 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if (usage := below_one(args, "scan", "rows", "workers")) is not None:
+    if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
     return asyncio.run(_scan(args))
 
@@ -97,6 +105,7 @@ class _Progress:
 async def _scan(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error, on_host, open_cli_source, say
     from eagle3_tui.dataset.scan import findings_for, full_record, scan_dataset
+    from eagle3_tui.dataset.acceptance import format_acceptance
     from eagle3_tui.dataset.layers import format_layers
     from eagle3_tui.samples.results import blocking, sort_findings
     from eagle3_tui.dataset.cache import ScanCache
@@ -121,6 +130,7 @@ async def _scan(args: argparse.Namespace) -> int:
     try:
         model = on_host(args.model, target, "--model")
         drafter_dir = on_host(args.drafter, target, "--drafter")
+        accept_dir = on_host(args.accept, target, "--accept")
     except SourceError as err:
         say(f"scan: {err}")
         return 2
@@ -173,7 +183,7 @@ async def _scan(args: argparse.Namespace) -> int:
             if held:
                 out.write("".join(held))
             await scan.aclose()
-        keep_open = bool(model)
+        keep_open = bool(model or accept_dir)
     except asyncio.CancelledError:
         interrupted = True
         task.uncancel()
@@ -203,20 +213,37 @@ async def _scan(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.close()
     layers = None
+    scanned = findings  # the groups --accept scores: the scan's (the layers' findings name representatives)
     identifying = args.model and not interrupted
     if identifying:
         scanning = True  # ctrl+c now stops the identify calls
-        layers, extra, interrupted = await _layers(source, target, records, findings, model, drafter_dir, progress)
+        layers, extra, interrupted = await _layers(source, target, records, findings, model, drafter_dir, progress,
+                                                   close=not accept_dir)
         scanning = False
         findings = sort_findings([*findings, *extra])
+    acceptance = None
+    scoring = accept_dir and not interrupted
+    if scoring:
+        scanning = True  # ctrl+c now stops the scoring
+        acceptance, extra, interrupted = await _acceptance(source, target, records, scanned, accept_dir, model,
+                                                           args.accept_files, progress)
+        scanning = False
+        findings = sort_findings([*findings, *extra])
+    elif accept_dir and keep_open:
+        await source.close()  # ctrl+c before the scoring began (close is idempotent)
     summary = _summary(records, time.monotonic() - started, interrupted, args)
     if args.json:
-        last = {"summary": summary, "findings": findings, **({"layers": layers[0]} if layers else {})}
+        last = {"summary": summary, "findings": findings, **({"layers": layers[0]} if layers else {}),
+                **({"acceptance": acceptance[0]} if acceptance else {})}
         out.write(json.dumps(to_json_ready(last)) + "\n")
     else:
         out.write(format_report([full_record(r) for r in records], findings, summary,
-                                layers=layers and format_layers(layers[0], args.model, layers[1])) + "\n")
+                                layers=layers and format_layers(layers[0], args.model, layers[1]),
+                                acceptance=acceptance and format_acceptance(acceptance[0], args.accept, acceptance[2])) + "\n")
     out.flush()
+    if interrupted and scoring:
+        say(f"scan: interrupted; the acceptance covers {acceptance[3]} of the {acceptance[2]} files to score")
+        return 130
     if interrupted and identifying:
         say(f"scan: interrupted; the layers cover {len(layers[0])} of the {layers[1]} files to identify")
         return 130
@@ -226,7 +253,8 @@ async def _scan(args: argparse.Namespace) -> int:
     return 1 if blocking(findings) else 0
 
 
-async def _layers(source, target, records, findings, model: str, drafter: str | None, progress: _Progress):
+async def _layers(source, target, records, findings, model: str, drafter: str | None, progress: _Progress,
+                  close: bool = True):
     """((layers entries, files planned), findings to add, interrupted) of `scan --model`: the
     representatives identified where the data is, the source closed afterwards."""
     from eagle3_tui.dataset.layers import choose, identify_picks, report
@@ -251,10 +279,44 @@ async def _layers(source, target, records, findings, model: str, drafter: str | 
     finally:
         if task.cancelling():
             task.uncancel()
-        await source.close()
+        if close or interrupted:
+            await source.close()
         progress.clear()
     entries, extra = report(picks, results, drafter)
     return (entries, len(picks)), extra, interrupted
+
+
+async def _acceptance(source, target, records, findings, drafter: str, model: str | None, per_group: int,
+                      progress: _Progress):
+    """((entries, drafter, planned or None, files scored), findings to add, interrupted) of
+    `scan --accept`: a few files per group scored where the data is, the source closed afterwards."""
+    from eagle3_tui.dataset.acceptance import choose_files, report, score
+    from eagle3_tui.sources.base import SourceError
+
+    plan = choose_files(records, findings, per_group)
+    planned = sum(len(g["score"]) for g in plan)
+    results: list[dict[str, Any]] = []
+    interrupted = False
+    task = asyncio.current_task()
+
+    def shown(i: int, n: int, path: str) -> None:
+        progress.note(f"scoring acceptance {i}/{n}: {printable(path)}")
+
+    try:
+        await score(source, target.path, plan, drafter=drafter, model=model, on_progress=shown, done=results)
+    except asyncio.CancelledError:
+        interrupted = True
+        task.uncancel()
+    except SourceError as err:  # the connection went: what was scored still counts
+        paths = [p for g in plan for p in g["score"]]
+        results.append({"path": paths[len(results)], "error": str(err)})
+    finally:
+        if task.cancelling():
+            task.uncancel()
+        await source.close()
+        progress.clear()
+    entries, extra = report(plan, results, drafter)
+    return (entries, drafter, planned if interrupted else None, len(results)), extra, interrupted
 
 
 def _json_line(record: dict[str, Any]) -> str:
@@ -295,7 +357,7 @@ def _num(v: float | None) -> str:
     return f"{v:.3g}"
 
 
-def format_report(records, findings, summary, layers: str | None = None) -> str:
+def format_report(records, findings, summary, layers: str | None = None, acceptance: str | None = None) -> str:
     lines = []
     if findings:
         lines.append("findings:")
@@ -303,8 +365,9 @@ def format_report(records, findings, summary, layers: str | None = None) -> str:
             lines.append(f"  {f['severity'].upper():7} {f['code']}: {printable(f['message'])}")
     else:
         lines.append("findings: none")
-    if layers:
-        lines += ["", *map(printable, layers.splitlines())]
+    for section in (layers, acceptance):
+        if section:
+            lines += ["", *map(printable, section.splitlines())]
     shards: dict[str, list] = defaultdict(list)
     for r in records:
         shards[r.get("shard", "")].append(r)
