@@ -28,7 +28,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from eagle3_tui.dataset.layers import _decoded, _usable, choose
+from eagle3_tui.dataset.layers import choose, decoded, usable
 from eagle3_tui.samples.scan_accept import MIN_GAP
 from eagle3_tui.sources.base import natural_key
 
@@ -57,7 +57,7 @@ def _spread(members: list[dict[str, Any]], want: int, taken: set[str]) -> list[s
         for r in members[start : start + LOOK_AHEAD]:
             if r["path"] in taken:
                 continue
-            if _usable(_decoded(r)):
+            if usable(decoded(r)):
                 got.append(r["path"])
                 taken.add(r["path"])
                 break

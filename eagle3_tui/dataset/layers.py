@@ -48,12 +48,12 @@ _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_stat
 # ------------------------------------------------------------------------------ choosing files
 
 
-def _decoded(record: dict[str, Any]) -> dict[str, Any]:
+def decoded(record: dict[str, Any]) -> dict[str, Any]:
     """A record as samples/scan.py wrote it (a lazy cached one carries its JSON text in "raw")."""
     return {**json.loads(record["raw"]), "path": record["path"]} if "raw" in record else record
 
 
-def _usable(r: dict[str, Any]) -> bool:
+def usable(r: dict[str, Any]) -> bool:
     if "error" in r or not r.get("slots"):
         return False
     parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
@@ -65,8 +65,8 @@ def _first_usable(records: list[dict[str, Any]], look_at: int | None = None) -> 
     usable one with the most; records are decoded one at a time, and at most `look_at`."""
     best = None
     for r in sorted(records, key=lambda r: natural_key(r["path"]))[:look_at]:
-        r = _decoded(r)
-        if not _usable(r):
+        r = decoded(r)
+        if not usable(r):
             continue
         if r["valid_tokens"] >= MIN_TOKENS:
             return r
