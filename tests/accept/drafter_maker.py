@@ -13,7 +13,6 @@ import json
 import math
 import os
 import random
-import struct
 from dataclasses import dataclass
 
 import torch
@@ -21,6 +20,7 @@ from torch.nn import functional as F
 
 from eagle3_tui.demo.dataset import ASSISTANT, BOS, EOS, FIRST_WORD, SYSTEM, USER
 from eagle3_tui.demo.model import build_model
+from eagle3_tui.samples.train_drafter import write_safetensors
 
 AUX = (2, 5, 7)  # the demo model's EAGLE-3 boundaries (L = 10)
 VOCAB, H = 1000, 64
@@ -125,23 +125,6 @@ def reference_logits(w: dict, aux: torch.Tensor, ids: torch.Tensor, steps: int) 
             @ w["midlayer.mlp.down_proj.weight"].T
         out.append(rms(h, w["norm.weight"]) @ w["lm_head.weight"].T)
     return out
-
-
-_ST = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16", torch.int64: "I64", torch.bool: "BOOL"}
-
-
-def write_safetensors(tensors: dict[str, torch.Tensor], path: str) -> None:
-    """The safetensors format by hand (bool included, as SpecForge's t2d needs)."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        data = t.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-        header[name] = {"dtype": _ST[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as fh:
-        fh.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 _r = random.Random(1234)
