@@ -9,12 +9,7 @@ statistic splits off as a layer_group and on which the drafter accepts far less.
 from __future__ import annotations
 
 import json
-import os
-import pty
 import random
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,9 +19,9 @@ from eagle3_tui.dataset.acceptance import MAX_ACCEPT, MIN_DROP
 from eagle3_tui.sources.local import LocalSource
 from tests.accept.conftest import _save_sample, trained  # noqa: F401 - `trained` is a fixture
 from tests.accept.drafter_maker import AUX
+from tests.scan.interrupt import interrupt_scan_at
 from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
 
-ROOT = Path(__file__).resolve().parents[2]
 SHIFTED = [f"rows_12-24/data_{i}.ckpt" for i in range(12, 24)]
 
 
@@ -162,31 +157,10 @@ async def test_over_ssh_the_drafter_runs_on_the_box_and_gives_the_same(home, shi
 
 def test_ctrl_c_while_scoring_stops_and_still_reports(shifted, trained):  # noqa: F811
     """stderr on a terminal, so that the progress line shows "scoring acceptance"; the signal lands then."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "eagle3_tui", "scan", str(shifted), "--accept", str(trained.drafter),
-         "--accept-files", "10", "--json", "--no-cache", "--workers", "1"],
-        stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    os.close(slave)
-    seen = b""
-    while b"scoring acceptance 1/30: rows_0-12/data_0.ckpt" not in seen:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the child closed the terminal: it ended without scoring
-            chunk = b""
-        assert chunk, seen
-        seen += chunk
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    try:
-        while chunk := os.read(master, 4096):
-            seen += chunk
-    except OSError:  # the terminal's other end closed
-        pass
-    os.close(master)
-    text = seen.decode("utf-8", "replace")
-    last = json.loads(out.decode().splitlines()[-1])
-    assert proc.returncode == 130, text
+    code, text, last = interrupt_scan_at(
+        b"scoring acceptance 1/30: rows_0-12/data_0.ckpt", str(shifted), "--accept", str(trained.drafter),
+        "--accept-files", "10", "--json", "--no-cache", "--workers", "1")
+    assert code == 130, text
     assert "Traceback" not in text and "interrupted; the acceptance covers" in text and "of the 30 files" in text
     assert last["summary"]["interrupted"] is True and last["summary"]["files"] == 36
     assert sum(e["scored"] for e in last["acceptance"]) < 30  # 0 when it lands while the drafter loads

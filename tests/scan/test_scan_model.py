@@ -8,11 +8,6 @@ boundaries (2, 5, 7) of L = 10); the shifted shard holds (1, 4, 6).
 from __future__ import annotations
 
 import json
-import os
-import pty
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,11 +19,11 @@ from tests.accept.drafter_maker import config as drafter_config
 from tests.accept.drafter_maker import init_weights, save_drafter
 from tests.scan.build import build
 from tests.scan.hf_target import CFG, make_target
+from tests.scan.interrupt import interrupt_scan_at
 from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
 
 AUX = list(CFG.aux_boundaries)  # [2, 5, 7]
 LOWER = [b - 1 for b in AUX]  # the shifted shard: every layer id read one boundary lower
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -188,31 +183,10 @@ def test_model_on_another_host_is_refused_in_one_line(clean, capsys):
 
 def test_ctrl_c_while_identifying_stops_and_still_reports(shifted, target):
     """stderr on a terminal, so that the progress line shows "identifying"; the signal lands then."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "eagle3_tui", "scan", str(shifted), "--model", str(target.folder), "--json",
-         "--no-cache", "--workers", "1"],
-        stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    os.close(slave)
-    seen = b""
-    while b"identifying 1/3: rows_0-12/data_0.ckpt" not in seen:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the child closed the terminal: it ended without identifying
-            chunk = b""
-        assert chunk, seen
-        seen += chunk
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    try:
-        while chunk := os.read(master, 4096):
-            seen += chunk
-    except OSError:  # the terminal's other end closed
-        pass
-    os.close(master)
-    text = seen.decode("utf-8", "replace")
-    last = json.loads(out.decode().splitlines()[-1])
-    assert proc.returncode == 130, text
+    code, text, last = interrupt_scan_at(
+        b"identifying 1/3: rows_0-12/data_0.ckpt", str(shifted), "--model", str(target.folder), "--json",
+        "--no-cache", "--workers", "1")
+    assert code == 130, text
     assert "Traceback" not in text and "interrupted; the layers cover" in text
     assert last["summary"]["interrupted"] is True and last["summary"]["files"] == 36
     assert len(last["layers"]) < 3
