@@ -168,8 +168,8 @@ DATASET = [
 ]
 
 DATASET_TABLE = [
-    Binding("j,down", "cursor(1)", "Down", show=False, id="dataset.down", tooltip="Next file"),
-    Binding("k,up", "cursor(-1)", "Up", show=False, id="dataset.up", tooltip="Previous file"),
+    Binding("j,down", "move(1)", "Down", show=False, id="dataset.down", tooltip="Next file"),
+    Binding("k,up", "move(-1)", "Up", show=False, id="dataset.up", tooltip="Previous file"),
     Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="dataset.page_down",
             tooltip="One screen of files down"),
     Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="dataset.page_up",

@@ -27,6 +27,7 @@ from eagle3_tui.ui.widgets.compare_format import (
     row_count,
     worst_row,
 )
+from eagle3_tui.ui.widgets.row_cursor import RowCursor, keep_row_in_view
 
 NUM_W = 6  # a norm or a cosine
 GROUP_W = 1 + NUM_W + 1 + NUM_W + 1 + NUM_W  # "│‖A‖ ‖B‖ cos"
@@ -34,8 +35,10 @@ HEADER_ROWS = 1
 TEXT_W = 12  # at most, per side: the text column is as wide as its longest token up to this
 
 
-class TokenTable(ScrollView, can_focus=True):
+class TokenTable(RowCursor, ScrollView, can_focus=True):
     """Posts CursorMoved when the token under the cursor changes; does no I/O."""
+
+    header_rows = HEADER_ROWS
 
     COMPONENT_CLASSES = {
         "tokens--head",
@@ -119,19 +122,11 @@ class TokenTable(ScrollView, can_focus=True):
     def worst(self) -> int | None:
         return self._worst
 
-    # ----- actions
+    # ----- actions (j/k, page, g/G: RowCursor)
 
-    def action_move(self, delta: int) -> None:
-        self.move_to(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor + direction * max(1, self.size.height - HEADER_ROWS - 1))
-
-    def action_first(self) -> None:
-        self.move_to(0)
-
-    def action_last(self) -> None:
-        self.move_to(self.count - 1)
+    @property
+    def item_count(self) -> int:
+        return self.count
 
     # ----- layout
 
@@ -149,12 +144,7 @@ class TokenTable(ScrollView, can_focus=True):
         self._scroll_cursor_into_view()
 
     def _scroll_cursor_into_view(self) -> None:
-        rows = max(1, (self.scrollable_content_region.height or self.size.height) - HEADER_ROWS)
-        top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + rows:
-            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
+        keep_row_in_view(self, self.cursor, HEADER_ROWS)
 
     # ----- rendering
 

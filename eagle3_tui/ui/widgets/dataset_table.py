@@ -15,12 +15,13 @@ from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset_model import Column, DatasetRows, Record, SlotBins
 from eagle3_tui.ui.format import human_size
+from eagle3_tui.ui.widgets.row_cursor import RowCursor, keep_row_in_view
 
 STATUS_GLYPH = {"ok": "✓", "warning": "!", "error": "✗", None: "·"}
 PATH_MIN = 14
 
 
-class DatasetTable(ScrollView, can_focus=True):
+class DatasetTable(RowCursor, ScrollView, can_focus=True):
     COMPONENT_CLASSES = {
         "table--head", "table--sorted", "table--cursor", "table--ok", "table--warning",
         "table--error", "table--dim", "table--outlier", "table--message",
@@ -122,26 +123,13 @@ class DatasetTable(ScrollView, can_focus=True):
         self.call_after_refresh(self._scroll_cursor_into_view)
 
     def _scroll_cursor_into_view(self) -> None:
-        height = max(1, (self.scrollable_content_region.height or self.size.height) - 1)
-        top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+        keep_row_in_view(self, self.cursor)
 
-    # ----- actions
+    # ----- actions (j/k, page, g/G: RowCursor)
 
-    def action_cursor(self, delta: int) -> None:
-        self.move_to(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor + direction * max(1, self.size.height - 2))
-
-    def action_first(self) -> None:
-        self.move_to(0)
-
-    def action_last(self) -> None:
-        self.move_to(len(self.rows.view) - 1)
+    @property
+    def item_count(self) -> int:
+        return len(self.rows.view)
 
     def action_sort_next(self) -> None:
         self.rows.cycle_sort()

@@ -27,6 +27,7 @@ from textual.widgets import Input
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import num
+from eagle3_tui.ui.widgets.row_cursor import RowCursor
 
 TEXT_LINES = 6  # the text block's height when the text is longer
 NORM_W = 7
@@ -147,7 +148,7 @@ def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
     return line
 
 
-class TokenTable(ScrollView, can_focus=True):
+class TokenTable(RowCursor, ScrollView, can_focus=True):
     """Every token of the sample as a row; only the rows on screen are drawn."""
 
     BINDINGS = keys.TOKEN_TABLE
@@ -213,19 +214,14 @@ class TokenTable(ScrollView, can_focus=True):
         self.virtual_size = Size(self.scrollable_content_region.width, self.rows + 1)
         self._follow()
 
-    # ----- keys
+    # ----- keys (j/k, page, g/G: RowCursor)
 
-    def action_move(self, delta: int) -> None:
-        self.set_cursor(self.cursor + delta, announce=True)
+    @property
+    def item_count(self) -> int:
+        return self.rows
 
-    def action_page(self, direction: int) -> None:
-        self.set_cursor(self.cursor + direction * max(1, self.size.height - 2), announce=True)
-
-    def action_first(self) -> None:
-        self.set_cursor(0, announce=True)
-
-    def action_last(self) -> None:
-        self.set_cursor(self.rows - 1, announce=True)
+    def move_to(self, index: int) -> None:
+        self.set_cursor(index, announce=True)
 
     def action_search(self) -> None:
         self.post_message(self.SearchRequested())
