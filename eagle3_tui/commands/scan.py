@@ -253,35 +253,48 @@ async def _scan(args: argparse.Namespace) -> int:
     return 1 if blocking(findings) else 0
 
 
-async def _layers(source, target, records, findings, model: str, drafter: str | None, progress: _Progress,
-                  close: bool = True):
-    """((layers entries, files planned), findings to add, interrupted) of `scan --model`: the
-    representatives identified where the data is, the source closed afterwards."""
-    from eagle3_tui.dataset.layers import choose, identify_picks, report
+async def _per_file_step(source, progress: _Progress, label: str, paths: list[str], run,
+                         close: bool) -> tuple[list, bool]:
+    """(results, interrupted) of a step run file by file on the source after the scan (identify,
+    accept): the progress line says "label i/n: path", ctrl+c stops it and a lost connection ends
+    it, and what was done by then counts; the source is closed afterwards when `close`."""
     from eagle3_tui.sources.base import SourceError
 
-    picks = choose(records, findings)
     results: list[dict[str, Any]] = []
     interrupted = False
     task = asyncio.current_task()
 
     def shown(i: int, n: int, path: str) -> None:
-        progress.note(f"identifying {i}/{n}: {printable(path)}")
+        progress.note(f"{label} {i}/{n}: {printable(path)}")
 
     try:
-        await identify_picks(source, target.path, picks, model=model, drafter=drafter, on_progress=shown,
-                             done=results)
+        await run(shown, results)
     except asyncio.CancelledError:
         interrupted = True
         task.uncancel()
-    except SourceError as err:  # the connection went: what was identified still counts
-        results.append({"path": picks[len(results)]["path"], "error": str(err)})
+    except SourceError as err:  # the connection went
+        results.append({"path": paths[len(results)], "error": str(err)})
     finally:
         if task.cancelling():
             task.uncancel()
         if close or interrupted:
             await source.close()
         progress.clear()
+    return results, interrupted
+
+
+async def _layers(source, target, records, findings, model: str, drafter: str | None, progress: _Progress,
+                  close: bool = True):
+    """((layers entries, files planned), findings to add, interrupted) of `scan --model`: the
+    representatives identified where the data is, the source closed afterwards."""
+    from eagle3_tui.dataset.layers import choose, identify_picks, report
+
+    picks = choose(records, findings)
+
+    def run(shown, done):
+        return identify_picks(source, target.path, picks, model=model, drafter=drafter, on_progress=shown, done=done)
+
+    results, interrupted = await _per_file_step(source, progress, "identifying", [p["path"] for p in picks], run, close)
     entries, extra = report(picks, results, drafter)
     return (entries, len(picks)), extra, interrupted
 
@@ -291,32 +304,16 @@ async def _acceptance(source, target, records, findings, drafter: str, model: st
     """((entries, drafter, planned or None, files scored), findings to add, interrupted) of
     `scan --accept`: a few files per group scored where the data is, the source closed afterwards."""
     from eagle3_tui.dataset.acceptance import choose_files, report, score
-    from eagle3_tui.sources.base import SourceError
 
     plan = choose_files(records, findings, per_group)
-    planned = sum(len(g["score"]) for g in plan)
-    results: list[dict[str, Any]] = []
-    interrupted = False
-    task = asyncio.current_task()
+    paths = [p for g in plan for p in g["score"]]
 
-    def shown(i: int, n: int, path: str) -> None:
-        progress.note(f"scoring acceptance {i}/{n}: {printable(path)}")
+    def run(shown, done):
+        return score(source, target.path, plan, drafter=drafter, model=model, on_progress=shown, done=done)
 
-    try:
-        await score(source, target.path, plan, drafter=drafter, model=model, on_progress=shown, done=results)
-    except asyncio.CancelledError:
-        interrupted = True
-        task.uncancel()
-    except SourceError as err:  # the connection went: what was scored still counts
-        paths = [p for g in plan for p in g["score"]]
-        results.append({"path": paths[len(results)], "error": str(err)})
-    finally:
-        if task.cancelling():
-            task.uncancel()
-        await source.close()
-        progress.clear()
+    results, interrupted = await _per_file_step(source, progress, "scoring acceptance", paths, run, close=True)
     entries, extra = report(plan, results, drafter)
-    return (entries, drafter, planned if interrupted else None, len(results)), extra, interrupted
+    return (entries, drafter, len(paths) if interrupted else None, len(results)), extra, interrupted
 
 
 def _json_line(record: dict[str, Any]) -> str:
