@@ -55,6 +55,12 @@ def load_sample(path: str, *, slots: int | None = None, hidden: int | None = Non
         raise SampleError(f"cannot read this layout ({type(err).__name__}: {_first_line(err)})") from None
 
 
+def maps_file(head: bytes, size: int) -> bool:
+    """Whether read_object maps the file instead of reading it whole: a torch zip over
+    SMALL_FILE_BYTES (torch.load(mmap=True)) or a safetensors file."""
+    return (head.startswith(ZIP_MAGIC) and size > SMALL_FILE_BYTES) or looks_like_safetensors(head, size)
+
+
 def read_object(path: str) -> tuple[Any, dict[str, str]]:
     """The Python object stored in `path` (tensors, dicts, lists), and safetensors metadata."""
     size = _regular_file_size(path)
@@ -72,9 +78,9 @@ def read_object(path: str) -> tuple[Any, dict[str, str]]:
     if size == 0:
         raise SampleError("empty file (0 bytes)")
     if head.startswith(ZIP_MAGIC):
-        if len(data) <= SMALL_FILE_BYTES and size <= SMALL_FILE_BYTES:
-            return _torch_load(io.BytesIO(data), mmap=False), {}
-        return _torch_load(path, mmap=True), {}
+        if maps_file(head, size) or len(data) > SMALL_FILE_BYTES:
+            return _torch_load(path, mmap=True), {}
+        return _torch_load(io.BytesIO(data), mmap=False), {}
     if head.startswith(GZIP_MAGIC):
         return _load_gzip(path), {}
     if looks_like_safetensors(head, size):

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from eagle3_tui.samples import vocab
-from eagle3_tui.samples.load import SMALL_FILE_BYTES
+from eagle3_tui.samples.load import SMALL_FILE_BYTES, maps_file
 from eagle3_tui.samples.sample import NotASample, SampleError
 from eagle3_tui.samples.scan_rows import (
     all_finite,
@@ -174,8 +174,7 @@ def _measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
     n_slots = len(sample.slots)
     has_final = sample.final is not None
     parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if has_final else [])
-    # a small torch file is read whole into memory (load.SMALL_FILE_BYTES), a gzip one expanded
-    mapped = not head.startswith(b"\x1f\x8b") and size > SMALL_FILE_BYTES
+    mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
     if mapped and not full:
         # ids and mask too, before valid_len reads them: through a plain mapping, reading those
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
