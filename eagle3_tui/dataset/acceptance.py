@@ -28,7 +28,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from eagle3_tui.dataset.layers import choose, decoded, usable
+from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
 from eagle3_tui.samples.scan_accept import MIN_GAP
 from eagle3_tui.sources.base import natural_key
 
@@ -74,10 +74,7 @@ def choose_files(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
     per = max(1, min(per_group, limit // len(picks)))
     picks = picks[: max(1, limit // per)]
     own = {p for pick in picks[1:] for p in pick["paths"]}  # files of the groups reported on their own
-    in_group = {p for f in findings if f.get("code") == "layer_group" for p in f.get("paths") or []}
-    # as in layers.choose: a file another warning or error names is never scored
-    flagged = {p for f in findings if f.get("severity") in ("error", "warning") and f.get("code") != "layer_group"
-               for p in f.get("paths") or []}
+    in_group, flagged = grouped_and_flagged(findings)  # a flagged file is never scored, as never chosen
     by_path = {r["path"]: r for r in records}
     plan = []
     for pick in picks:

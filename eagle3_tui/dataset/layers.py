@@ -75,14 +75,20 @@ def _first_usable(records: list[dict[str, Any]], look_at: int | None = None) -> 
     return best
 
 
+def grouped_and_flagged(findings: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """(the files a layer_group finding names, the files another warning or error names: a
+    layout_mismatch among them; those are never chosen to represent a group)."""
+    in_group = {p for f in findings if f.get("code") == "layer_group" for p in f.get("paths") or []}
+    flagged = {p for f in findings if f.get("severity") in ("error", "warning") and f.get("code") != "layer_group"
+               for p in f.get("paths") or []}
+    return in_group, flagged
+
+
 def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit: int = MAX_IDENTIFY) -> list[dict[str, Any]]:
     """The files to identify: [{"group": "majority"|"layer_group"|"shard", "label", "path",
     "files", "paths" (the group's files, for findings), "range"}], majority first."""
     groups = [f for f in findings if f.get("code") == "layer_group" and f.get("paths")]
-    in_group = {p for f in groups for p in f["paths"]}
-    # files another warning or error names (a layout_mismatch among them) are never chosen
-    flagged = {p for f in findings if f.get("severity") in ("error", "warning") and f.get("code") != "layer_group"
-               for p in f.get("paths") or []}
+    in_group, flagged = grouped_and_flagged(findings)
     by_path = {r["path"]: r for r in records}
     rest = [r for r in records if r["path"] not in in_group and r["path"] not in flagged]
     picks: list[dict[str, Any]] = []
