@@ -3,7 +3,10 @@
 Text: a progress line on stderr, then the findings, then one row per shard folder.
 --json: one line per file record as it finishes, then {"summary": {...}, "findings": [...]}.
 Exit 0 without warning/error findings, 1 with one, 2 when the target cannot be read,
-130 when interrupted (what was found until then is still printed).
+130 when interrupted (what was found until then is still printed). A connection lost during
+the scan is resumed (up to 5 times, the files already read are not read again); when it stays
+lost, the report of what was read is printed, marked interrupted, and the exit code is 2.
+The steps run in dataset/pipeline.py (the dataset view runs the same); this module shows them.
 
 --model DIR: after the scan, a few representative files are identified against the target model
 (dataset/layers.py): the text report gains a "layers" section, the JSON summary a "layers" list.
@@ -22,8 +25,10 @@ from typing import Any
 
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
-from eagle3_tui.dataset.acceptance import ACCEPT_FILES, MAX_ACCEPT
+from eagle3_tui.dataset import pipeline as pl
+from eagle3_tui.dataset.acceptance import MAX_ACCEPT
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
+from eagle3_tui.samples.scan_options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_ROWS
 
 PROGRESS_EVERY = 0.2
 
@@ -32,8 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help="dataset folder: /path or [user@]host:path")
     p.add_argument("--json", action="store_true", help="one JSON record per file, then the summary and findings")
     p.add_argument("--full", action="store_true", help="read every row (exact norms, NaN/Inf anywhere)")
-    p.add_argument("--rows", type=int, default=64, metavar="N", help="rows per slot a quick scan reads (default 64)")
-    p.add_argument("--workers", type=int, metavar="N", help="processes on the machine holding the data (default: all cores)")
+    p.add_argument("--rows", type=int, default=DEFAULT_ROWS, metavar="N",
+                   help=f"rows per slot a quick scan reads (default {DEFAULT_ROWS})")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes on the machine holding the data (default and at most: one per core there; "
+                        f"at most one per {CHUNK_FILES} files to read)")
     p.add_argument("--no-cache", action="store_true", help="scan every file again, ignoring cached records")
     p.add_argument("--drafter", metavar="DIR",
                    help="EAGLE-3 drafter folder on the data's machine: per-file drafter top-1 and a finding for "
@@ -102,22 +110,12 @@ class _Progress:
             sys.stderr.flush()
 
 
-async def _scan(args: argparse.Namespace) -> int:
-    from eagle3_tui.commands._targets import explain_source_error, on_host, open_cli_source, say
-    from eagle3_tui.dataset.scan import findings_for, full_record, scan_dataset
-    from eagle3_tui.dataset.acceptance import format_acceptance
-    from eagle3_tui.dataset.layers import format_layers
-    from eagle3_tui.samples.results import blocking, sort_findings
-    from eagle3_tui.dataset.cache import ScanCache
+def _options(args: argparse.Namespace, target):
+    """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
+    from eagle3_tui.commands._targets import on_host, say
+    from eagle3_tui.samples.scan_options import ScanOptions
     from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.target import TargetError, parse_target
 
-    started = time.monotonic()
-    try:
-        target = parse_target(args.target)
-    except TargetError as err:
-        say(f"scan: {err}")
-        return 2
     vocab_mapping = args.vocab_mapping
     if vocab_mapping is not None and not target.is_remote:
         from eagle3_tui.samples.vocab import VocabError, load_mapping
@@ -128,192 +126,161 @@ async def _scan(args: argparse.Namespace) -> int:
             say(f"scan: --vocab-mapping: {err}")
             return 2
     try:
-        model = on_host(args.model, target, "--model")
-        drafter_dir = on_host(args.drafter, target, "--drafter")
-        accept_dir = on_host(args.accept, target, "--accept")
+        return ScanOptions(full=args.full, rows=args.rows, workers=args.workers,
+                           drafter=on_host(args.drafter, target, "--drafter"),
+                           model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
+                           accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
+                           use_cache=not args.no_cache)
     except SourceError as err:
         say(f"scan: {err}")
         return 2
-    source = open_cli_source(target, args)
-    cache = None
-    if not args.no_cache:
-        try:
-            cache = ScanCache()
-        except Exception as err:  # a broken cache slows the scan down, it must not stop it
-            say(f"scan: record cache unavailable ({err}); scanning every file")
-
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    records: list[dict[str, Any]] = []
-    progress = _Progress()
-    interrupted = False
-    scanning = True
-
-    def on_sigint() -> None:
-        # While records come in, ctrl+c stops the scan. Once the scan is over (it may finish
-        # just as the key is pressed) it only marks the result interrupted: the report is still
-        # printed, never a KeyboardInterrupt traceback from the middle of the findings.
-        nonlocal interrupted
-        interrupted = True
-        if scanning:
-            task.cancel()
-
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    out = sys.stdout
-    keep_open = False  # --model: the source stays open for the identify calls after the findings
-    try:
-        await source.connect()
-        drafter = (drafter_dir, model) if drafter_dir else None
-        scan = scan_dataset(source, target.path, full=args.full, rows=args.rows, workers=args.workers, cache=cache,
-                            drafter=drafter, vocab_mapping=vocab_mapping, lazy=True)
-        held: list[str] = []  # cached lines, written in batches: an unchanged dataset is mostly these
-        try:
-            async for item in scan:
-                if "progress" in item:
-                    progress.update(item["progress"])
-                    continue
-                records.append(item)
-                if args.json:
-                    held.append(_json_line(item))
-                    if not item.get("cached") or len(held) >= 1000:  # fresh records stream as they finish
-                        out.write("".join(held))
-                        held.clear()
-                        out.flush()
-        finally:
-            if held:
-                out.write("".join(held))
-            await scan.aclose()
-        keep_open = bool(model or accept_dir)
-    except asyncio.CancelledError:
-        interrupted = True
-        task.uncancel()
-        scanning = False
-    except SourceError as err:
-        progress.clear()
-        say(f"scan: {err}")
-        explain_source_error(err)
-        if cache is not None:
-            cache.close()
-        return 2
-    finally:
-        scanning = False
-        if task.cancelling():  # ctrl+c after the last record, before this point
-            task.uncancel()
-        if not keep_open or interrupted:
-            await source.close()
-    progress.clear()
-
-    try:
-        findings = findings_for(source, target.path, records, None if interrupted else cache)
-    except BaseException:
-        if keep_open and not interrupted:
-            await source.close()
-        raise
-    finally:
-        if cache is not None:
-            cache.close()
-    layers = None
-    scanned = findings  # the groups --accept scores: the scan's (the layers' findings name representatives)
-    identifying = args.model and not interrupted
-    if identifying:
-        scanning = True  # ctrl+c now stops the identify calls
-        layers, extra, interrupted = await _layers(source, target, records, findings, model, drafter_dir, progress,
-                                                   close=not accept_dir)
-        scanning = False
-        findings = sort_findings([*findings, *extra])
-    acceptance = None
-    scoring = accept_dir and not interrupted
-    if scoring:
-        scanning = True  # ctrl+c now stops the scoring
-        acceptance, extra, interrupted = await _acceptance(source, target, records, scanned, accept_dir, model,
-                                                           args.accept_files, progress)
-        scanning = False
-        findings = sort_findings([*findings, *extra])
-    elif accept_dir and keep_open:
-        await source.close()  # ctrl+c before the scoring began (close is idempotent)
-    summary = _summary(records, time.monotonic() - started, interrupted, args)
-    if args.json:
-        last = {"summary": summary, "findings": findings, **({"layers": layers[0]} if layers else {}),
-                **({"acceptance": acceptance[0]} if acceptance else {})}
-        out.write(json.dumps(to_json_ready(last)) + "\n")
-    else:
-        out.write(format_report([full_record(r) for r in records], findings, summary,
-                                layers=layers and format_layers(layers[0], args.model, layers[1]),
-                                acceptance=acceptance and format_acceptance(acceptance[0], args.accept, acceptance[2])) + "\n")
-    out.flush()
-    if interrupted and scoring:
-        say(f"scan: interrupted; the acceptance covers {acceptance[3]} of the {acceptance[2]} files to score")
-        return 130
-    if interrupted and identifying:
-        say(f"scan: interrupted; the layers cover {len(layers[0])} of the {layers[1]} files to identify")
-        return 130
-    if interrupted:
-        say("scan: interrupted; the findings cover the files scanned so far")
-        return 130
-    return 1 if blocking(findings) else 0
 
 
-async def _per_file_step(source, progress: _Progress, label: str, paths: list[str], run,
-                         close: bool) -> tuple[list, bool]:
-    """(results, interrupted) of a step run file by file on the source after the scan (identify,
-    accept): the progress line says "label i/n: path", ctrl+c stops it and a lost connection ends
-    it, and what was done by then counts; the source is closed afterwards when `close`."""
+async def _scan(args: argparse.Namespace) -> int:
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
+    from eagle3_tui.dataset.cache import ScanCache
+    from eagle3_tui.dataset.pipeline import DatasetPipeline
     from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError, parse_target
 
-    results: list[dict[str, Any]] = []
-    interrupted = False
-    task = asyncio.current_task()
-
-    def shown(i: int, n: int, path: str) -> None:
-        progress.note(f"{label} {i}/{n}: {printable(path)}")
-
+    started = time.monotonic()
     try:
-        await run(shown, results)
-    except asyncio.CancelledError:
-        interrupted = True
-        task.uncancel()
-    except SourceError as err:  # the connection went
-        results.append({"path": paths[len(results)], "error": str(err)})
+        target = parse_target(args.target)
+    except TargetError as err:
+        say(f"scan: {err}")
+        return 2
+    options = _options(args, target)
+    if isinstance(options, int):
+        return options
+    source = open_cli_source(target, args)
+    pipeline = DatasetPipeline(source, target.path, options, open_cache=ScanCache, lazy=True)
+    loop = asyncio.get_running_loop()
+    # ctrl+c stops the step that runs (the scan, the identify or the scoring calls); the report of
+    # what was done by then is still printed, never a KeyboardInterrupt traceback
+    loop.add_signal_handler(signal.SIGINT, pipeline.cancel)
+    shown = _Shown(args, options)
+    try:
+        try:
+            await source.connect()
+        except SourceError as err:
+            say(f"scan: {err}")
+            explain_source_error(err)
+            return 2
+        async for event in pipeline.events():
+            if shown.event(event, pipeline):
+                continue
+            if isinstance(event, pl.ScanEnded) and event.outcome == "failed":
+                shown.progress.clear()
+                say(f"scan: {event.error}")
+                return 2
     finally:
-        if task.cancelling():
-            task.uncancel()
-        if close or interrupted:
-            await source.close()
-        progress.clear()
-    return results, interrupted
+        loop.remove_signal_handler(signal.SIGINT)
+        await source.close()
+    return shown.report(pipeline, time.monotonic() - started)
 
 
-async def _layers(source, target, records, findings, model: str, drafter: str | None, progress: _Progress,
-                  close: bool = True):
-    """((layers entries, files planned), findings to add, interrupted) of `scan --model`: the
-    representatives identified where the data is, the source closed afterwards."""
-    from eagle3_tui.dataset.layers import choose, identify_picks, report
+class _Shown:
+    """What `scan` prints of the pipeline's events: JSON lines (or nothing) as records come,
+    the progress line, and at the end the report."""
 
-    picks = choose(records, findings)
+    LABELS = {"layers": "identifying", "acceptance": "scoring acceptance"}
 
-    def run(shown, done):
-        return identify_picks(source, target.path, picks, model=model, drafter=drafter, on_progress=shown, done=done)
+    def __init__(self, args: argparse.Namespace, options) -> None:
+        self.args, self.options = args, options
+        self.out = sys.stdout
+        self.progress = _Progress()
+        self.held: list[str] = []  # cached lines, written in batches: an unchanged dataset is mostly these
+        self.workers = 0
+        self.ended = None
+        self.layers = self.acceptance = self.finished = None
 
-    results, interrupted = await _per_file_step(source, progress, "identifying", [p["path"] for p in picks], run, close)
-    entries, extra = report(picks, results, drafter)
-    return (entries, len(picks)), extra, interrupted
+    def event(self, event, pipeline) -> bool:
+        """Show one event; False for the ones the caller acts on."""
+        if isinstance(event, dict):
+            if self.args.json:
+                self.held.append(_json_line(event))
+                if not event.get("cached") or len(self.held) >= 1000:  # fresh records stream as they finish
+                    self._write_held()
+        elif isinstance(event, pl.Progress):
+            self.workers = max(self.workers, event.progress.get("workers") or 0)
+            self.progress.update(event.progress)
+        elif isinstance(event, pl.StepProgress):
+            self.progress.note(f"{self.LABELS[event.step]} {event.done}/{event.total}: {printable(event.path)}")
+        elif isinstance(event, pl.Resuming):
+            self.progress.clear()
+            from eagle3_tui.commands._targets import say
 
+            say(f"scan: {event.reason}; resuming after {event.files} files ({event.attempt}/{event.of})")
+        elif isinstance(event, pl.ScanEnded):
+            self._write_held()
+            self.progress.clear()
+            self.ended = event
+            if pipeline.cache_error:
+                from eagle3_tui.commands._targets import say
 
-async def _acceptance(source, target, records, findings, drafter: str, model: str | None, per_group: int,
-                      progress: _Progress):
-    """((entries, drafter, planned or None, files scored), findings to add, interrupted) of
-    `scan --accept`: a few files per group scored where the data is, the source closed afterwards."""
-    from eagle3_tui.dataset.acceptance import choose_files, report, score
+                say(f"scan: record cache unavailable ({pipeline.cache_error}); every file was scanned")
+            return event.outcome != "failed"
+        elif isinstance(event, pl.Layers):
+            self.progress.clear()
+            self.layers = event
+        elif isinstance(event, pl.Acceptance):
+            self.progress.clear()
+            self.acceptance = event
+        elif isinstance(event, pl.Finished):
+            self.finished = event
+        return True
 
-    plan = choose_files(records, findings, per_group)
-    paths = [p for g in plan for p in g["score"]]
+    def _write_held(self) -> None:
+        if self.held:
+            self.out.write("".join(self.held))
+            self.held.clear()
+            self.out.flush()
 
-    def run(shown, done):
-        return score(source, target.path, plan, drafter=drafter, model=model, on_progress=shown, done=done)
+    def report(self, pipeline, seconds: float) -> int:
+        from eagle3_tui.commands._targets import say
+        from eagle3_tui.dataset.acceptance import format_acceptance
+        from eagle3_tui.dataset.layers import format_layers
+        from eagle3_tui.dataset.scan import full_record
+        from eagle3_tui.samples.results import blocking
 
-    results, interrupted = await _per_file_step(source, progress, "scoring acceptance", paths, run, close=True)
-    entries, extra = report(plan, results, drafter)
-    return (entries, drafter, len(paths) if interrupted else None, len(results)), extra, interrupted
+        args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
+        records, findings = pipeline.records, fin.findings
+        summary = _summary(records, seconds, fin.stopped is not None or ended.outcome != "done", self.options,
+                           self.workers)
+        if ended.outcome == "lost":
+            summary["connection_lost"] = ended.error
+        planned = acc and (acc.planned if acc.interrupted else None)
+        if args.json:
+            last = {"summary": summary, "findings": findings, **({"layers": lay.entries} if lay else {}),
+                    **({"acceptance": acc.entries} if acc else {})}
+            self.out.write(json.dumps(to_json_ready(last)) + "\n")
+        else:
+            self.out.write(format_report([full_record(r) for r in records], findings, summary,
+                                         layers=lay and format_layers(lay.entries, args.model, lay.planned),
+                                         acceptance=acc and format_acceptance(acc.entries, args.accept, planned)) + "\n")
+        self.out.flush()
+        self._say_workers()
+        if ended.outcome == "lost":
+            say(f"scan: {ended.error}; the findings cover the {len(records)} files read before")
+            return 2
+        if fin.stopped == "acceptance":
+            say(f"scan: interrupted; the acceptance covers {acc.scored} of the {acc.planned} files to score")
+            return 130
+        if fin.stopped == "layers":
+            say(f"scan: interrupted; the layers cover {len(lay.entries)} of the {lay.planned} files to identify")
+            return 130
+        if fin.stopped:
+            say("scan: interrupted; the findings cover the files scanned so far")
+            return 130
+        return 1 if blocking(findings) else 0
+
+    def _say_workers(self) -> None:
+        asked = self.options.workers
+        if asked and self.workers and asked > self.workers:
+            from eagle3_tui.commands._targets import say
+
+            say(f"scan: --workers {asked}: {self.workers} ran (at most one per core of the machine holding the "
+                f"data, and one per {CHUNK_FILES} files to read)")
 
 
 def _json_line(record: dict[str, Any]) -> str:
@@ -332,7 +299,7 @@ def _json_line(record: dict[str, Any]) -> str:
         return json.dumps(to_json_ready(record)) + "\n"
 
 
-def _summary(records, seconds: float, interrupted: bool, args) -> dict[str, Any]:
+def _summary(records, seconds: float, interrupted: bool, options, workers: int = 0) -> dict[str, Any]:
     fresh = [r for r in records if not r.get("cached")]
     return {
         "files": len(records),
@@ -343,7 +310,8 @@ def _summary(records, seconds: float, interrupted: bool, args) -> dict[str, Any]
         "bytes_read": sum(r.get("bytes_read") or 0 for r in fresh),
         "bytes_total": sum(r.get("size") or 0 for r in records),
         "seconds": round(seconds, 3),
-        "mode": "full" if args.full else f"quick ({args.rows} rows)",
+        "mode": "full" if options.full else f"quick ({options.rows} rows)",
+        "workers": workers,
         "interrupted": interrupted,
     }
 

@@ -30,12 +30,11 @@ from typing import Any
 
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
 from eagle3_tui.samples.scan_accept import MIN_GAP
+from eagle3_tui.samples.scan_options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
 from eagle3_tui.sources.base import natural_key
 
 #: Source.accept calls per scan (each is a drafter pass over one file)
 MAX_ACCEPT = 32
-#: files scored per group by default (the representative included)
-ACCEPT_FILES = 4
 #: drafting steps scored per file (τ is over these)
 STEPS = 3
 #: a group whose mean step-1 top-1 is more than this below the majority's is a warning: the

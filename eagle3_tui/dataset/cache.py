@@ -2,25 +2,58 @@
 
 A second scan of an unchanged dataset then reads nothing but the listing; a file whose size or
 mtime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_TUI_CACHE_DIR
-overrides it), never in the dataset. A quick record is reused only for the same --rows; a full
-record serves quick scans too.
+overrides it), never in the dataset. A record is reused only when what made it is the same:
+the depth (a quick record for the same --rows; a full record serves quick scans too), the
+vocabulary mapping its draft_vocab counts came from (its variant) and the code that reads the
+files (CODE). Records are stored by absolute path; dataset/scan.py gives them back with paths
+relative to the root being scanned, whichever root they were first scanned under.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from eagle3_tui.samples.scan_options import ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 4  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
-#          4: a small sample is read whole in quick mode too (its statistics are of every row)
+SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+#          4: a small sample is read whole in quick mode too (its statistics are of every row);
+#          5: variant column (the mapping behind draft_vocab), the code version in the mode
+
+#: the modules a record's numbers come from: a change to any of them is another code version
+_RECORD_CODE = ("scan", "scan_rows", "load", "sample", "schema", "vocab", "safetensors_file", "stats")
+_FINDINGS_CODE = ("dataset_findings", "layer_group", "vocab")
+
+
+@lru_cache(maxsize=None)
+def code_version(names: tuple[str, ...]) -> str:
+    """A digest of the source of eagle3_tui.samples' `names` (the code version in cache keys)."""
+    import importlib
+
+    h = hashlib.blake2b(digest_size=8)
+    for name in names:
+        with open(importlib.import_module(f"eagle3_tui.samples.{name}").__file__, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
 
 
 def mode_name(full: bool, rows: int) -> str:
-    return "full" if full else f"quick{rows}"
+    return f"{ScanOptions(full=full, rows=rows).record_mode()}@{code_version(_RECORD_CODE)}"
+
+
+def record_variant(record: dict[str, Any]) -> str | None:
+    """What a record depends on beyond its file and depth: "*" for an error (it depends on
+    nothing else), else the identity of the mapping behind its draft_vocab counts (None: none)."""
+    if "variant" in record:  # a lazy cached record (dataset/scan.py)
+        return record["variant"]
+    if "error" in record:
+        return "*"
+    return (record.get("draft_vocab") or {}).get("mapping")
 
 
 class ScanCache:
@@ -37,7 +70,7 @@ class ScanCache:
             self._db.execute(f"PRAGMA user_version={SCHEMA}")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS records (host TEXT, path TEXT, size INTEGER, mtime REAL,"
-            " mode TEXT, record TEXT, error INTEGER, PRIMARY KEY (host, path))"
+            " mode TEXT, record TEXT, error INTEGER, variant TEXT, PRIMARY KEY (host, path))"
         )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS findings (host TEXT, root TEXT, digest TEXT, findings TEXT,"
@@ -52,13 +85,13 @@ class ScanCache:
     def _prefix(root: str) -> str:
         return root.rstrip("/") + "/"
 
-    def known(self, host: str, root: str, full: bool, rows: int) -> dict[str, tuple[int, float, str, str, bool]]:
-        """rel path -> (size, mtime, record JSON text, cache mode, is an error record) of usable
-        records under root: one indexed range query, nothing decoded."""
+    def known(self, host: str, root: str, full: bool, rows: int) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
+        """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant)
+        of usable records under root: one indexed range query, nothing decoded."""
         prefix = self._prefix(root)
-        wanted = ("full", "full") if full else ("full", mode_name(False, rows))
+        wanted = (mode_name(True, rows), mode_name(full, rows))
         cur = self._db.execute(
-            "SELECT substr(path, ?), size, mtime, record, mode, error FROM records"
+            "SELECT substr(path, ?), size, mtime, record, mode, error, variant FROM records"
             " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)",
             (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),  # "0" is the character after "/"
         )
@@ -79,32 +112,27 @@ class ScanCache:
         prefix = self._prefix(root)
         mode = mode_name(full, rows)
         rows_ = [
-            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r), "error" in r)
+            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r), "error" in r, record_variant(r))
             for r in records
             if r.get("size") is not None and r.get("mtime") is not None
         ]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?)", rows_)
-
-
+            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows_)
 
     # Findings of the last scan of a folder, keyed by a digest of the records they came from:
     # a second scan of an unchanged dataset then computes nothing (the permutation test alone
     # would import torch, ~1.5 s). One row per (host, root): the newest result wins.
 
     @staticmethod
-    def digest(records: list[dict[str, Any]]) -> str:
-        """Of what the findings depend on: every record's cache key and depth, and the code."""
-        import hashlib
-
-        from eagle3_tui.samples import dataset_findings, layer_group
-
+    def digest(records: list[dict[str, Any]], options: ScanOptions | None = None) -> str:
+        """Of what the findings depend on: every record's cache key, depth and variant, the
+        options that change a record or a finding, and the code of both."""
         h = hashlib.blake2b(digest_size=16)
-        for module in (dataset_findings, layer_group):
-            with open(module.__file__, "rb") as fh:
-                h.update(fh.read())
-        # a lazy cached record (dataset/scan.py) carries path, size, mtime, mode and error too
-        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}" for r in records):
+        h.update(f"{code_version(_FINDINGS_CODE)}\0{code_version(_RECORD_CODE)}\0".encode())
+        h.update((options or ScanOptions()).findings_key().encode("utf-8", "surrogateescape") + b"\n")
+        # a lazy cached record (dataset/scan.py) carries path, size, mtime, mode, error and variant too
+        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}"
+                          f"\0{record_variant(r)}" for r in records):
             h.update(key.encode("utf-8", "surrogateescape"))
             h.update(b"\n")
         return h.hexdigest()

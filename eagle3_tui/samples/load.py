@@ -63,7 +63,7 @@ def maps_file(head: bytes, size: int) -> bool:
 
 def read_object(path: str) -> tuple[Any, dict[str, str]]:
     """The Python object stored in `path` (tensors, dicts, lists), and safetensors metadata."""
-    size = _regular_file_size(path)
+    size = regular_file_size(path)
     try:
         # O_NONBLOCK: should the file be swapped for a FIFO after the stat, opening still returns
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -92,7 +92,7 @@ def read_object(path: str) -> tuple[Any, dict[str, str]]:
     raise SampleError(f"not a torch, safetensors or gzip file (starts with {_describe_head(head)})")
 
 
-def _regular_file_size(path: str) -> int:
+def regular_file_size(path: str) -> int:
     """The size of `path` after links are followed; anything but a regular file is refused
     before it is opened (reading a FIFO blocks forever, a device never ends)."""
     try:

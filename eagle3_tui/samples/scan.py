@@ -19,8 +19,9 @@ Records (JSON-ready, floats finite or None):
      "rows_read", "bytes_read"}
     slot = {"norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row"}
 or {"path", "index", "shard", "size", "mtime", "error": msg} (+ "not_sample": True).
-`known` files (same size and mtime as a cached record) come back as stubs
-{"path", "size", "mtime", "cached": True} without being opened.
+`known` files (same size and mtime as a cached record, and a record computed with the same
+vocabulary mapping, see scan_tree) come back as stubs {"path", "size", "mtime", "cached": True}
+without being opened. A FIFO, socket or device is never opened: its record says what it is.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from eagle3_tui.samples import vocab
-from eagle3_tui.samples.load import SMALL_FILE_BYTES, maps_file
+from eagle3_tui.samples.load import SMALL_FILE_BYTES, maps_file, regular_file_size
 from eagle3_tui.samples.sample import NotASample, SampleError
+from eagle3_tui.samples.scan_options import (  # noqa: F401 - default_workers: the scan's callers ask here
+    CHUNK_FILES,
+    DEFAULT_ROWS,
+    bounded_workers,
+    default_workers,
+    mapping_identity,
+)
 from eagle3_tui.samples.scan_rows import (
     all_finite,
     finite_summary,
@@ -50,12 +58,9 @@ from eagle3_tui.samples.scan_rows import (
     signature,
 )
 
-DEFAULT_ROWS = 64
 #: from this size on a quick scan reads its rows with pread (see pread_rows); below it, parsing
 #: the zip costs more than the few pages a small file has
 PREAD_MIN_BYTES = 16 << 20
-#: files handed to a worker at a time: amortises inter-process overhead, keeps records flowing
-CHUNK_FILES = 16
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
 _SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
@@ -84,7 +89,8 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
     """(relative path, size, mtime) of every file under root, folders in natural order.
 
     Symbolic links to files are followed (size None for a dead link); links to folders are not,
-    so a loop cannot make the walk endless. Hidden names (".*") are skipped.
+    so a loop cannot make the walk endless. Hidden names (".*") are skipped. A FIFO, socket or
+    device comes with size None too (scan_file says what it is, without opening it).
     """
     stack = [""]
     while stack:
@@ -114,6 +120,8 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
                 continue
             if stat_mod.S_ISREG(st.st_mode):
                 yield path, st.st_size, st.st_mtime
+            elif not stat_mod.S_ISDIR(st.st_mode):  # never opened: reading a FIFO would block
+                yield path, None, st.st_mtime
         stack.extend(reversed(subdirs))
 
 
@@ -134,7 +142,9 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     }
     path = os.path.join(root, rel)
     if size is None:
-        return {**base, "error": "dead symbolic link" if os.path.islink(path) else "cannot be read (folder or file)"}
+        why = _why_unread(path)
+        odd = why.startswith(("a FIFO", "a socket", "a character", "a block")) and base["index"] is None
+        return {**base, "error": why, **({"not_sample": True} if odd else {})}
     looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
     head = b""  # a small sample is read whole, gzip or not: loading it says what it is
     if not looks_like_sample or size > SMALL_FILE_BYTES:
@@ -156,6 +166,17 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         return {**base, "error": "out of memory while reading the file"}
     except Exception as err:  # one odd file must never stop a 100,000-file scan
         return {**base, "error": f"{type(err).__name__}: {str(err)[:200]}"}
+
+
+def _why_unread(path: str) -> str:
+    """Why a file the walk could not size is not read (it is never opened here)."""
+    if path.endswith("/"):
+        return "cannot be read (folder or file)"
+    try:
+        regular_file_size(path)
+    except SampleError as err:
+        return str(err)
+    return "cannot be read (folder or file)"
 
 
 def _known_magic(head: bytes, size: int) -> bool:
@@ -281,6 +302,7 @@ class ScanProgress:
         self.files_done = 0
         self.bytes_done = 0  # sizes of files finished (scanned or cached)
         self.bytes_read = 0  # what reading them cost
+        self.workers = 0  # processes reading (bounded by the cores and the work)
 
     @property
     def elapsed(self) -> float:
@@ -297,7 +319,7 @@ class ScanProgress:
             "files_done": self.files_done, "files_total": self.files_total,
             "bytes_done": self.bytes_done, "bytes_total": self.bytes_total,
             "bytes_read": self.bytes_read, "seconds": round(self.elapsed, 3),
-            "listing_done": self.listing_done,
+            "listing_done": self.listing_done, "workers": self.workers,
         }
 
 
@@ -336,13 +358,6 @@ def one_torch_thread(needed: bool = True):
         torch.set_num_threads(before)
 
 
-def default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
-
-
 def scan_tree(
     root: str,
     *,
@@ -350,7 +365,7 @@ def scan_tree(
     rows: int = DEFAULT_ROWS,
     workers: int | None = None,
     cancel: threading.Event | None = None,
-    known: dict[str, tuple[int, float]] | None = None,
+    known: dict[str, tuple] | None = None,
     progress: Callable[[ScanProgress], None] | None = None,
     drafter: tuple[str, str | None] | None = None,
     vocab_mapping: str | None = None,
@@ -363,33 +378,46 @@ def scan_tree(
 
     Raises OSError when root itself cannot be listed. When `cancel` is set, stops within about
     one chunk of files per worker and returns (records already yielded stand).
-    `vocab_mapping` (else a vocab_mapping.pt found in the tree) adds draft-vocabulary counts.
+    `vocab_mapping` (else the shallowest vocab_mapping.pt in the tree) adds draft-vocabulary
+    counts, with the mapping's identity (scan_options.mapping_identity) in draft_vocab.mapping.
+    known: rel -> (size, mtime[, variant]) of cached records; one stands for the file when size
+    and mtime match and its variant is "*" (it does not depend on the mapping) or the identity
+    of the mapping this scan uses (None: none). Stubs come once the listing is complete.
+    `workers` is bounded by the cores and the work (ScanProgress.workers says how many ran).
     """
     if not os.path.isdir(root):
         os.scandir(root).close()  # raises the real error (missing, not a folder, permission)
     cancel = cancel or threading.Event()
     state = ScanProgress()
-    todo: list[tuple[str, int | None, float | None]] = []
+    listing: list[tuple[str, int | None, float | None]] = []
     try:
         for rel, size, mtime in walk(root, cancel):
             state.files_total += 1
             state.bytes_total += size or 0
-            if known is not None and size is not None and known.get(rel) == (size, mtime):
-                state.files_done += 1
-                state.bytes_done += size
-                yield {"path": rel, "size": size, "mtime": mtime, "cached": True}
-            else:
-                todo.append((rel, size, mtime))
+            listing.append((rel, size, mtime))
     except Cancelled:
         return
     state.listing_done = True
+    vocab_mapping = vocab.mapping_for_scan(root, vocab_mapping, [rel for rel, _, _ in listing])
+    identity = mapping_identity(vocab_mapping)
+    todo: list[tuple[str, int | None, float | None]] = []
+    for rel, size, mtime in listing:
+        k = known.get(rel) if known is not None and size is not None else None
+        if k is not None and tuple(k[:2]) == (size, mtime) and (len(k) < 3 or k[2] in ("*", identity)):
+            state.files_done += 1
+            state.bytes_done += size
+            yield {"path": rel, "size": size, "mtime": mtime, "cached": True}
+        else:
+            todo.append((rel, size, mtime))
+    state.workers = bounded_workers(workers, len(todo)) if todo else 0
     if progress is not None:
         progress(state)
-    vocab_mapping = vocab.mapping_for_scan(root, vocab_mapping, [rel for rel, _, _ in todo])
-    for record in _run(root, todo, full, rows, workers or default_workers(), cancel, drafter, vocab_mapping):
+    for record in _run(root, todo, full, rows, state.workers, cancel, drafter, vocab_mapping):
         state.files_done += 1
         state.bytes_done += record.get("size") or 0
         state.bytes_read += record.get("bytes_read") or 0
+        if identity is not None and "draft_vocab" in record:
+            record["draft_vocab"]["mapping"] = identity
         yield record
         if progress is not None:
             progress(state)
@@ -419,7 +447,7 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=No
     # (and so copy, page by page) the whole heap torch's import left in the parent
     gc.freeze()
     try:
-        pool = ctx.Pool(min(workers, len(chunks)), initializer=_init_worker)
+        pool = ctx.Pool(workers, initializer=_init_worker)
     finally:
         gc.unfreeze()
     try:

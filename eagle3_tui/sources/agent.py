@@ -20,7 +20,7 @@ Protocol, JSON lines both ways. The agent first prints one line
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
                                                  -> {"id", "result": {...}}
     accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
-    scan      {"path", "full", "rows", "workers", "known": [[rel, size, mtime], ...],
+    scan      {"path", "full", "rows", "workers", "vocab_mapping", "known": [[rel, size, mtime, variant], ...],
                "drafter": [drafter folder, model folder or null] or null}
               (a drafter folder that does not load: {"id", "page": [], "drafter_error", "done"})
                                          -> {"id", "page": [record, ...], "progress": {...}} ...
@@ -222,8 +222,11 @@ class Agent:
 
         from eagle3_tui.samples.scan import scan_tree
 
-        known = {rel: (size, mtime) for rel, size, mtime in req.get("known") or []}
-        drafter = tuple(req["drafter"]) if req.get("drafter") else None
+        from eagle3_tui.samples.scan_options import ScanOptions
+
+        known = {k[0]: tuple(k[1:]) for k in req.get("known") or []}
+        options = ScanOptions.from_request(req)
+        drafter = options.drafter_pair
         if drafter is not None:  # loaded here once; the scan's forked workers inherit it
             from eagle3_tui.samples.scan_accept import check_drafter
 
@@ -239,9 +242,8 @@ class Agent:
             progress["now"] = state.to_json()
 
         for record in scan_tree(
-            req["path"], full=bool(req.get("full")), rows=int(req.get("rows") or 64),
-            workers=req.get("workers"), cancel=cancel, known=known, progress=on_progress, drafter=drafter,
-            vocab_mapping=req.get("vocab_mapping"),
+            req["path"], full=options.full, rows=options.rows, workers=options.workers, cancel=cancel,
+            known=known, progress=on_progress, drafter=drafter, vocab_mapping=options.vocab_mapping,
         ):
             page.append(record)
             if len(page) >= 200 or time.monotonic() - sent >= 0.25:

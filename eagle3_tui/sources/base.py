@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.samples.scan_options import DEFAULT_ROWS
+
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -101,6 +103,13 @@ class SourceError(Exception):
     """A problem reaching the data (connection, permission, missing path). One line for the user."""
 
 
+class ConnectionLost(SourceError):
+    """The connection went in the middle of a call. `gave_up`: reconnecting failed too (a caller
+    that resumes, such as dataset/pipeline.py, stops there)."""
+
+    gave_up = False
+
+
 Progress = Callable[[int, int | None], None]  # (done, total or None)
 
 
@@ -166,13 +175,14 @@ class Source(ABC):
 
     @abstractmethod
     def scan(
-        self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
+        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
+        known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Scan the dataset under folder `path` where it lives (samples/scan.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
-        items. Closing the iterator stops the scan. A folder that cannot be read raises SourceError.
+        items; known: rel -> (size, mtime[, variant]) (samples/scan.py scan_tree). Closing the
+        iterator stops the scan. A folder that cannot be read raises SourceError.
         drafter: (drafter folder, model folder or None) on that machine: records get the drafter's
         top-1 (samples/scan_accept.py); a folder that is no usable drafter raises SourceError.
         `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from eagle3_tui.samples.scan_options import DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
 
 #: seconds between progress items of a scan
@@ -153,8 +154,8 @@ class LocalSource(Source):
         return await self._computed_here(run)
 
     async def scan(
-        self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
+        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
+        known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         loop = asyncio.get_running_loop()

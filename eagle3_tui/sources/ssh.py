@@ -27,7 +27,8 @@ import asyncssh
 
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentClient, AgentError, AgentLost, AgentUnavailable
-from eagle3_tui.sources.base import Entry, Progress, Source, SourceError
+from eagle3_tui.samples.scan_options import DEFAULT_ROWS
+from eagle3_tui.sources.base import ConnectionLost, Entry, Progress, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
 from eagle3_tui.sources.local import LocalSource, os_error_message
 from eagle3_tui.sources.sshconnect import ConnectError, Connector
@@ -40,7 +41,7 @@ class PathError(SourceError):
     """A problem with one remote file or folder (missing, permission denied), not the connection."""
 
 
-class ConnectionGone(SourceError):
+class ConnectionGone(ConnectionLost):
     """The connection dropped and reconnecting did not help (or a listing broke half-way)."""
 
 # Errors that mean the connection (or the agent's channel) is gone, not that a file is bad.
@@ -231,9 +232,9 @@ class SshSource(Source):
         """Wait before reconnection attempt number tries+1, or give up."""
         tries += 1
         if tries > len(self.backoff):
-            raise ConnectionGone(
-                f"{self.where}: connection lost while {what}; gave up after {len(self.backoff)} reconnects"
-            )
+            err = ConnectionGone(f"{self.where}: connection lost while {what}; gave up after {len(self.backoff)} reconnects")
+            err.gave_up = True
+            raise err
         self._status(f"connection lost, reconnecting ({tries}/{len(self.backoff)})…")
         await asyncio.sleep(self.backoff[tries - 1])
         return tries
@@ -443,8 +444,8 @@ class SshSource(Source):
                          "(see --remote-python)"}
 
     async def scan(
-        self, path: str, *, full: bool = False, rows: int = 64, workers: int | None = None,
-        known: dict[str, tuple[int, float]] | None = None, drafter: tuple[str, str | None] | None = None,
+        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
+        known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
@@ -457,7 +458,7 @@ class SshSource(Source):
                 f"{self.where}: scanning a dataset runs on the box and needs Python 3.9+ with torch there "
                 f"({self.remote_python!r} has {why}); install torch there or pass --remote-python"
             )
-        known_list = [[rel, size, mtime] for rel, (size, mtime) in (known or {}).items()]
+        known_list = [[rel, *k] for rel, k in (known or {}).items()]
         try:
             async for reply in self._agent.stream(
                 "scan", path=path, full=full, rows=rows, workers=workers, known=known_list,
