@@ -60,7 +60,9 @@ class ScanCache:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else cache_dir() / "scan.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
+        # check_same_thread=False: the pipeline opens it on the event loop and computes the findings
+        # in a worker thread; one user at a time, never two at once
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         version = self._db.execute("PRAGMA user_version").fetchone()[0]

@@ -46,7 +46,7 @@ async def scan_dataset(
     full, rows = options.full, options.rows
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
-    if options.drafter is not None:
+    if options.drafter_pair is not None:
         cache = None  # cached records carry no drafter figures: every file is read again
     known = cache.known(host, root, full, rows) if cache is not None else {}
     pending: list[dict[str, Any]] = []

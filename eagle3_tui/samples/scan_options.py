@@ -34,7 +34,8 @@ class ScanOptions:
     full: bool = False
     rows: int = DEFAULT_ROWS
     workers: int | None = None  # None: every core of the machine holding the data
-    drafter: str | None = None  # scan --drafter: per-file drafter top-1
+    drafter: str | None = None  # scan --drafter: per-file drafter top-1; with model, the layers' drafter too
+    drafter_per_file: bool = True  # False: the drafter serves the layers step only (the dataset view)
     model: str | None = None  # scan --model: the layers; with a drafter also its embed_tokens
     vocab_mapping: str | None = None  # else a vocab_mapping.pt found in the tree
     accept: str | None = None  # scan --accept: τ per group of files
@@ -46,7 +47,7 @@ class ScanOptions:
     @property
     def drafter_pair(self) -> tuple[str, str | None] | None:
         """(drafter folder, model folder or None) as the per-file scan takes it."""
-        return (self.drafter, self.model) if self.drafter else None
+        return (self.drafter, self.model) if self.drafter and self.drafter_per_file else None
 
     def as_request(self) -> dict[str, Any]:
         """What the per-file scan needs (the agent's request, Source.scan's keywords)."""

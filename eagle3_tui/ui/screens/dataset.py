@@ -33,9 +33,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, ProgressBar
 
+from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
+from eagle3_tui.dataset.pipeline import DatasetPipeline
 from eagle3_tui.names import printable
-from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.samples.scan_options import ScanOptions
+from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
@@ -85,16 +88,19 @@ class DatasetScreen(Screen):
     AUTO_FOCUS = "#ds-table"
 
     def __init__(self, source: Source, folder: Target, where: str, post: Callable[[Message], object], *,
-                 full: bool = False, rows: int = 64, workers: int | None = None, use_cache: bool = True,
-                 model: str | None = None, drafter: str | None = None, model_given: str | None = None) -> None:
-        """model / drafter: the folders on the data's machine (None: not given, or elsewhere);
+                 options: ScanOptions | None = None, model: str | None = None, drafter: str | None = None,
+                 model_given: str | None = None) -> None:
+        """options: the scan's (defaults: a quick scan, every core, the cache); model / drafter:
+        the folders on the data's machine for the layers step (None: not given, or elsewhere);
         model_given: --model as the user typed it (the layers' heading names it)."""
         super().__init__()
         self.source = source
         self.folder = folder
         self.where = where
         self._post_main = post
-        self.full, self.scan_rows, self.scan_workers, self.use_cache = full, rows, workers, use_cache
+        self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False)
+        self.use_cache = self.options.use_cache
+        self.pipeline: DatasetPipeline | None = None
         self.rows = DatasetRows()
         self.generation = 0
         #: "scanning", "findings" (computing them), "done", "cancelled", "failed"
@@ -147,8 +153,6 @@ class DatasetScreen(Screen):
     # ----- the scan
 
     def start(self) -> None:
-        self.workers.cancel_group(self, "findings")
-        self.workers.cancel_group(self, "layers")
         self.layers_state, self.layer_entries = None, []
         self.generation += 1
         self.state = "scanning"
@@ -172,44 +176,55 @@ class DatasetScreen(Screen):
 
     @work(exclusive=True, group="scan")
     async def run_scan(self, generation: int) -> None:
-        from eagle3_tui.dataset.scan import scan_dataset
-
-        cache = None
-        if self.use_cache:
-            try:
-                cache = self.make_cache()
-            except Exception as err:  # noqa: BLE001 - a broken cache slows the scan, never stops it
-                self.post_message(StatusMessage(f"record cache unavailable ({err}); scanning every file"))
-        outcome, error = "done", None
-        scan = scan_dataset(self.source, self.folder.path, full=self.full, rows=self.scan_rows,
-                            workers=self.scan_workers, cache=cache)
+        """The pipeline (dataset/pipeline.py) from the scan to the layers; its events become the
+        screen's rows and messages. Cancelling the worker (a rescan, leaving) stops it for good;
+        esc stops the step that runs (self.pipeline.cancel())."""
+        pipeline = self.pipeline = DatasetPipeline(
+            self.source, self.folder.path, self.options.with_(use_cache=self.use_cache),
+            open_cache=self.make_cache, layer_runs=self.layer_runs)
+        clock = time.perf_counter
+        until = clock() + YIELD_SECONDS
         try:
-            clock = time.perf_counter
-            until = clock() + YIELD_SECONDS
-            async for item in scan:
+            async for event in pipeline.events():
                 if generation != self.generation:
                     break
-                if "progress" in item:
-                    self.progress = item["progress"]
-                    continue
-                self.rows.take(Record(item))
-                if clock() >= until:
-                    # a burst of records (the cache, a big page) must not starve the keys; on
-                    # a loaded machine a count of records is no bound on the time they take
-                    await asyncio.sleep(0)
-                    until = clock() + YIELD_SECONDS
+                if isinstance(event, dict):
+                    self.rows.take(Record(event))
+                    if clock() >= until:
+                        # a burst of records (the cache, a big page) must not starve the keys; on
+                        # a loaded machine a count of records is no bound on the time they take
+                        await asyncio.sleep(0)
+                        until = clock() + YIELD_SECONDS
+                else:
+                    self._on_event(generation, event, pipeline)
         except asyncio.CancelledError:
-            outcome = "cancelled"
+            pipeline.close()
             raise
-        except SourceError as err:
-            outcome, error = "failed", str(err)
         except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
-            outcome, error = "failed", f"{type(err).__name__}: {err}"
-        finally:
-            await scan.aclose()
-            if cache is not None:
-                cache.close()
-            self.post_message(ScanEnded(generation, outcome, error))
+            if self.state == "scanning":
+                self.post_message(ScanEnded(generation, "failed", f"{type(err).__name__}: {err}"))
+            else:
+                failed = [{"code": "findings_failed", "severity": "error", "message": f"{type(err).__name__}: {err}"}]
+                self.post_message(FindingsReady(generation, failed))
+
+    def _on_event(self, generation: int, event, pipeline: DatasetPipeline) -> None:
+        if isinstance(event, pl.Progress):
+            self.progress = event.progress
+        elif isinstance(event, pl.Resuming):
+            self.post_message(StatusMessage(f"{event.reason}; resuming after {event.files:,} files "
+                                            f"({event.attempt}/{event.of})…"))
+        elif isinstance(event, pl.ScanEnded):
+            if pipeline.cache_error:
+                self.post_message(StatusMessage(f"record cache unavailable ({pipeline.cache_error}); scanning every file"))
+            outcome = {"lost": "cancelled"}.get(event.outcome, event.outcome)
+            self.post_message(ScanEnded(generation, outcome, event.error))
+        elif isinstance(event, pl.Findings):
+            self.post_message(FindingsReady(generation, event.findings))
+        elif isinstance(event, pl.StepProgress):
+            self._show_identifying(event.done, event.total, event.path)
+        elif isinstance(event, pl.Layers):
+            self.post_message(LayersReady(generation, event.entries, event.extra, event.planned,
+                                          interrupted=event.interrupted, error=event.error))
 
     def _flush(self) -> None:
         """Move the records that arrived since the last flush into the table; redraw progress."""
@@ -295,7 +310,9 @@ class DatasetScreen(Screen):
         if message.outcome == "cancelled":
             total = self.progress.get("files_total")
             of = f" of {total:,}" if total else ""
-            self.set_status(f"scan cancelled after {files:,}{of} files; the findings cover those (r scans again)")
+            why = f"{message.error}: scan stopped" if message.error else "scan cancelled"
+            self.set_status(f"{why} after {files:,}{of} files; the findings cover those (r scans again)",
+                            error=message.error is not None)
             self._show_progress()
         else:
             self.query_one("#ds-progress").display = False
@@ -306,7 +323,6 @@ class DatasetScreen(Screen):
             self.table.rows_changed()
         self._update_bins()
         self.findings_list.show_note(f"computing the findings over {files:,} files…")
-        self.compute_findings(self.generation)
         self._post_main(ScanMarksWanted())
 
     def _flush_all(self) -> None:
@@ -314,41 +330,6 @@ class DatasetScreen(Screen):
             self.rows.link_in()
             self.table.message = ""
             self.table.rows_changed()
-
-    @work(exclusive=True, group="findings", thread=True)
-    def compute_findings(self, generation: int) -> None:
-        from textual.worker import get_current_worker
-
-        from eagle3_tui.dataset.findings_child import FindingsCancelled
-        from eagle3_tui.dataset.scan import findings_for
-
-        worker = get_current_worker()
-
-        def cancelled() -> bool:
-            return worker.is_cancelled or generation != self.generation
-
-        # the records are read here, not passed in: Textual repr()s a worker's arguments on the
-        # event loop, which for 100,000 records stalls it for a fraction of a second
-        records = list(self.rows.records)
-        cache = None
-        if self.use_cache and self.state != "cancelled":  # a partial scan's findings are not kept
-            try:
-                cache = self.make_cache()
-            except Exception:  # noqa: BLE001 - the scan already said the cache is unavailable
-                cache = None
-        try:
-            # the layer_group search needs torch: in a child, so this process never imports it
-            found = findings_for(self.source, self.folder.path, records, cache,
-                                 layer_runs=self.layer_runs(cancelled))
-        except FindingsCancelled:
-            return
-        except Exception as err:  # noqa: BLE001 - odd records must not take the view down
-            found = [{"code": "findings_failed", "severity": "error", "message": f"{type(err).__name__}: {err}"}]
-        finally:
-            if cache is not None:
-                cache.close()
-        if not cancelled():
-            self.post_message(FindingsReady(generation, found))
 
     #: what runs the layer_group search (tests wrap it to hold the findings at a known point)
     layer_runs = ChildRuns
@@ -372,9 +353,8 @@ class DatasetScreen(Screen):
         self.table.rows_changed()
         self.findings_list.show(self.findings, len(self.rows), cancelled)
         if self.model is not None and not cancelled and len(self.rows):
-            self.layers_state = "identifying"
+            self.layers_state = "identifying"  # the pipeline goes on with them
             self.findings_list.show_tail([("note", "choosing the files to identify…")])
-            self.identify_layers(self.generation)
         else:
             self.findings_list.show_tail(self._hint())
         if not cancelled:
@@ -394,35 +374,7 @@ class DatasetScreen(Screen):
 
     # ----- the layers (--model): a few representatives identified where the data is
 
-    @work(exclusive=True, group="layers")
-    async def identify_layers(self, generation: int) -> None:
-        from eagle3_tui.dataset.layers import choose, identify_picks, report
-
-        # in a thread: choosing sorts and decodes the records (100,000 of them take a while)
-        records, findings = list(self.rows.records), list(self.findings)
-        picks: list[dict[str, Any]] = []
-        results: list[dict[str, Any]] = []
-        interrupted, error = False, None
-
-        def shown(i: int, n: int, path: str) -> None:
-            if generation == self.generation:
-                self._show_identifying(i, n, path)
-
-        try:
-            picks = await asyncio.to_thread(choose, records, findings)
-            del records
-            await identify_picks(self.source, self.folder.path, picks, model=self.model, drafter=self.drafter,
-                                 on_progress=shown, done=results)
-        except asyncio.CancelledError:
-            interrupted = True
-            raise
-        except SourceError as err:
-            error = str(err)
-        except Exception as err:  # noqa: BLE001 - shown in the view; the app keeps running
-            error = f"{type(err).__name__}: {err}"
-        finally:
-            entries, extra = report(picks, results, self.drafter)
-            self.post_message(LayersReady(generation, entries, extra, len(picks), interrupted=interrupted, error=error))
+    # ----- the layers (--model): a few representatives identified where the data is
 
     def _show_identifying(self, i: int, n: int, path: str) -> None:
         text = f"identifying {i}/{n}: {path}…"
@@ -431,7 +383,8 @@ class DatasetScreen(Screen):
 
     def cancel_layers(self) -> None:
         self.set_status("stopping the identify calls…")
-        self.workers.cancel_group(self, "layers")
+        if self.pipeline is not None:
+            self.pipeline.cancel()
 
     def on_layers_ready(self, message: LayersReady) -> None:
         from eagle3_tui.dataset.layers import group_lines, layers_head
@@ -532,7 +485,8 @@ class DatasetScreen(Screen):
 
     def cancel_scan(self) -> None:
         self.set_status("cancelling the scan…")
-        self.workers.cancel_group(self, "scan")
+        if self.pipeline is not None:
+            self.pipeline.cancel()
 
     def action_leave(self) -> None:
         self.dismiss(None)
