@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from eagle3_tui.samples.scan_options import DEFAULT_ROWS
+
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)
 MAD_FACTOR = 3.0
 MIN_GAP = 0.15
@@ -59,7 +61,7 @@ def quick_prefix(sample, rows: int) -> int | None:
 
 
 def record_acceptance(sample, drafter: str, *, model: str | None = None, full: bool = False,
-                      rows: int = 64) -> dict[str, Any]:
+                      rows: int = DEFAULT_ROWS) -> dict[str, Any]:
     from eagle3_tui.samples.accept import accept, cached_drafter
     from eagle3_tui.samples.sample import SampleError
 
