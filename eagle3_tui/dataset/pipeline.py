@@ -104,7 +104,7 @@ class DatasetPipeline:
     source: Any
     path: str
     options: ScanOptions = field(default_factory=ScanOptions)
-    #: opens the record cache (None: no cache); a broken cache is told once as `cache_error`
+    #: opens the record cache (or returns None: no cache); a broken cache is told as `cache_error`
     open_cache: Callable[[], Any] | None = None
     lazy: bool = False  # cached records undecoded (dataset/scan.py); the CLI prints them as stored
     layer_runs: Callable[[Callable[[], bool]], Any] | None = None  # findings_child.ChildRuns in the TUI
@@ -112,6 +112,7 @@ class DatasetPipeline:
 
     def __post_init__(self) -> None:
         self.records: list[dict[str, Any]] = []
+        self.ended: ScanEnded | None = None  # how the scan ended, once it has
         self.cache_error: str | None = None
         self._cancelling = False
         self._closed = False
@@ -138,19 +139,24 @@ class DatasetPipeline:
         self._task = asyncio.current_task()
         cache = self._cache()
         try:
-            ended: ScanEnded | None = None
             async for event in self._scan(cache):
                 if isinstance(event, ScanEnded):
-                    ended = event
+                    self.ended = event
                 yield event
-            if ended is None or ended.outcome == "failed":
-                return
-            whole = ended.outcome == "done"
-            findings = await self._findings(cache if whole else None)
-            yield Findings(findings, whole)
         finally:
             if cache is not None:
                 cache.close()
+        if self.ended is None or self.ended.outcome == "failed":
+            return
+        whole = self.ended.outcome == "done"
+        # opened again: whether the findings are kept is asked when they are computed
+        cache = self._cache() if whole else None  # a partial scan's findings are not worth keeping
+        try:
+            findings = await self._findings(cache)
+        finally:
+            if cache is not None:
+                cache.close()
+        yield Findings(findings, whole)
         stopped = None if whole and not self.cancelled_late else "scan"
         scanned = findings
         if stopped is None and self.options.model and self.records:

@@ -1,20 +1,14 @@
 """The dataset view (D): every file of a folder tree scanned where the data lives, findings on
 top, a distribution strip per slot, and a table of files.
 
-The main screen opens it with what it needs: the open Source, the folder as a Target, and a
-`post` callable for the main screen (ShowSample, FileAction, ScanMarksWanted); this screen
-never reaches into the main screen. The scan (eagle3_tui/dataset/scan.py, with the record
-cache in front) runs in a worker that esc cancels: cancelling the worker closes the scan, which
-stops the local process pool or the agent's scan on the box. Each record's own work is done as
-it arrives, in the worker's short slices of the event loop; records are shown at most
-FLUSH_SECONDS apart. The findings are computed in a thread when the scan ends (or is cancelled:
-then they cover the files scanned so far), through findings_for and its cache; their torch part
-runs in a child process (dataset/findings_child.py), so this process never imports torch.
-
-With --model (a folder on the data's machine), a scan that ran to its end then has a few
-representative files identified (dataset/layers.py: choose in a thread, identify_picks through
-the Source, so next to the data): an async worker that esc, leaving the view or a rescan
-cancels. Its findings join the list; the layers it names are the list's tail.
+The main screen opens it with the open Source, the folder as a Target and a `post` callable
+for the main screen (ShowSample, FileAction, ScanMarksWanted); it never reaches into the main
+screen. One worker drives dataset/pipeline.py (the pipeline `scan` drives too): the scan with
+the record cache in front, the findings (their torch part in a child process, so this process
+never imports torch), and with --model the layers of a few representative files, identified
+next to the data. Records are taken in as they arrive and shown at most FLUSH_SECONDS apart;
+the other events become messages (ui/dataset_messages.py). esc stops the step that runs (the
+findings of a cancelled scan cover the files read); a rescan or leaving stops the pipeline.
 """
 
 from __future__ import annotations
@@ -41,6 +35,7 @@ from eagle3_tui.samples.scan_options import ScanOptions
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
+from eagle3_tui.ui.dataset_messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
 from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
@@ -55,33 +50,6 @@ BINS_SECONDS = 1.0
 YIELD_SECONDS = 0.001
 
 
-class ScanEnded(Message):
-    def __init__(self, generation: int, outcome: str, error: str | None = None) -> None:
-        super().__init__()
-        self.generation = generation
-        #: "done", "cancelled" or "failed"
-        self.outcome = outcome
-        self.error = error
-
-
-class FindingsReady(Message):
-    def __init__(self, generation: int, findings: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.generation = generation
-        self.findings = findings
-
-
-class LayersReady(Message):
-    """The layers step ended: `entries` and `extra` as dataset/layers.py's report gives them."""
-
-    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[dict[str, Any]],
-                 planned: int, *, interrupted: bool = False, error: str | None = None) -> None:
-        super().__init__()
-        self.generation = generation
-        self.entries, self.extra, self.planned = entries, extra, planned
-        self.interrupted, self.error = interrupted, error
-
-
 class DatasetScreen(Screen):
     BINDINGS = keys.DATASET
 
@@ -94,10 +62,7 @@ class DatasetScreen(Screen):
         the folders on the data's machine for the layers step (None: not given, or elsewhere);
         model_given: --model as the user typed it (the layers' heading names it)."""
         super().__init__()
-        self.source = source
-        self.folder = folder
-        self.where = where
-        self._post_main = post
+        self.source, self.folder, self.where, self._post_main = source, folder, where, post
         self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False)
         self.use_cache = self.options.use_cache
         self.pipeline: DatasetPipeline | None = None
@@ -106,12 +71,10 @@ class DatasetScreen(Screen):
         #: "scanning", "findings" (computing them), "done", "cancelled", "failed"
         self.state = "scanning"
         self.progress: dict[str, Any] = {}
-        self._bins_at = 0.0
         #: the parts (slots, None: final) left to bin in this round, and the bins done so far
         self._bin_round: list[int | None] = []
         self._bins_new: list = []
-        self._bins_cost = 0.0
-        self._started = 0.0
+        self._bins_at = self._bins_cost = self._started = 0.0
         self.findings: list[dict[str, Any]] = []
         self._filter_index: int | None = None
         self.scan_error: str | None = None
@@ -180,8 +143,8 @@ class DatasetScreen(Screen):
         screen's rows and messages. Cancelling the worker (a rescan, leaving) stops it for good;
         esc stops the step that runs (self.pipeline.cancel())."""
         pipeline = self.pipeline = DatasetPipeline(
-            self.source, self.folder.path, self.options.with_(use_cache=self.use_cache),
-            open_cache=self.make_cache, layer_runs=self.layer_runs)
+            self.source, self.folder.path, self.options,
+            open_cache=lambda: self.make_cache() if self.use_cache else None, layer_runs=self.layer_runs)
         clock = time.perf_counter
         until = clock() + YIELD_SECONDS
         try:
@@ -201,18 +164,15 @@ class DatasetScreen(Screen):
             pipeline.close()
             raise
         except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
-            if self.state == "scanning":
-                self.post_message(ScanEnded(generation, "failed", f"{type(err).__name__}: {err}"))
-            else:
-                failed = [{"code": "findings_failed", "severity": "error", "message": f"{type(err).__name__}: {err}"}]
-                self.post_message(FindingsReady(generation, failed))
+            why = f"{type(err).__name__}: {err}"
+            self.post_message(ScanEnded(generation, "failed", why) if pipeline.ended is None else FindingsReady(
+                generation, [{"code": "findings_failed", "severity": "error", "message": why}]))
 
     def _on_event(self, generation: int, event, pipeline: DatasetPipeline) -> None:
         if isinstance(event, pl.Progress):
             self.progress = event.progress
         elif isinstance(event, pl.Resuming):
-            self.post_message(StatusMessage(f"{event.reason}; resuming after {event.files:,} files "
-                                            f"({event.attempt}/{event.of})…"))
+            self.post_message(StatusMessage(f"{event.reason}; resuming ({event.attempt}/{event.of})…"))
         elif isinstance(event, pl.ScanEnded):
             if pipeline.cache_error:
                 self.post_message(StatusMessage(f"record cache unavailable ({pipeline.cache_error}); scanning every file"))
@@ -271,24 +231,12 @@ class DatasetScreen(Screen):
         p = self.progress
         done = max(p.get("files_done", 0), len(self.rows) + self.rows.waiting)
         total = p.get("files_total", 0)
-        listing = p.get("listing_done", False)
-        secs = max(p.get("seconds") or (time.monotonic() - self._started), 1e-6)
         bars = self.query(ProgressBar)
         if not bars:  # the flush timer can fire once more while the screen is being taken down
             return
-        bar = bars.first()
-        if listing and total:
-            bar.update(total=total, progress=min(done, total))
-        text = f" {done:,}/{total:,}{'' if listing else '+'} files"
-        if listing and total:
-            text = f" {100 * min(done, total) // total:3d}% ·" + text
-        if p.get("bytes_done"):
-            rate = p["bytes_done"] / secs
-            text += f" · {rate / 2**20:.1f} MiB/s"
-            if listing and rate > 0:
-                text += f" · ETA {_duration((p['bytes_total'] - p['bytes_done']) / rate)}"
-        if self.state == "cancelled":
-            text += " · cancelled"
+        if p.get("listing_done") and total:
+            bars.first().update(total=total, progress=min(done, total))
+        text = progress_text(p, done, time.monotonic() - self._started, self.state == "cancelled")
         self.query_one("#ds-progress-text", Line).update(text)
 
     def on_scan_ended(self, message: ScanEnded) -> None:
@@ -387,7 +335,6 @@ class DatasetScreen(Screen):
             self.pipeline.cancel()
 
     def on_layers_ready(self, message: LayersReady) -> None:
-        from eagle3_tui.dataset.layers import group_lines, layers_head
         from eagle3_tui.samples.results import sort_findings
 
         if message.generation != self.generation:
@@ -407,16 +354,7 @@ class DatasetScreen(Screen):
         self._filter_index = at[0]
         self.findings_list.show(self.findings, len(self.rows), False, highlight=at[1] or 0)
         planned = message.planned if message.interrupted or message.error else None
-        lines = [("head", layers_head(message.entries, self.model_given or self.model or "", planned))]
-        for e in message.entries:
-            parts = group_lines(e)
-            lines.append(("", parts[0][1]))
-            # the slots' numbers stay in `scan --model`'s report: the reading says what they mean
-            more = [text for kind, text in parts[1:] if kind in ("reading", "drafter")]
-            if more:
-                lines.append(("note", "  " + "; ".join(more)))
-        if message.error:
-            lines.append(("note", f"identify stopped: {message.error}"))
+        lines = layers_tail(message.entries, self.model_given or self.model or "", planned, message.error)
         self.findings_list.show_tail(lines)
         if message.error:
             self.set_status(f"--model: {message.error}", error=True)
@@ -507,12 +445,3 @@ class DatasetScreen(Screen):
 
     def set_status(self, text: str, *, error: bool = False) -> None:
         self.query_one("#ds-status", StatusLine).say(text, error=error)
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
