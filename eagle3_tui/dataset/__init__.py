@@ -1,7 +1,12 @@
-"""The whole dataset at once: a scan through a Source (samples/scan.py does the reading next to
-the data), records kept in a cache keyed by host, path, size and mtime, and the findings over
-them. Used by `eagle3-tui scan` and the TUI's dataset view; imports no Textual.
+"""The whole dataset at once, on this machine: a scan through a Source (samples/scan.py does the
+reading next to the data), records kept in a cache, the findings over them, then the layers and
+the acceptance of a few representatives. Used by `eagle3-tui scan` and the TUI's dataset view,
+both through pipeline.py; imports no Textual.
 
-    scan.py    scan_dataset(source, path, ...) -> records as they come; findings_for(...)
-    cache.py   ScanCache: SQLite in the user cache folder, never in the dataset
+    pipeline.py        DatasetPipeline(source, path, ScanOptions).events(): the steps as typed events
+    scan.py            scan_dataset(source, path, options, cache=) -> records; findings_for(...)
+    cache.py           ScanCache: SQLite in the user cache folder, never in the dataset
+    layers.py          --model: the representatives identified, the layers named
+    acceptance.py      --accept: a few files per group scored with the drafter
+    findings_child.py  the layer_group search in a child process (the TUI never imports torch)
 """

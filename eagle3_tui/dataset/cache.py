@@ -26,18 +26,21 @@ SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick 
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode
 
 #: the modules a record's numbers come from: a change to any of them is another code version
-_RECORD_CODE = ("scan", "scan_rows", "load", "sample", "schema", "vocab", "safetensors_file", "stats")
+_RECORD_CODE = ("scan", "scan_measure", "scan_rows", "scan_accept", "load", "sample", "schema", "vocab",
+                "safetensors_file", "stats")
 _FINDINGS_CODE = ("dataset_findings", "layer_group", "vocab")
 
 
 @lru_cache(maxsize=None)
 def code_version(names: tuple[str, ...]) -> str:
-    """A digest of the source of eagle3_tui.samples' `names` (the code version in cache keys)."""
-    import importlib
+    """A digest of the source of eagle3_tui.samples' `names` (the code version in cache keys),
+    read from the files: importing them would import torch, which an unchanged dataset's second
+    scan never needs."""
+    from importlib.util import find_spec
 
     h = hashlib.blake2b(digest_size=8)
     for name in names:
-        with open(importlib.import_module(f"eagle3_tui.samples.{name}").__file__, "rb") as fh:
+        with open(find_spec(f"eagle3_tui.samples.{name}").origin, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()
 
