@@ -172,6 +172,8 @@ async def _scan(args: argparse.Namespace) -> int:
             if isinstance(event, pl.ScanEnded) and event.outcome == "failed":
                 shown.progress.clear()
                 say(f"scan: {event.error}")
+                if event.cause is not None:
+                    explain_source_error(event.cause)
                 return 2
     finally:
         loop.remove_signal_handler(signal.SIGINT)

@@ -55,6 +55,7 @@ class ScanEnded:
     outcome: str  # "done", "cancelled", "lost" (the connection, after RESUME_TRIES), "failed"
     files: int
     error: str | None = None
+    cause: Exception | None = field(default=None, compare=False)  # the SourceError behind `error`
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,7 @@ class DatasetPipeline:
     async def _scan(self, cache) -> AsyncIterator[Any]:
         seen: dict[str, tuple[int | None, float | None]] = {}
         attempt = 0
+        cause: Exception | None = None
         self._scanning = True
         while True:
             scan = scan_dataset(self.source, self.path, self.options, cache=cache, lazy=self.lazy, skip=seen)
@@ -200,24 +202,25 @@ class DatasetPipeline:
                     seen[item["path"]] = (item.get("size"), item.get("mtime"))
                     self.records.append(item)
                     yield item
-                outcome, error = "done", None
+                outcome, error, cause = "done", None, None
             except asyncio.CancelledError:
                 if not self._absorb():
                     raise
-                outcome, error = "cancelled", None
+                outcome, error, cause = "cancelled", None, None
             except ConnectionLost as err:
                 attempt += 1
+                cause = err
                 if err.gave_up or attempt > self.resume_tries:
                     outcome, error = "lost", str(err)
                 else:
                     outcome, error = None, str(err)
             except SourceError as err:
-                outcome, error = "failed", str(err)
+                outcome, error, cause = "failed", str(err), err
             finally:
                 await scan.aclose()
             if outcome is not None:
                 self._scanning = False
-                yield ScanEnded(outcome, len(self.records), error)
+                yield ScanEnded(outcome, len(self.records), error, cause)
                 return
             yield Resuming(attempt, self.resume_tries, len(self.records), error)
 

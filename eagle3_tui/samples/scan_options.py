@@ -18,7 +18,7 @@ told by the mapping's identity in each record, see mapping_identity). The steps 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 #: rows per slot a quick scan reads
@@ -74,9 +74,10 @@ class ScanOptions:
         return "full" if self.full else f"quick{self.rows}"
 
     def findings_key(self) -> str:
-        """Every option the findings of a scan depend on (the records' own variants aside)."""
-        keep = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("workers", "use_cache")}
-        return repr(sorted(keep.items()))
+        """Every option the cached findings (samples/dataset_findings.py over the records) depend
+        on, the records' own variants aside. The steps after them (model, accept) add their
+        findings each time and are left out: the CLI and the dataset view share the entry."""
+        return repr((self.full, self.rows, self.drafter_pair, self.vocab_mapping))
 
 
 def mapping_identity(path: str | None) -> str | None:

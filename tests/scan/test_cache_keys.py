@@ -128,3 +128,26 @@ def test_workers_are_bounded_by_the_cores_and_the_work_and_the_scan_says_so(clea
     assert 1 <= ran <= min(default_workers(), -(-(len(lines) - 1) // 16))
     assert f"--workers 1000: {ran} ran" in err
     assert bounded_workers(1000, 10) == 1 and bounded_workers(None, 10_000) == default_workers()
+
+
+def test_the_dataset_views_pipeline_gets_the_parents_paths_from_a_shards_records(clean, tmp_path, capsys):
+    # the view's records are decoded ones (lazy=False): the knock-on of 21.2 was `D` with --model
+    # looking for rows_0-12/rows_0-12/data_0.ckpt
+    import asyncio
+
+    from eagle3_tui.dataset.pipeline import DatasetPipeline, Findings
+    from eagle3_tui.sources.local import LocalSource
+
+    root = copy_dataset(clean, tmp_path / "ds")
+    scan_json(capsys, root / "rows_0-12")
+
+    async def run():
+        pipeline = DatasetPipeline(LocalSource(), str(root), ScanOptions(workers=1), open_cache=ScanCache)
+        events = [e async for e in pipeline.events()]
+        return pipeline.records, [e for e in events if isinstance(e, Findings)]
+
+    records, findings = asyncio.run(run())
+    cached = [r for r in records if r.get("cached")]
+    assert len(cached) == 12 and all(r["path"].startswith("rows_0-12/") for r in cached)
+    assert all((root / r["path"]).is_file() for r in records)
+    assert len(findings) == 1 and findings[0].complete
