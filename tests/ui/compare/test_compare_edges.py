@@ -15,7 +15,7 @@ from eagle3_tui.ui.screens.main import MainScreen
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable
 from tests.ui.conftest import screen_text
 from tests.ui.data import write_specforge
-from tests.ui_compare.conftest import SHARD, compare_done, go_to, make_app, started, wait_until
+from tests.ui.compare.conftest import SHARD, compare_done, go_to, make_app, started, wait_until
 
 
 class GatedSource(LocalSource):

@@ -10,7 +10,7 @@ from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.token_table import LossText, TokenTable
 from tests.tokens.conftest import CHATS
 from tests.ui.conftest import screen_text, wait_until
-from tests.ui_text.conftest import text_app
+from tests.ui.text.conftest import text_app
 
 SIZE = (120, 50)
 

@@ -22,7 +22,7 @@ from tests.accept.drafter_maker import config as drafter_config
 from tests.accept.drafter_maker import init_weights, save_drafter
 from tests.scan.build import build
 from tests.scan.hf_target import make_target
-from tests.ui_dataset.conftest import (
+from tests.ui.dataset.conftest import (
     make_app,
     open_dataset,
     scan_done,

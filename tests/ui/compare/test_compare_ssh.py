@@ -15,7 +15,7 @@ from eagle3_tui.ui.screens.compare import CompareScreen
 from tests.ssh.conftest import fingerprint, require_sshd
 from tests.ssh.servers import Keys, Sshd, write_client_files
 from tests.ui.conftest import screen_text
-from tests.ui_compare.conftest import SHARD, compare_done, go_to, started
+from tests.ui.compare.conftest import SHARD, compare_done, go_to, started
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from eagle3_tui.ui.screens.compare import CompareScreen
 from eagle3_tui.ui.widgets.compare_format import worst_row
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable
 from tests.ui.conftest import screen_text
-from tests.ui_compare.conftest import SHARD, compare_done, expected, go_to, listing_done, make_app, started
+from tests.ui.compare.conftest import SHARD, compare_done, expected, go_to, listing_done, make_app, started
 
 
 def grid_row(lines: list[str], name: str) -> list[str]:

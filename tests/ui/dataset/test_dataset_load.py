@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.ui_dataset.conftest import SlowSource, StreamSource, make_app, open_dataset, scan_done, screen_text, wait_until
+from tests.ui.dataset.conftest import SlowSource, StreamSource, make_app, open_dataset, scan_done, screen_text, wait_until
 
 
 def scan_threads() -> list[threading.Thread]:

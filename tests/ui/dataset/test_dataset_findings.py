@@ -13,7 +13,7 @@ import pytest
 from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
 from eagle3_tui.samples.dataset_findings import dataset_findings
 from eagle3_tui.ui.screens.dataset import DatasetScreen
-from tests.ui_dataset.conftest import StreamSource, make_app, open_dataset, scan_done, screen_text, wait_until
+from tests.ui.dataset.conftest import StreamSource, make_app, open_dataset, scan_done, screen_text, wait_until
 
 
 class GatedRuns(ChildRuns):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.ui.conftest import screen_text, wait_until
-from tests.ui_compare.conftest import compare_done
-from tests.ui_identify.conftest import make_app
+from tests.ui.compare.conftest import compare_done
+from tests.ui.identify.conftest import make_app
 
 pytestmark = pytest.mark.asyncio
 

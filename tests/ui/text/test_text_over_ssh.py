@@ -24,7 +24,7 @@ from tests.ssh.conftest import require_sshd
 from tests.ssh.servers import InProcessServer, Keys, Sshd, write_client_files
 from tests.tokens.conftest import CHATS
 from tests.ui.conftest import screen_text, wait_until
-from tests.ui_text.test_token_text import table_rows
+from tests.ui.text.test_token_text import table_rows
 
 SIZE = (120, 50)
 SLOW = 90.0  # the box's agent imports torch on this busy machine
