@@ -2,9 +2,10 @@
 
 This screen owns the state: which target (a parsed Target) and source are open, which folder,
 which listing generation is current, which file the sample panel wants, the compare pins and
-the bookmarks. Workers (ui/listing_stream.py) only talk to the Source and post messages; the
-helpers it holds (Bookmarking, ComparePins) are state that posts or returns what to show.
-The app is known only through the narrow `Host` interface below.
+the bookmarks. The sample pane (ui/widgets/sample_pane.py) owns the sample shown: the screen
+tells it which file to follow and what is open. Workers (ui/listing_stream.py) only talk to the
+Source and post messages; the helpers it holds (Bookmarking, ComparePins) are state that posts
+or returns what to show. The app is known only through the narrow `Host` interface below.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Input
 
 from eagle3_tui.names import printable
@@ -37,17 +37,14 @@ from eagle3_tui.ui.messages import (
     SourceReady,
     StatusMessage,
     StoreOpened,
-    SummaryLoaded,
 )
 from eagle3_tui.ui.paths import describe_entry, entry_note, parent_folder, shard_pattern
 from eagle3_tui.ui.pins import ComparePins
-from eagle3_tui.ui.screens.main_analysis import SampleAnalysis
 from eagle3_tui.ui.screens.main_dataset import DatasetLinks
 from eagle3_tui.ui.screens.main_pins import ComparePinning
-from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.browser import BrowserList
+from eagle3_tui.ui.widgets.sample_pane import SamplePane
 from eagle3_tui.ui.widgets.sample_view import SampleView
-from eagle3_tui.ui.widgets.token_table import SampleText, TokenPanel, TokenTable
 from eagle3_tui.ui.widgets.status import Line, StatusLine
 
 
@@ -69,12 +66,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MainScreen", "parent_folder"]
 
-#: cursor rests this long on a sample before it is loaded (moving on cancels the load)
-DEBOUNCE_SECONDS = 0.15
-K_RANGE = (1, 16)
 
-
-class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
+class MainScreen(DatasetLinks, ComparePinning, Screen):
     BINDINGS = keys.MAIN
 
     AUTO_FOCUS = "#browser"
@@ -103,18 +96,8 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self._walk: tuple[str, int] | None = None
         #: entry counts of folders listed to the end in this session (the panel shows them)
         self._counts: dict[str, int] = {}
-        self.wanted: str | None = None  # the file the sample panel should show
-        self.shown: str | None = None  # the file it shows
-        self._debounce: Timer | None = None
-        self._sample = SampleView(id="sample")  # mounted right after the first frame
-        self._tokens = TokenPanel(id="tokens")  # the tokens as text, under it
-        self._text = SampleText()
+        self.pane = SamplePane(self.set_status, id="sample-pane")  # the sample shown, right
         self.bookmarking = Bookmarking(data_dir, self.post_message)
-        self.acceptance = acceptance.SampleAcceptance()  # --drafter results per file
-        #: identified boundaries per file (I), shown again whenever that file is shown
-        self.identified: dict[str, dict[str, Any]] = {}
-        self.identifying: str | None = None  # the file whose identification runs
-        self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):
@@ -125,7 +108,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
             with Vertical(id="browser-pane"):
                 yield BrowserList(id="browser")
                 yield Input(placeholder="filter names…", id="filter")
-            yield VerticalScroll(id="sample-pane", can_focus=False)
+            yield self.pane
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
@@ -135,10 +118,27 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
 
     @property
     def sample(self) -> SampleView:
-        return self._sample
+        return self.pane.view
+
+    # what the tests and the app read of the pane, by their old names
+    @property
+    def shown(self) -> str | None:
+        return self.pane.shown
+
+    @property
+    def identifying(self) -> str | None:
+        return self.pane.identifying
+
+    @property
+    def debounce_seconds(self) -> float:
+        return self.pane.debounce_seconds
+
+    @debounce_seconds.setter
+    def debounce_seconds(self, seconds: float) -> None:
+        self.pane.debounce_seconds = seconds
 
     def on_mount(self) -> None:
-        self.query_one("#sample-pane").border_title = "sample"
+        self.pane.border_title = "sample"
         self.browser.marker = self.bookmarking.marker
         self.run_worker(self.bookmarking.open_in_thread, thread=True, group="bookmarks-open")
         self.set_interval(POLL_SECONDS, self.bookmarking.poll, name="bookmarks-poll")
@@ -149,10 +149,9 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
-        pane = self.query("#sample-pane")
-        if not pane or not pane.first().is_attached:
+        if not self.pane.is_attached:
             return  # q pressed before the first frame: the app is already closing
-        pane.first().mount(self._sample, self._tokens)
+        self.pane.mount_parts()
         self.connect()
 
     # ----- connecting
@@ -190,6 +189,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.source = message.source
         self.target = message.target
         self.where = message.where
+        self.pane.place(self.source, self.target, self.where)
         self.set_status("")
         self.open_folder(message.target.path, select=message.select)
 
@@ -209,8 +209,8 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
             return
         self._walk = None
         if posixpath.normpath(path) != posixpath.normpath(self.path or "."):
-            self._cancel_pending_load()
-            self._show_entry(None)  # the file shown is not in the new folder
+            self.pane.cancel_pending()
+            self.pane.show_entry(None)  # the file shown is not in the new folder
         self.path = path
         self.generation += 1
         self.listing_done = False
@@ -225,14 +225,14 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
             self.workers.cancel_group(self, "listing")  # the caller brings the listing
 
     def reload(self) -> None:
-        self.identified.clear()  # the files may have changed: I identifies them again
+        self.pane.identified.clear()  # the files may have changed: I identifies them again
         if self.source is None:
             self.connect()
             return
         current = self.browser.current
         self.open_folder(self.path, select=current.name if current else None)
-        if self.shown:
-            self.schedule_load(self.shown, delay=0)
+        if self.pane.shown:
+            self.pane.follow(self.pane.shown, delay=0)
 
     @work(exclusive=True, group="listing")
     async def stream_listing(self, path: str, generation: int) -> None:
@@ -273,35 +273,26 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         if entry is not None:
             self.set_status(describe_entry(entry))
         if entry is not None and entry.kind == "file" and is_sample_name(entry.name):
-            self.schedule_load(posixpath.join(self.path, entry.name))
+            self.pane.follow(posixpath.join(self.path, entry.name))
         else:
-            self._cancel_pending_load()
+            self.pane.cancel_pending()
             self._show_entry(entry)
 
     def _show_entry(self, entry: Entry | None) -> None:
-        """The panel describes what is under the cursor (or shows nothing), never an old file."""
-        self.wanted = self.shown = None
-        pane = self.query("#sample-pane")
-        if not pane:
-            return
-        if self._tokens.is_attached:
-            self._tokens.show(None)
+        """The pane describes what is under the cursor (or shows nothing), never an old file."""
         if entry is None:
-            self.sample.clear(None)
-            pane.first().border_title = "sample"
-        else:
-            path = posixpath.normpath(posixpath.join(self.path, entry.name))
-            self.sample.clear(entry_note(entry, self._counts.get(path)))
-            pane.first().border_title = escape(
-                printable(entry.name) + ("/" if entry.kind == "dir" else ""))
-        self._mark_loading(None)
+            self.pane.show_entry(None)
+            return
+        path = posixpath.normpath(posixpath.join(self.path, entry.name))
+        self.pane.show_entry(entry_note(entry, self._counts.get(path)),
+                             printable(entry.name) + ("/" if entry.kind == "dir" else ""))
 
     def on_browser_list_opened(self, message: BrowserList.Opened) -> None:
         entry = message.entry
         if entry.kind == "dir":
             self.open_folder(posixpath.join(self.path, entry.name))
         elif entry.kind == "file":  # any file, sample-like name or not: try it now
-            self.schedule_load(posixpath.join(self.path, entry.name), delay=0)
+            self.pane.follow(posixpath.join(self.path, entry.name), delay=0)
         else:
             self.set_status(f"{printable(entry.name)}: a dead link or special file", error=True)
 
@@ -319,8 +310,8 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.set_focus(box)
 
     def action_clear_filter(self) -> None:
-        if self.identifying is not None:
-            self._cancel_identify()
+        if self.pane.identifying is not None:
+            self.pane.cancel_identify()
             return
         box = self.query_one("#filter", Input)
         if box.display or self.browser.filter:
@@ -341,95 +332,23 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
             event.input.display = False
         self.browser.focus()
 
-    # ----- sample panel
+    # ----- sample pane
 
     def schedule_load(self, path: str, delay: float | None = None) -> None:
-        """Load `path` once the cursor has rested on it; the shown result stays until then."""
-        if delay is None:
-            delay = self.debounce_seconds
-        self.wanted = path
-        self._mark_loading(posixpath.basename(path))
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
-        if delay <= 0:
-            self._load_wanted()
-        else:
-            self._debounce = self.set_timer(delay, self._load_wanted, name="sample-debounce")
+        """Show `path` in the pane once the cursor has rested on it."""
+        self.pane.follow(path, delay)
 
-    def _mark_loading(self, name: str | None) -> None:
-        """Dim the shown result and say a newer one is on its way.
-
-        Runs on every cursor move over samples: the pane's subtitle only changes when loading
-        starts or ends (repainting the whole pane per key cost more than the move itself);
-        the status line names the file under the cursor.
-        """
-        self.sample.mark_loading(name)
-        pane = self.query_one("#sample-pane")
-        subtitle = "⟳ loading…" if name else ""
-        if pane.border_subtitle != subtitle:
-            pane.border_subtitle = subtitle
-
-    def _cancel_pending_load(self) -> None:
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
-        self.workers.cancel_group(self, "accept")
-        if self.wanted != self.shown:
-            self.workers.cancel_group(self, "summary")
-            self.wanted = self.shown
-            self._mark_loading(None)
-
-    def _load_wanted(self) -> None:
-        self._debounce = None
-        self.workers.cancel_group(self, "accept")  # the drafter run of the file left behind
-        if self.wanted is not None:
-            self.load_summary(self.wanted, self.k)
-
-    @work(exclusive=True, group="summary")
-    async def load_summary(self, path: str, k: int) -> None:
-        assert self.source is not None
-        try:
-            app, target = self.app, self.target
-            summary: dict[str, Any] = await self.source.summarize(
-                path, k=k, tokenizer=self._text.tokenizer(app.analysis, target))
-            summary = await self._text.finish(summary, analysis=app.analysis, source=self.source,
-                                              target=target, folder=posixpath.dirname(path))
-        except SourceError as err:
-            summary = {"path": path, "error": str(err)}
-        except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
-            summary = {"path": path, "error": f"{type(err).__name__}: {err}"}
-        self.post_message(SummaryLoaded(path, k, summary))
-
-    def on_summary_loaded(self, message: SummaryLoaded) -> None:
-        if message.path != self.wanted:
-            return  # the user has moved on; a newer load is on its way
-        self.shown = message.path
-        if message.path in self.identified:
-            from eagle3_tui.samples.identify import attach
-
-            attach(message.summary, self.identified[message.path])
-        self.sample.show(message.summary)
-        self._tokens.show(message.summary, self.sample.token)
+    def on_sample_pane_shown(self, message: SamplePane.Shown) -> None:
         self.bookmarking.summary_loaded(message.path, message.summary)
-        self._mark_loading(None)
-        self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
-        self._start_acceptance(message.path, message.summary)
 
     def action_token(self, delta: int) -> None:
-        self.sample.move_token(delta)
-        self._tokens.table.set_cursor(self.sample.token)
-
-    def on_token_table_cursor_moved(self, message: TokenTable.CursorMoved) -> None:
-        self.sample.set_token(message.index)
+        self.pane.move_token(delta)
 
     def action_k(self, delta: int) -> None:
-        k = max(K_RANGE[0], min(K_RANGE[1], self.k + delta))
-        if k != self.k:
-            self.k = k
-            self.set_status(f"first {k} values per token")
-            if self.shown:
-                self.schedule_load(self.shown)
+        self.pane.change_k(delta)
+
+    def action_identify(self) -> None:
+        self.pane.identify()
 
     # ----- the file under the cursor (what t, i, c, b and N act on)
 
@@ -438,7 +357,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         entry = self.browser.current
         if entry is not None and entry.kind == "file":
             return posixpath.join(self.path, entry.name)
-        return self.shown
+        return self.pane.shown
 
     def _place(self) -> Target | None:
         """The open target, canonical: user, host and port key the bookmarks."""
@@ -481,19 +400,13 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
     def switch_target(self, target: Target) -> None:
         """Open another target (a bookmark on another host): drop this source, connect anew."""
         self.workers.cancel_group(self, "listing")
-        self.workers.cancel_group(self, "summary")
-        self.workers.cancel_group(self, "accept")
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
         old, self.source = self.source, None
         self.target = target
         label = target.display()
-        self.where, self.path, self.shown, self.wanted = "", "", None, None
+        self.where, self.path = "", ""
+        self.pane.place(None, target, "")
         self.browser.reset(message=f"connecting to {label}…")
-        self.sample.clear(f"connecting to {label}…")
-        if self._tokens.is_attached:
-            self._tokens.show(None)
+        self.pane.reset(f"connecting to {label}…")
         self.set_status(f"opening {label}…")
         self._update_location()
         self._close_then_connect(old)
