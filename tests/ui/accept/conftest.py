@@ -1,54 +1,22 @@
-"""The drafter trained in tests/accept (reused), samples of its world, and an app given --drafter."""
+"""Samples of the world of the shared drafter (`trained`, tests/helpers/accept.py) for the app
+given --drafter (tests/helpers/tui.py: make_drafter_app)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 import torch
 
-from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.analysis import Analysis
-from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import Opened
-from tests.accept.conftest import Trained, _save_sample, trained  # noqa: F401 - the session fixture
-from tests.accept.drafter_maker import AUX
-from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.accept import Trained, _save_sample
+from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.drafter import AUX
 
 PERMUTED = [AUX[2], AUX[0], AUX[1]]
 
 
-class WatchedSource(LocalSource):
-    """The real local source, recording which drafter runs started and which were cancelled."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.accepted: list[str] = []
-        self.cancelled: list[str] = []
-
-    async def accept(self, path, drafter, **kw):
-        self.accepted.append(path)
-        try:
-            return await super().accept(path, drafter, **kw)
-        except asyncio.CancelledError:
-            self.cancelled.append(path)
-            raise
-
-
-def make_app(target, drafter: str | None, source: LocalSource | None = None) -> Eagle3App:
-    source = source or WatchedSource()
-
-    async def opener(text, **_kwargs):
-        return Opened(source, str(Path(text).resolve()), "local")
-
-    app = Eagle3App(str(target), opener=opener, analysis=Analysis.from_options(drafter=drafter))
-    app.test_source = source  # type: ignore[attr-defined]
-    return app
-
-
 @pytest.fixture(scope="session")
-def data(trained: Trained, tmp_path_factory) -> Path:  # noqa: F811
+def data(trained: Trained, tmp_path_factory) -> Path:
     """a_train.ckpt (training sample), b_permuted.pt (the same states, slots in another order,
     nothing else different), c_long.ckpt (the sample repeated: thousands of rows, to cancel)."""
     root = tmp_path_factory.mktemp("ui_accept")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from eagle3_tui.samples.accept import accept_file
 from eagle3_tui.ui.screens.compare import CompareScreen
 from eagle3_tui.ui.widgets.acceptance import CompareAcceptance
-from tests.ui.conftest import screen_text, wait_until
-from tests.ui.accept.conftest import make_app
+from tests.helpers.tui import make_drafter_app as make_app
+from tests.helpers.tui import screen_text, wait_until
 
 WIDE = (230, 50)  # the sample panel gives every token of a ~100-token sample its own column
 

@@ -13,9 +13,9 @@ from eagle3_tui.ui.pins import Pin
 from eagle3_tui.ui.screens.compare import CompareScreen
 from eagle3_tui.ui.screens.main import MainScreen
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable
-from tests.ui.conftest import screen_text
-from tests.ui.data import write_specforge
-from tests.ui.compare.conftest import SHARD, compare_done, go_to, make_app, started, wait_until
+from tests.helpers.compare_view import SHARD, compare_done, go_to, started
+from tests.helpers.tree import write_specforge
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 
 class GatedSource(LocalSource):

@@ -11,7 +11,7 @@ import torch
 
 from eagle3_tui.samples.compare import FIRST_K, compare_files
 from eagle3_tui.samples.load import load_sample
-from tests.ui.compare.conftest import SHARD
+from tests.helpers.compare_view import SHARD
 
 DOCUMENTED_PAIR_KEYS = {
     "a", "b", "tokens", "cos_mean", "cos_min", "cos_min_b_row", "norm_ratio_mean", "norm_ratio_median",

@@ -12,10 +12,10 @@ from eagle3_tui.target import parse_target
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import Opened
 from eagle3_tui.ui.screens.compare import CompareScreen
-from tests.ssh.conftest import fingerprint, require_sshd
-from tests.ssh.servers import Keys, Sshd, write_client_files
-from tests.ui.conftest import screen_text
-from tests.ui.compare.conftest import SHARD, compare_done, go_to, started
+from tests.helpers.compare_view import SHARD, compare_done, go_to, started
+from tests.helpers.ssh import fingerprint, require_sshd
+from tests.helpers.ssh_servers import Keys, Sshd, write_client_files
+from tests.helpers.tui import screen_text
 
 
 @pytest.fixture(scope="module")

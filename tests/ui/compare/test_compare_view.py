@@ -5,19 +5,8 @@ from __future__ import annotations
 from eagle3_tui.ui.screens.compare import CompareScreen
 from eagle3_tui.ui.widgets.compare_format import worst_row
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable
-from tests.ui.conftest import screen_text
-from tests.ui.compare.conftest import SHARD, compare_done, expected, go_to, listing_done, make_app, started
-
-
-def grid_row(lines: list[str], name: str) -> list[str]:
-    """The three cells of row `name` (B0..B2) of the cosine grid on screen."""
-    for line in lines:
-        words = line.split()
-        if name in words and words.index(name) + 3 < len(words) + 1:
-            cells = words[words.index(name) + 1:words.index(name) + 4]
-            if len(cells) == 3 and all(c.replace(".", "").replace("-", "").isdigit() for c in cells):
-                return cells
-    raise AssertionError(f"no grid row {name} on screen")
+from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, grid_row, listing_done, started
+from tests.helpers.tui import make_app, screen_text
 
 
 async def open_pair(pilot, demo, train: str, capture: str, *, choose_with_i: bool = True) -> CompareScreen:

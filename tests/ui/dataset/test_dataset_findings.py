@@ -13,9 +13,8 @@ import pytest
 from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
 from eagle3_tui.samples.dataset_findings import dataset_findings
 from eagle3_tui.ui.screens.dataset import DatasetScreen
-from tests.ui.dataset.conftest import StreamSource, make_app, open_dataset, scan_done, screen_text, wait_until
-
-
+from tests.helpers.dataset_view import StreamSource, open_dataset, scan_done
+from tests.helpers.tui import make_app, screen_text, wait_until
 class GatedRuns(ChildRuns):
     """The real child, started only when the test opens the gate: the findings are held at a
     known point. Every instance is kept, with the pid of its child."""

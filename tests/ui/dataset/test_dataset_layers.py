@@ -2,7 +2,7 @@
 against the target model where the data is (dataset/layers.py, as `scan --model`), the layers
 are named per group of files in the findings area and their findings filter the table.
 
-The dataset is tests/scan/build.py's in SpecForge's layout, its states made by the tiny Llama of
+The dataset is tests/helpers/scan_build.py's in SpecForge's layout, its states made by the tiny Llama of
 tests/scan/hf_target.py: the majority holds boundaries (2, 5, 7) of L = 10, the shard
 rows_12-24 (1, 4, 6).
 """
@@ -18,17 +18,12 @@ import torch
 
 from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.ui.analysis import Analysis
-from tests.accept.drafter_maker import config as drafter_config
-from tests.accept.drafter_maker import init_weights, save_drafter
-from tests.scan.build import build
-from tests.scan.hf_target import make_target
-from tests.ui.dataset.conftest import (
-    make_app,
-    open_dataset,
-    scan_done,
-    screen_text,
-    wait_until,
-)
+from tests.helpers.dataset_view import open_dataset, scan_done
+from tests.helpers.drafter import config as drafter_config
+from tests.helpers.drafter import init_weights, save_drafter
+from tests.helpers.hf_target import make_target
+from tests.helpers.scan_build import build
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 SIZE = (200, 60)
 MAJORITY = "majority (24 files; rows_0-12/data_0.ckpt): b=2, 5, 7 (match), final post-norm"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from tests.ui.dataset.conftest import SlowSource, StreamSource, make_app, open_dataset, scan_done, screen_text, wait_until
-
-
+from tests.helpers.dataset_view import SlowSource, StreamSource, open_dataset, scan_done
+from tests.helpers.tui import make_app, screen_text, wait_until
 def scan_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "eagle3-scan" and t.is_alive()]
 

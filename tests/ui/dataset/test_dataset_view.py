@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from eagle3_tui.ui.screens.main import MainScreen
-from tests.ui.dataset.conftest import make_app, open_dataset, scan_done, screen_text, wait_until
+from tests.helpers.dataset_view import open_dataset, scan_done
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 NAN_FILE = "rows_0-12/data_2.ckpt"
 TRUNCATED = "rows_24-36/data_30.ckpt"

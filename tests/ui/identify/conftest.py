@@ -1,13 +1,12 @@
-"""The TUI with a target model: the tiny Llama of tests/identify and captures at known boundaries."""
+"""The TUI with a target model: the tiny Llama (tests/helpers/tiny_llama.py) and captures at known
+boundaries; the app given --model is tests/helpers/tui.py's make_model_app."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.identify.conftest import DEFAULT, World
-from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.identify_world import DEFAULT, World
 
 DEEPER = tuple(b + 1 for b in DEFAULT)  # ids read as the output of the layer instead of its input
 
@@ -19,17 +18,3 @@ def world(tmp_path_factory) -> World:
     w.specforge("data/a_train.ckpt")
     w.specforge("data/b_infer.ckpt", DEEPER)
     return w
-
-
-def make_app(target: Path, model: str | None):
-    from eagle3_tui.sources.local import LocalSource
-    from eagle3_tui.ui.analysis import Analysis
-    from eagle3_tui.ui.app import Eagle3App
-    from eagle3_tui.ui.connect import Opened
-
-    source = LocalSource()
-
-    async def opener(text, **_kwargs):
-        return Opened(source, str(Path(text).resolve()), "local")
-
-    return Eagle3App(str(target), opener=opener, analysis=Analysis(model=model))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.conftest import screen_text, wait_until
-from tests.ui.compare.conftest import compare_done
-from tests.ui.identify.conftest import make_app
+from tests.helpers.compare_view import compare_done
+from tests.helpers.tui import make_model_app as make_app
+from tests.helpers.tui import screen_text, wait_until
 
 pytestmark = pytest.mark.asyncio
 

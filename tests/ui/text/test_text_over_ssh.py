@@ -20,10 +20,10 @@ from eagle3_tui.ui.widgets.compare_panels import CompareFindings
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable as CompareTable
 from eagle3_tui.ui.widgets.status import StatusLine
 from eagle3_tui.ui.widgets.token_table import LossText, TokenTable
-from tests.ssh.conftest import require_sshd
-from tests.ssh.servers import InProcessServer, Keys, Sshd, write_client_files
-from tests.tokens.conftest import CHATS
-from tests.ui.conftest import screen_text, wait_until
+from tests.helpers.ssh import require_sshd
+from tests.helpers.ssh_servers import InProcessServer, Keys, Sshd, write_client_files
+from tests.helpers.tokens import CHATS
+from tests.helpers.tui import screen_text, wait_until
 from tests.ui.text.test_token_text import table_rows
 
 SIZE = (120, 50)

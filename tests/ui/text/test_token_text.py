@@ -8,9 +8,8 @@ import pytest
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable as CompareTable
 from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.token_table import LossText, TokenTable
-from tests.tokens.conftest import CHATS
-from tests.ui.conftest import screen_text, wait_until
-from tests.ui.text.conftest import text_app
+from tests.helpers.tokens import CHATS
+from tests.helpers.tui import screen_text, text_app, wait_until
 
 SIZE = (120, 50)
 

@@ -1,5 +1,6 @@
 """A byte-level BPE trained here on templated chats (no hub), and SpecForge samples of those chats
-whose hidden states come from the demo transformer."""
+whose hidden states come from the demo transformer (a pytest plugin: the tokens, vocab, SSH and
+TUI tests use them)."""
 
 from __future__ import annotations
 

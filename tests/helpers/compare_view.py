@@ -1,24 +1,13 @@
-"""Fixtures for the compare view: the demo dataset (real transformer states, known faults)."""
+"""Driving the compare view in tests: the demo's expected findings, waiting for the listing and
+the compare result, going to a file (the `demo` dataset fixture is in tests/ui/conftest.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.ui.conftest import make_app, wait_until
+from tests.helpers.tui import wait_until
 
 SHARD = "train/rows_0-2000"
-
-
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory) -> Path:
-    from eagle3_tui.demo.dataset import write_demo
-
-    root = tmp_path_factory.mktemp("demo")
-    manifest = write_demo(root, seed=0)
-    assert manifest["infer"], "the demo lists its inference captures"
-    return root
 
 
 def expected(demo: Path, capture: str) -> dict:
@@ -63,3 +52,14 @@ async def go_to(pilot, folder: Path, name: str) -> None:
 
 
 __all__ = ["make_app", "wait_until", "compare_done", "listing_done", "started", "go_to", "expected", "SHARD"]
+
+
+def grid_row(lines: list[str], name: str) -> list[str]:
+    """The three cells of row `name` (B0..B2) of the cosine grid on screen."""
+    for line in lines:
+        words = line.split()
+        if name in words and words.index(name) + 3 < len(words) + 1:
+            cells = words[words.index(name) + 1:words.index(name) + 4]
+            if len(cells) == 3 and all(c.replace(".", "").replace("-", "").isdigit() for c in cells):
+                return cells
+    raise AssertionError(f"no grid row {name} on screen")

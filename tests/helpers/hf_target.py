@@ -1,6 +1,6 @@
 """The target model of `scan --model` tests: a tiny Llama saved with save_pretrained (the fixture
-of tests/identify/tiny.py, shaped as the demo transformer: 10 layers, H 64, vocab 1000), wrapped
-so that tests/scan/build.py writes its datasets with it.
+of tests/helpers/tiny_llama.py, shaped as the demo transformer: 10 layers, H 64, vocab 1000), wrapped
+so that tests/helpers/scan_build.py writes its datasets with it.
 
 The demo transformer itself cannot be saved as a Hugging Face folder: its "massive activation"
 channel (added after the embeddings and after layer 1) is no part of any HF architecture, so a
@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from eagle3_tui.demo.model import ModelConfig
-from tests.identify.tiny import make_llama
+from tests.helpers.tiny_llama import make_llama
 
 CFG = ModelConfig()  # layers 10, hidden 64, vocab 1000: aux boundaries (2, 5, 7), as the demo's
 
