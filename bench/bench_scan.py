@@ -106,7 +106,7 @@ def _dataset(root: Path, files: int, distinct: int, per_shard: int = 1000, tiny:
     if tiny:
         made = _tiny(seeds, distinct)
     else:
-        from tests.scan.build import build
+        from tests.helpers.scan_build import build
 
         made = sorted(build(seeds, shards=1, per_shard=distinct).values())
     for i in range(files):

@@ -38,7 +38,7 @@ from bench_summary import H, K, _sample_path  # noqa: E402  (the shared ~224 MiB
 from eagle3_tui.sources.base import NaturalListing
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target  # noqa: E402
-from tests.ssh.servers import Keys, Sshd, write_client_files  # noqa: E402
+from tests.helpers.ssh_servers import Keys, Sshd, write_client_files  # noqa: E402
 
 _state: dict = {}
 

@@ -1,8 +1,18 @@
-"""Fixtures shared by every test area. Area fixtures live in tests/<area>/conftest.py."""
+"""Fixtures shared by every test area. Area fixtures live in tests/<area>/conftest.py; what
+several areas share is in tests/helpers/ (plain modules, imported by name), and its fixture
+modules are loaded here as plugins, so no area imports another one's conftest."""
 
 from __future__ import annotations
 
 import pytest
+
+pytest_plugins = [
+    "tests.helpers.ssh",  # SSH servers on loopback, datasets to serve, `home` and `box`
+    "tests.helpers.accept",  # `trained`: a drafter trained on the demo transformer
+    "tests.helpers.scan",  # `clean` and `planted` datasets to scan
+    "tests.helpers.tokens",  # a BPE tokenizer and chat samples
+    "tests.helpers.vocab",  # a draft vocabulary for those chats
+]
 
 
 @pytest.fixture(autouse=True)

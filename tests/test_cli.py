@@ -34,7 +34,7 @@ def _specforge_files(tmp_path):
     """A SpecForge record (3 slots of H 64, padded) and SpecForge's vocab_mapping.pt."""
     import torch
 
-    from tests.compare.specforge import SpecForgeWriter, save
+    from tests.helpers.specforge import SpecForgeWriter, save
 
     w = SpecForgeWriter(0)
     sample = save(w.batch((2, 5, 7))[0], tmp_path / "data_0.ckpt")

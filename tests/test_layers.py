@@ -21,6 +21,8 @@ FORBIDDEN = {
     "eagle3_tui.dataset": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "eagle3_tui.bookmarks",
                            "textual", "rich"),
     "eagle3_tui.ui": ("eagle3_tui.commands", "eagle3_tui.cli"),
+    # widgets (the main screen's panes too) are told what to show and post messages up
+    "eagle3_tui.ui.widgets": ("eagle3_tui.ui.screens", "eagle3_tui.ui.app"),
 }
 
 

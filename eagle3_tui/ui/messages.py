@@ -33,14 +33,6 @@ class SourceFailed(Message):
         self.message = message
 
 
-class ConnectionStatus(Message):
-    """Progress of connecting / reconnecting, shown in the status line."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-
 class ListingPage(Message):
     """Everything listed so far, already in natural order (the worker merged the new pages).
 

@@ -11,6 +11,7 @@ import posixpath
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import Static
 
 from eagle3_tui.names import printable
@@ -34,6 +35,13 @@ class Pin:
     def name(self) -> str:
         """The file name, escaped for the terminal (it is only ever shown)."""
         return printable(posixpath.basename(self.path) or self.path)
+
+    @classmethod
+    def at(cls, path: str | None, where: str, place: Target | None) -> Pin | None:
+        """The pin of `path` on the open target `place` (None: no file to pin)."""
+        if path is None:
+            return None
+        return cls(path, where, place.with_path(path) if place is not None else None)
 
 
 @dataclass
@@ -122,3 +130,14 @@ class PinsBar(Static):
         text, error = pins.text(here)
         self.update(text)
         self.set_class(error, "-error")
+
+    @classmethod
+    def show_in(cls, screen: Widget, pins: ComparePins, here: str, *, before: str) -> None:
+        """Show `pins` on `screen`, mounting the bar above `before` once something is pinned."""
+        bars = screen.query(cls)
+        if not bars:
+            if pins.empty:
+                return
+            screen.mount(cls(id="pins"), before=screen.query_one(before))
+            bars = screen.query(cls)
+        bars.first().show(pins, here)

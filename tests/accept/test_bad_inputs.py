@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from eagle3_tui.samples.accept import accept_file
-from tests.accept.drafter_maker import save_drafter
-from tests.ssh.conftest import write_sample
+from tests.helpers.drafter import save_drafter
+from tests.helpers.ssh import write_sample
 
 
 class Evil:

@@ -7,7 +7,7 @@ import torch
 from eagle3_tui.samples.accept import accept, accept_file, draft_tokens
 from eagle3_tui.samples.drafter import load_drafter
 from eagle3_tui.samples.sample import Sample, Slot
-from tests.accept.drafter_maker import AUX, WORDS, aux_of, reference_logits, save_drafter
+from tests.helpers.drafter import AUX, WORDS, aux_of, reference_logits, save_drafter
 
 
 def _sample(seq, boundaries=AUX, mask=True) -> Sample:

@@ -15,8 +15,8 @@ from eagle3_tui.samples.accept import accept_file
 from eagle3_tui.samples.dataset_findings import dataset_findings
 from eagle3_tui.samples.scan import scan_tree
 from eagle3_tui.sources.local import LocalSource
-from tests.accept.conftest import _save_sample
-from tests.accept.drafter_maker import AUX
+from tests.helpers.accept import _save_sample
+from tests.helpers.drafter import AUX
 
 PERMUTED = [AUX[2], AUX[0], AUX[1]]
 

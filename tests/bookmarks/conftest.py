@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import eagle3_tui
-
-REPO_ROOT = Path(eagle3_tui.__file__).resolve().parent.parent
-
-
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """The test's environment (temp data dirs from tests/conftest.py) plus this checkout on the path."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    env.update(extra)
-    return env
+from tests.helpers.processes import subprocess_env
 
 
 @pytest.fixture

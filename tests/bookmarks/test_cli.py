@@ -169,7 +169,7 @@ def test_bookmarks_cli_never_imports_torch_or_textual(data_dir):
     import subprocess
     import sys
 
-    from .conftest import subprocess_env
+    from tests.helpers.processes import subprocess_env
 
     code = (
         "import sys\nfrom eagle3_tui.cli import main\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from eagle3_tui.bookmarks import open_store
 
-from .conftest import subprocess_env
+from tests.helpers.processes import subprocess_env
 
 WRITER = str(Path(__file__).with_name("_writer.py"))
 

@@ -13,10 +13,9 @@ from eagle3_tui.bookmarks import open_store
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import open_target
 from eagle3_tui.ui.screens.bookmarks import BookmarksScreen, ConfirmScreen, TextPrompt
-from tests.ssh.servers import write_client_files
-from tests.ui.conftest import make_app, screen_text, wait_until
-from tests.ui.test_remote import box  # noqa: F401 - the in-process SSH server fixture
-from tests.ui.data import make_tree
+from tests.helpers.ssh_servers import write_client_files
+from tests.helpers.tree import make_tree
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 
 @pytest.fixture(scope="module")

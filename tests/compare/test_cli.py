@@ -10,7 +10,7 @@ import torch
 from eagle3_tui.commands import compare as cmd
 from eagle3_tui.samples.compare import compare_files
 
-from .conftest import AUX
+from tests.helpers.compare_world import AUX
 
 
 def _run(argv, capsys):

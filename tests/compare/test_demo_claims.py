@@ -6,7 +6,7 @@ import pytest
 
 from eagle3_tui.samples.compare import compare_files
 
-from .conftest import codes, finding
+from tests.helpers.compare_world import codes, finding
 
 
 def _readme_rows(d):

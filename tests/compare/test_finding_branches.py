@@ -10,7 +10,7 @@ import torch
 from eagle3_tui.samples.compare import compare
 from eagle3_tui.samples.sample import Sample, Slot
 
-from .conftest import codes, finding
+from tests.helpers.compare_world import codes, finding
 
 
 # ---------------------------------------------------------------- final state from another layer

@@ -12,7 +12,7 @@ from eagle3_tui.samples.compare import MATCH_COS, compare
 from eagle3_tui.samples.sample import Sample, Slot
 from eagle3_tui.samples.stats import Cancelled
 
-from .conftest import AUX, codes, finding
+from tests.helpers.compare_world import AUX, codes, finding
 
 
 # --------------------------------------------------------------------------- silent pairs

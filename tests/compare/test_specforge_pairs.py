@@ -15,8 +15,8 @@ import torch
 from eagle3_tui.commands import compare as cmd
 from eagle3_tui.samples.compare import compare_files
 
-from .conftest import codes, finding
-from .specforge import BATCH, SpecForgeWriter, save
+from tests.helpers.compare_world import codes, finding
+from tests.helpers.specforge import BATCH, SpecForgeWriter, save
 
 SEEDS = (0, 1, 2)
 AUX = (2, 5, 7)  # the demo model's EAGLE-3 default boundaries (L = 10)

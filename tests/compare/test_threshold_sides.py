@@ -15,7 +15,7 @@ from eagle3_tui.samples import compare as C
 from eagle3_tui.samples.compare import compare
 from eagle3_tui.samples.compare.metrics import norm_fit
 
-from .conftest import codes, finding
+from tests.helpers.compare_world import codes, finding
 
 
 def at_cosine(x: torch.Tensor, c: float, seed: int) -> torch.Tensor:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.helpers.tui import make_app, screen_text, wait_until
 from tests.hostile import files as F
-from tests.ui.conftest import make_app, screen_text, wait_until
 
 
 async def test_sample_panel_shows_the_one_line_error(tmp_path):

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.identify.conftest import DEFAULT, L
+from tests.helpers.identify_world import DEFAULT, L
 
 ROOT = Path(__file__).resolve().parents[2]
 

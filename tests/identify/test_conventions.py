@@ -6,7 +6,7 @@ import pytest
 
 from eagle3_tui.samples.conventions import ConfigError, convention_finding, drafter_layer_ids
 from eagle3_tui.samples.identify import identify_file
-from tests.identify.conftest import DEFAULT, L
+from tests.helpers.identify_world import DEFAULT, L
 
 IDS = [1, 3, 5]  # the drafter's layer ids
 

@@ -11,7 +11,7 @@ import torch
 from eagle3_tui.samples.identify import identify, identify_file
 from eagle3_tui.samples.sample import Sample, Slot
 from eagle3_tui.samples.stats import Cancelled
-from tests.identify.conftest import DEFAULT, L
+from tests.helpers.identify_world import DEFAULT, L
 
 
 def codes(r: dict) -> dict[str, str]:
@@ -61,7 +61,7 @@ def test_speculators_layout_and_padding_rows_left_out(world):
 def test_float32_capture_against_a_bf16_model(world, tmp_path):
     """dtype comes from config.json: a bf16 checkpoint runs in bf16, and a float32 training dump
     still lands on its boundaries."""
-    from tests.identify.tiny import make_llama
+    from tests.helpers.tiny_llama import make_llama
 
     bf16_model = make_llama(tmp_path / "bf16", dtype="bfloat16")
     path = world.specforge("f32.ckpt", dtype=torch.float32)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tests.identify.conftest import DEFAULT
-from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
+from tests.helpers.identify_world import DEFAULT
+from tests.helpers.ssh import cli
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -7,7 +7,7 @@ import torch
 
 from eagle3_tui.samples.identify import MATCH_COS, SCALE_TOL, UNRELATED_COS, identify
 from eagle3_tui.samples.sample import Sample, Slot
-from tests.identify.conftest import L
+from tests.helpers.identify_world import L
 
 
 def test_noise_sits_inside_the_thresholds_and_neighbours_outside(world):

@@ -12,9 +12,8 @@ import sys
 
 import pytest
 
-from tests.identify.conftest import DEFAULT, L
+from tests.helpers.identify_world import DEFAULT, L
 from tests.identify.test_cli import ROOT
-from tests.ssh.test_cli import home  # noqa: F401 - a fixture
 
 DEEPER = tuple(b + 1 for b in DEFAULT)
 
@@ -139,7 +138,7 @@ async def test_remote_summary_model_without_transformers_keeps_the_summary(serve
 
 @pytestmark_remote
 async def test_cli_summary_model_over_ssh(home, world):  # noqa: F811 - OpenSSH only, as test_remote does
-    from tests.ssh.test_cli import cli
+    from tests.helpers.ssh import cli
 
     sample = world.specforge("sf.ckpt")
     rc, out, err = await cli(home, "summary", f"box:{sample}", "--model", f"box:{world.model}")

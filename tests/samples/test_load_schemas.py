@@ -8,7 +8,7 @@ import torch
 from eagle3_tui.samples.load import load_sample
 from eagle3_tui.samples.sample import NotASample, SampleError
 
-from .conftest import H, K, T
+from tests.helpers.sample_files import H, K, T
 
 
 def test_specforge_offline(files):

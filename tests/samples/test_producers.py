@@ -21,7 +21,7 @@ import torch
 from eagle3_tui.samples.load import load_sample
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.stats import summarize_file
-from tests.torch_threads import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
 
 L = 10  # demo model depth
 H = 64

@@ -12,7 +12,7 @@ import pytest
 
 from eagle3_tui.samples.load import load_sample, read_object
 from eagle3_tui.samples.sample import SampleError
-from tests.samples.evil import write_evil_files, write_safetensors_with_pickle_metadata
+from tests.helpers.evil_files import write_evil_files, write_safetensors_with_pickle_metadata
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import torch
 from eagle3_tui.samples import stats
 from eagle3_tui.samples.stats import summarize_file
 
-from .conftest import make_tensors
+from tests.helpers.sample_files import make_tensors
 
 
 def _direct(x: torch.Tensor, valid: int) -> dict:

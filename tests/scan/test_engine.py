@@ -18,7 +18,7 @@ import torch
 from eagle3_tui.cli import main
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.scan import scan_file, scan_tree
-from tests.scan.build import build
+from tests.helpers.scan_build import build
 
 
 def long_sample(path: Path, t: int = 700, nan_row: int | None = None) -> None:

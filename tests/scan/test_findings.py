@@ -9,8 +9,8 @@ import pytest
 from eagle3_tui.cli import main
 from eagle3_tui.samples.dataset_findings import dataset_findings
 from eagle3_tui.samples.scan import scan_tree
-from tests.scan.build import build
-from tests.scan.conftest import PLANTED
+from tests.helpers.scan import PLANTED
+from tests.helpers.scan_build import build
 
 
 def run_json(capsys, *argv) -> tuple[int, list[dict], dict]:

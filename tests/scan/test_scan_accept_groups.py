@@ -17,10 +17,10 @@ import pytest
 from eagle3_tui.cli import main
 from eagle3_tui.dataset.acceptance import MAX_ACCEPT, MIN_DROP
 from eagle3_tui.sources.local import LocalSource
-from tests.accept.conftest import _save_sample, trained  # noqa: F401 - `trained` is a fixture
-from tests.accept.drafter_maker import AUX
+from tests.helpers.accept import _save_sample
+from tests.helpers.drafter import AUX
+from tests.helpers.ssh import cli
 from tests.scan.interrupt import interrupt_scan_at
-from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
 
 SHIFTED = [f"rows_12-24/data_{i}.ckpt" for i in range(12, 24)]
 

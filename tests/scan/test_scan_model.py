@@ -1,6 +1,6 @@
 """`scan --model`: the boundary each slot of the dataset holds, named per group of files.
 
-The datasets are written by tests/scan/build.py in SpecForge's layout with the states of a tiny
+The datasets are written by tests/helpers/scan_build.py in SpecForge's layout with the states of a tiny
 Llama saved by save_pretrained (tests/scan/hf_target.py: the demo transformer's shape, aux
 boundaries (2, 5, 7) of L = 10); the shifted shard holds (1, 4, 6).
 """
@@ -15,12 +15,12 @@ import torch
 
 from eagle3_tui.cli import main
 from eagle3_tui.dataset.layers import MAX_IDENTIFY
-from tests.accept.drafter_maker import config as drafter_config
-from tests.accept.drafter_maker import init_weights, save_drafter
-from tests.scan.build import build
-from tests.scan.hf_target import CFG, make_target
+from tests.helpers.drafter import config as drafter_config
+from tests.helpers.drafter import init_weights, save_drafter
+from tests.helpers.hf_target import CFG, make_target
+from tests.helpers.scan_build import build
+from tests.helpers.ssh import cli
 from tests.scan.interrupt import interrupt_scan_at
-from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
 
 AUX = list(CFG.aux_boundaries)  # [2, 5, 7]
 LOWER = [b - 1 for b in AUX]  # the shifted shard: every layer id read one boundary lower

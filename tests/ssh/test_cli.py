@@ -4,16 +4,13 @@ HOME points at a folder with its own .ssh/config and .ssh/known_hosts: the defau
 user relies on are the ones exercised (never the real ~/.ssh).
 """
 
-import asyncio
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.ssh.conftest import HOSTILE_NAMES, pwned_markers
-from tests.ssh.servers import free_port, known_hosts_line, write_client_files
+from tests.helpers.ssh import HOSTILE_NAMES, cli, pwned_markers
+from tests.helpers.ssh_servers import free_port, known_hosts_line, write_client_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -22,33 +19,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 def server(sshd, keys):
     """The CLI runs against OpenSSH only: the library tests already cover both servers, and
     each CLI run is a fresh process that pays Python start-up (and torch, where it computes)."""
-    from tests.ssh.conftest import Server
+    from tests.helpers.ssh import Server
 
     return Server("openssh", sshd.port, keys, sshd)
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def home(server, tmp_path):
-    home = tmp_path / "home"
-    ssh = home / ".ssh"
-    config, known = write_client_files(ssh, "box", server.port, server.keys)
-    os.rename(config, ssh / "config")
-    return home
-
-
-async def cli(home: Path, *args: str) -> tuple[int, str, str]:
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
-    env.pop("SSH_AUTH_SOCK", None)
-    if "--remote-python" not in args:
-        args = (*args, "--remote-python", sys.executable)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eagle3_tui", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(home),
-    )
-    out, err = await proc.communicate()
-    return proc.returncode, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace")
 
 
 async def test_ls_json_lines_in_natural_order(server, home, dataset):

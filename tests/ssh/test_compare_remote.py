@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.ssh.test_cli import cli, home  # noqa: F401 - `home` is a fixture
+from tests.helpers.ssh import cli
 
 
 @pytest.fixture(scope="session")

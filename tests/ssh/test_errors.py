@@ -14,7 +14,7 @@ import pytest
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
-from tests.ssh.servers import free_port, write_client_files
+from tests.helpers.ssh_servers import free_port, write_client_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -47,7 +47,7 @@ async def test_cancelled_fetch_leaves_no_file_behind(server, shared_box, big_fil
 
 async def test_cache_is_reused_until_the_file_changes(server, open_box, big_file, python_without_torch, tmp_path):
     # A small real sample, so the local computation has something to summarise.
-    from tests.ssh.conftest import write_sample
+    from tests.helpers.ssh import write_sample
 
     sample = big_file.parent / "data_0.ckpt"
     write_sample(sample, seed=5)

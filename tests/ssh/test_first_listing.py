@@ -12,7 +12,7 @@ from eagle3_tui.sources.base import NaturalListing, SourceError
 from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
-from tests.ssh.conftest import HOSTILE_NAMES, pwned_markers
+from tests.helpers.ssh import HOSTILE_NAMES, pwned_markers
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

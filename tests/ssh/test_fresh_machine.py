@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # and one asyncssh-only test that must still run.
 SELECTED = [
     "tests/ssh/test_listing.py::test_listing_matches_the_local_one",
-    "tests/ui_compare/test_compare_ssh.py",
+    "tests/ui/compare/test_compare_ssh.py",
 ]
 
 

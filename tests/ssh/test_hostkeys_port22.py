@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 
 from eagle3_tui.sources.hostkeys import HostKeyError, HostKeyPrompt
-from tests.ssh.servers import InProcessServer, known_hosts_line, write_client_files
+from tests.helpers.ssh_servers import InProcessServer, known_hosts_line, write_client_files
 from tests.ssh.test_hostkeys import box
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

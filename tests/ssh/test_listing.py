@@ -7,7 +7,7 @@ import pytest
 
 from eagle3_tui.sources.base import NaturalListing, SourceError
 from eagle3_tui.sources.local import LocalSource
-from tests.ssh.conftest import HOSTILE_NAMES, pwned_markers
+from tests.helpers.ssh import HOSTILE_NAMES, pwned_markers
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -4,7 +4,7 @@ the file is fetched and loaded here) refuse every pickle path with the same line
 import pytest
 
 from eagle3_tui.sources.local import LocalSource
-from tests.samples.evil import write_evil_files
+from tests.helpers.evil_files import write_evil_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from eagle3_tui.sources.local import LocalSource
-from tests.ssh.conftest import HOSTILE_NAMES, pwned_markers
+from tests.helpers.ssh import HOSTILE_NAMES, pwned_markers
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -96,7 +96,7 @@ async def test_norms_are_real_numbers_not_placeholders(server, shared_box, datas
 
 
 async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, dataset, tmp_path):
-    from tests.ssh.conftest import write_sample
+    from tests.helpers.ssh import write_sample
 
     box = await shared_box()
     # A summary that ends before the cancel arrives answers with a result: then a bigger file

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from eagle3_tui.sources.local import LocalSource
-from tests.tokens.conftest import CHATS, chat_samples, hf_tokenizer, tokenizer_dir  # noqa: F401 - fixtures
+from tests.helpers.tokens import CHATS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

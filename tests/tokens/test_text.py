@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from eagle3_tui.samples.tokens import TokenizerError, load_tokenizer, visible
-from tests.tokens.conftest import CHATS, SPECIAL, encode_chat
+from tests.helpers.tokens import CHATS, SPECIAL, encode_chat
 
 
 def run_cli(*args, env=None):

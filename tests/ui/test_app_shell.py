@@ -15,7 +15,7 @@ from eagle3_tui.ui.screens.help import HelpScreen, key_text
 from eagle3_tui.ui.screens.hostkey import HostKeyScreen
 from eagle3_tui.ui.screens.main import MainScreen
 from eagle3_tui.ui.widgets.browser import BrowserList
-from tests.ui.conftest import make_app, screen_text, wait_until
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 

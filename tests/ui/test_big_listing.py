@@ -12,7 +12,7 @@ import weakref
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.ui import listing_stream
 from eagle3_tui.ui.listing import SORT_CHUNK, merge_batch, sort_key
-from tests.ui.conftest import make_app, wait_until
+from tests.helpers.tui import make_app, wait_until
 
 
 def test_batches_of_many_chunks_merge_into_natural_order():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from eagle3_tui.ui.widgets.browser import BrowserList
-from tests.ui.conftest import hold_keys, make_app, screen_text, wait_until
+from tests.helpers.tui import hold_keys, make_app, screen_text, wait_until
 
 
 def names(app) -> list[str]:

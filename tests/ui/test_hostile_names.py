@@ -21,8 +21,8 @@ import pytest
 
 from eagle3_tui.ui.screens.bookmarks import BookmarksScreen
 from eagle3_tui.ui.screens.compare import CompareScreen
-from tests.ui.conftest import make_app, screen_text, wait_until
-from tests.ui.data import write_specforge
+from tests.helpers.tree import write_specforge
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 ESC_NAME = "c\x1b[31mred\x1b[0m.ckpt"
 CRLF_NAME = "b_new\r\nline.ckpt"

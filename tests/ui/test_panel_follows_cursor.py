@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from eagle3_tui.ui.screens.compare import CompareScreen
-from tests.ui.conftest import make_app, screen_text, wait_until
-from tests.ui.data import write_specforge
+from tests.helpers.tree import write_specforge
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 
 @pytest.fixture

@@ -5,22 +5,12 @@ from __future__ import annotations
 import functools
 import sys
 
-import pytest_asyncio
-
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import open_target
 from eagle3_tui.ui.screens.hostkey import HostKeyScreen
 from eagle3_tui.ui.screens.main import MainScreen
-from tests.ssh.servers import InProcessServer, Keys, write_client_files
-from tests.ui.conftest import screen_text, wait_until
-
-
-@pytest_asyncio.fixture
-async def box(tmp_path_factory):
-    keys = Keys(tmp_path_factory.mktemp("ui-ssh-keys"))
-    server = await InProcessServer(keys).start()
-    yield server
-    await server.stop()
+from tests.helpers.ssh_servers import write_client_files
+from tests.helpers.tui import screen_text, wait_until
 
 
 def remote_app(box, tmp_path, target: str, *, trusted: bool = True) -> tuple[Eagle3App, str]:

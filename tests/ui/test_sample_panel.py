@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ui.conftest import hold_key, hold_keys, make_app, screen_text, wait_until
+from tests.helpers.tui import hold_key, hold_keys, make_app, screen_text, wait_until
 
 
 def shown_path(app) -> str | None:

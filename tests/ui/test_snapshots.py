@@ -13,8 +13,7 @@ import pytest
 
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import Opened
-from tests.ui.conftest import CountingSource, screen_text, wait_until
-from tests.ui_compare.conftest import demo  # noqa: F401 - the demo dataset fixture
+from tests.helpers.tui import CountingSource, screen_text, wait_until
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -160,8 +159,7 @@ async def test_compare_screen_of_a_scaled_capture(demo, monkeypatch):
     per-slot cosines on screen recomputed here with torch from the two files."""
     import torch
 
-    from tests.ui_compare.conftest import compare_done, expected, go_to, started
-    from tests.ui_compare.test_compare_view import grid_row
+    from tests.helpers.compare_view import compare_done, expected, go_to, grid_row, started
 
     monkeypatch.chdir(demo)  # relative names keep the temp folder's name off the screen
     row = expected(demo, "fault_scale_s13.pt")

@@ -14,7 +14,7 @@ from eagle3_tui.samples.scan import scan_tree
 from eagle3_tui.samples.stats import summarize_file
 from eagle3_tui.samples.tokens import annotate
 from eagle3_tui.samples.vocab import VocabError, annotate_summary, find_mapping, load_mapping
-from tests.vocab.conftest import hand_count, write_mapping
+from tests.helpers.vocab import hand_count, write_mapping
 
 
 def test_scan_finds_the_mapping_in_the_tree_and_counts_like_a_hand_count(dataset, chat_samples, draft_ids):

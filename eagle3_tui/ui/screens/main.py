@@ -1,10 +1,12 @@
-"""The main screen: folder browser (left), sample panel (right), location and status lines.
+"""The main screen: folder pane (left), sample pane (right), location and status lines.
 
-This screen owns the state: which target (a parsed Target) and source are open, which folder,
-which listing generation is current, which file the sample panel wants, the compare pins and
-the bookmarks. Workers (ui/listing_stream.py) only talk to the Source and post messages; the
-helpers it holds (Bookmarking, ComparePins) are state that posts or returns what to show.
-The app is known only through the narrow `Host` interface below.
+This screen routes: it holds what is open (a parsed Target and its Source, where it runs), the
+compare pins and the bookmarks, and passes the rest on. The folder pane (ui/widgets/folder_pane.py)
+owns the listing, the filter and the shard walk; the sample pane (ui/widgets/sample_pane.py) owns
+the sample shown, its loading, acceptance and identification. Their workers post messages; the
+ones that concern more than one part bubble here and are routed. The helpers it holds
+(Bookmarking, ComparePins) are state that posts or returns what to show. The app is known only
+through the narrow `Host` interface below.
 """
 
 from __future__ import annotations
@@ -14,42 +16,38 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal
 from textual.markup import escape
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Input
 
 from eagle3_tui.names import printable
-from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target, TargetError, parse_target
-from eagle3_tui.ui import keys, listing_stream
+from eagle3_tui.ui import keys
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
+from eagle3_tui.ui.forwarded import Forwarded
 from eagle3_tui.ui.messages import (
     BookmarkJump,
-    ConnectionStatus,
+    FileAction,
     ListingDone,
     ListingPage,
     MarksChanged,
+    ScanMarksWanted,
     ShardsFound,
+    ShowSample,
     SourceFailed,
     SourceReady,
     StatusMessage,
     StoreOpened,
-    SummaryLoaded,
 )
-from eagle3_tui.ui.paths import describe_entry, entry_note, parent_folder, shard_pattern
-from eagle3_tui.ui.pins import ComparePins
-from eagle3_tui.ui.screens.main_analysis import SampleAnalysis
-from eagle3_tui.ui.screens.main_dataset import DatasetLinks
-from eagle3_tui.ui.screens.main_pins import ComparePinning
-from eagle3_tui.ui.widgets import acceptance
+from eagle3_tui.ui.paths import describe_entry, parent_folder
+from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
 from eagle3_tui.ui.widgets.browser import BrowserList
-from eagle3_tui.ui.widgets.sample_view import SampleView
-from eagle3_tui.ui.widgets.token_table import SampleText, TokenPanel, TokenTable
+from eagle3_tui.ui.widgets.folder_pane import FolderPane
+from eagle3_tui.ui.widgets.sample_pane import SamplePane
 from eagle3_tui.ui.widgets.status import Line, StatusLine
-
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -69,17 +67,23 @@ if TYPE_CHECKING:
 
 __all__ = ["MainScreen", "parent_folder"]
 
-#: cursor rests this long on a sample before it is loaded (moving on cancels the load)
-DEBOUNCE_SECONDS = 0.15
-K_RANGE = (1, 16)
-
-
-class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
+class MainScreen(Screen):
     BINDINGS = keys.MAIN
 
     AUTO_FOCUS = "#browser"
 
     app: Host  # type: ignore[assignment]
+
+    # the folder pane's state and the sample pane's, by the names the app and the tests use
+    browser: Forwarded[BrowserList] = Forwarded("folder")
+    path: Forwarded[str] = Forwarded("folder")
+    listing_done: Forwarded[bool] = Forwarded("folder")
+    step_sample: Forwarded[Callable[[int], None]] = Forwarded("folder")
+    sample = Forwarded("pane", "view")
+    shown: Forwarded[str | None] = Forwarded("pane")
+    identifying: Forwarded[str | None] = Forwarded("pane")
+    debounce_seconds: Forwarded[float] = Forwarded("pane")
+    schedule_load: Forwarded[Callable[..., None]] = Forwarded("pane", "follow")
 
     def __init__(self, target: str, *, data_dir: str | None = None) -> None:
         super().__init__()
@@ -93,28 +97,11 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self._target_text = target
         self.source: Source | None = None
         self.where = ""
-        self.path = ""
-        self.generation = 0
-        self.listing_done = False
-        self.listing_error: str | None = None
-        self.k = 5
         self.pins = ComparePins()  # the two sides of the compare view (t / i / c)
-        #: (folder, step) while n/p look for a sample in the next shard folder
-        self._walk: tuple[str, int] | None = None
-        #: entry counts of folders listed to the end in this session (the panel shows them)
-        self._counts: dict[str, int] = {}
-        self.wanted: str | None = None  # the file the sample panel should show
-        self.shown: str | None = None  # the file it shows
-        self._debounce: Timer | None = None
-        self._sample = SampleView(id="sample")  # mounted right after the first frame
-        self._tokens = TokenPanel(id="tokens")  # the tokens as text, under it
-        self._text = SampleText()
+        self.status_line = StatusLine(id="status")
+        self.folder = FolderPane(self.status_line.say, id="browser-pane")  # the folder listed, left
+        self.pane = SamplePane(self.status_line.say, id="sample-pane")  # the sample shown, right
         self.bookmarking = Bookmarking(data_dir, self.post_message)
-        self.acceptance = acceptance.SampleAcceptance()  # --drafter results per file
-        #: identified boundaries per file (I), shown again whenever that file is shown
-        self.identified: dict[str, dict[str, Any]] = {}
-        self.identifying: str | None = None  # the file whose identification runs
-        self.debounce_seconds = DEBOUNCE_SECONDS
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):
@@ -122,37 +109,26 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
             yield Line(id="path")
             yield Line(id="count")
         with Horizontal(id="panes"):
-            with Vertical(id="browser-pane"):
-                yield BrowserList(id="browser")
-                yield Input(placeholder="filter names…", id="filter")
-            yield VerticalScroll(id="sample-pane", can_focus=False)
-        yield StatusLine(id="status")
+            yield self.folder
+            yield self.pane
+        yield self.status_line
         yield Footer(compact=True)
 
-    @property
-    def browser(self) -> BrowserList:
-        return self.query_one(BrowserList)
-
-    @property
-    def sample(self) -> SampleView:
-        return self._sample
-
     def on_mount(self) -> None:
-        self.query_one("#sample-pane").border_title = "sample"
+        self.pane.border_title = "sample"
         self.browser.marker = self.bookmarking.marker
         self.run_worker(self.bookmarking.open_in_thread, thread=True, group="bookmarks-open")
         self.set_interval(POLL_SECONDS, self.bookmarking.poll, name="bookmarks-poll")
-        self.set_status(f"opening {self._target_label()}…")
+        self.status_line.say(f"opening {self._target_label()}…")
         self._update_location()
         # the first frame comes first: the sample view (dozens of styled parts) and the
         # connection start right after it
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
-        pane = self.query("#sample-pane")
-        if not pane or not pane.first().is_attached:
+        if not self.pane.is_attached:
             return  # q pressed before the first frame: the app is already closing
-        pane.first().mount(self._sample, self._tokens)
+        self.pane.mount_parts()
         self.connect()
 
     # ----- connecting
@@ -172,7 +148,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
                 remote_python=app.remote_python,
                 accept_new_host_key=app.accept_new_host_key,
                 confirm_host_key=app.confirm_host_key,
-                on_status=lambda text: self.post_message(ConnectionStatus(text)),
+                on_status=lambda text: self.post_message(StatusMessage(text)),
             )
             path, select = opened.path, None
             entry = await opened.source.stat(path)
@@ -190,144 +166,123 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.source = message.source
         self.target = message.target
         self.where = message.where
-        self.set_status("")
+        self.folder.place(self.source)
+        self.pane.place(self.source, self.target, self.where)
+        self.status_line.say("")
         self.open_folder(message.target.path, select=message.select)
 
     def on_source_failed(self, message: SourceFailed) -> None:
         self.listing_done = True
         self._update_location()
         self.browser.set_message(message.message, "browser--error")
-        self.set_status(message.message, error=True)
+        self.status_line.say(message.message, error=True)
 
-    def on_connection_status(self, message: ConnectionStatus) -> None:
-        self.set_status(message.text)
+    def switch_target(self, target: Target) -> None:
+        """Open another target (a bookmark on another host): drop this source, connect anew."""
+        old, self.source = self.source, None
+        self.folder.place(None)
+        self.target = target
+        label = target.display()
+        self.where, self.path = "", ""
+        self.pane.place(None, target, "")
+        self.browser.reset(message=f"connecting to {label}…")
+        self.pane.reset(f"connecting to {label}…")
+        self.status_line.say(f"opening {label}…")
+        self._update_location()
+        self._close_then_connect(old)
 
-    # ----- listing
+    @work(group="switch")
+    async def _close_then_connect(self, old: Source | None) -> None:
+        if old is not None:
+            try:
+                await old.close()
+            except Exception:  # noqa: BLE001 - a dead connection must not keep us from the new one
+                pass
+        self.connect()
+
+    # ----- folders (the folder pane's workers post these; they concern the whole screen)
 
     def open_folder(self, path: str, select: str | None = None, *, listing: bool = True) -> None:
         if self.source is None:
             return
-        self._walk = None
         if posixpath.normpath(path) != posixpath.normpath(self.path or "."):
-            self._cancel_pending_load()
-            self._show_entry(None)  # the file shown is not in the new folder
-        self.path = path
-        self.generation += 1
-        self.listing_done = False
-        self.listing_error = None
-        self.browser.scan_marks = {}
-        self.browser.reset(select=select)
+            self.pane.cancel_pending()
+            self.pane.show_entry(None)  # the file shown is not in the new folder
+        self.folder.open(path, select, listing=listing)
         self.bookmarking.show_folder(self._place(), path)
         self._update_location()
-        if listing:
-            self.stream_listing(path, self.generation)
-        else:
-            self.workers.cancel_group(self, "listing")  # the caller brings the listing
 
     def reload(self) -> None:
-        self.identified.clear()  # the files may have changed: I identifies them again
+        self.pane.identified.clear()  # the files may have changed: I identifies them again
         if self.source is None:
             self.connect()
             return
         current = self.browser.current
         self.open_folder(self.path, select=current.name if current else None)
-        if self.shown:
-            self.schedule_load(self.shown, delay=0)
-
-    @work(exclusive=True, group="listing")
-    async def stream_listing(self, path: str, generation: int) -> None:
-        assert self.source is not None
-        await listing_stream.stream_listing(self.source, path, generation, self.post_message)
+        if self.pane.shown:
+            self.pane.follow(self.pane.shown, delay=0)
 
     def on_listing_page(self, message: ListingPage) -> None:
-        if message.generation == self.generation:
-            self.browser.set_entries(message.keys, message.entries)
+        if self.folder.page(message):
             self._update_location()
 
     def on_listing_done(self, message: ListingDone) -> None:
-        if message.generation != self.generation:
+        if not self.folder.done(message):
             return
-        self.listing_done = True
-        self.listing_error = message.error
-        if not message.error:
-            self._counts[posixpath.normpath(self.path)] = len(self.browser.entries)
-            self.load_scan_marks()
         current = self.browser.current
         gone = self.bookmarking.listing_done(self.path, message.error, current.name if current else None)
         if gone:
             # a toast: the status line is rewritten by the cursor's own news right after this
             self.notify(gone, title="Bookmarked file gone", severity="warning", timeout=8, markup=False)
-        if message.error:
-            self.browser.set_message(message.error, "browser--error")
-            self.set_status(message.error, error=True)
-        elif not self.browser.entries:
-            self.browser.set_message("(empty folder)")
-        else:
-            self.browser.set_message(None)
+        self.folder.show_outcome()
         self._update_location()
+
+    def on_shards_found(self, message: ShardsFound) -> None:
+        """n/p found the next shard folder: its listing is shown as it is, not listed again."""
+        if self.folder.walk_ended(message):
+            assert message.folder is not None
+            self.open_folder(message.folder, select=message.select, listing=False)
+            generation = self.folder.generation
+            self.on_listing_page(ListingPage(generation, message.keys, message.entries))
+            self.on_listing_done(ListingDone(generation))
 
     # ----- browser events
 
     def on_browser_list_cursor_changed(self, message: BrowserList.CursorChanged) -> None:
         entry = message.entry
         if entry is not None:
-            self.set_status(describe_entry(entry))
+            self.status_line.say(describe_entry(entry))
         if entry is not None and entry.kind == "file" and is_sample_name(entry.name):
-            self.schedule_load(posixpath.join(self.path, entry.name))
-        else:
-            self._cancel_pending_load()
-            self._show_entry(entry)
-
-    def _show_entry(self, entry: Entry | None) -> None:
-        """The panel describes what is under the cursor (or shows nothing), never an old file."""
-        self.wanted = self.shown = None
-        pane = self.query("#sample-pane")
-        if not pane:
+            self.pane.follow(posixpath.join(self.path, entry.name))
             return
-        if self._tokens.is_attached:
-            self._tokens.show(None)
+        self.pane.cancel_pending()
+        # the pane describes what is under the cursor (or shows nothing), never an old file
         if entry is None:
-            self.sample.clear(None)
-            pane.first().border_title = "sample"
+            self.pane.show_entry(None)
         else:
-            path = posixpath.normpath(posixpath.join(self.path, entry.name))
-            self.sample.clear(entry_note(entry, self._counts.get(path)))
-            pane.first().border_title = escape(
-                printable(entry.name) + ("/" if entry.kind == "dir" else ""))
-        self._mark_loading(None)
+            self.pane.show_entry(*self.folder.describe(entry))
 
     def on_browser_list_opened(self, message: BrowserList.Opened) -> None:
         entry = message.entry
         if entry.kind == "dir":
             self.open_folder(posixpath.join(self.path, entry.name))
         elif entry.kind == "file":  # any file, sample-like name or not: try it now
-            self.schedule_load(posixpath.join(self.path, entry.name), delay=0)
+            self.pane.follow(posixpath.join(self.path, entry.name), delay=0)
         else:
-            self.set_status(f"{printable(entry.name)}: a dead link or special file", error=True)
+            self.status_line.say(f"{printable(entry.name)}: a dead link or special file", error=True)
 
     def on_browser_list_parent_requested(self, message: BrowserList.ParentRequested) -> None:
         parent = parent_folder(self.path)
         if parent != self.path:
             self.open_folder(parent, select=posixpath.basename(self.path.rstrip("/")))
 
-    # ----- filter
-
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = True
-        # focus now, not on the next tick: "/12" typed in one go must land in the box
-        self.set_focus(box)
+        self.folder.show_filter()
 
     def action_clear_filter(self) -> None:
-        if self.identifying is not None:
-            self._cancel_identify()
-            return
-        box = self.query_one("#filter", Input)
-        if box.display or self.browser.filter:
-            box.value = ""
-            box.display = False
-            self.browser.set_filter("")
-            self.browser.focus()
+        if self.pane.identifying is not None:
+            self.pane.cancel_identify()
+        elif self.folder.clear_filter():
             self._update_location()
 
     @on(Input.Changed, "#filter")
@@ -335,110 +290,25 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         self.browser.set_filter(event.value)
         self._update_location()
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self, event: Input.Submitted) -> None:
-        if not event.value:
-            event.input.display = False
-        self.browser.focus()
+    # ----- the sample pane
 
-    # ----- sample panel
-
-    def schedule_load(self, path: str, delay: float | None = None) -> None:
-        """Load `path` once the cursor has rested on it; the shown result stays until then."""
-        if delay is None:
-            delay = self.debounce_seconds
-        self.wanted = path
-        self._mark_loading(posixpath.basename(path))
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
-        if delay <= 0:
-            self._load_wanted()
-        else:
-            self._debounce = self.set_timer(delay, self._load_wanted, name="sample-debounce")
-
-    def _mark_loading(self, name: str | None) -> None:
-        """Dim the shown result and say a newer one is on its way.
-
-        Runs on every cursor move over samples: the pane's subtitle only changes when loading
-        starts or ends (repainting the whole pane per key cost more than the move itself);
-        the status line names the file under the cursor.
-        """
-        self.sample.mark_loading(name)
-        pane = self.query_one("#sample-pane")
-        subtitle = "⟳ loading…" if name else ""
-        if pane.border_subtitle != subtitle:
-            pane.border_subtitle = subtitle
-
-    def _cancel_pending_load(self) -> None:
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
-        self.workers.cancel_group(self, "accept")
-        if self.wanted != self.shown:
-            self.workers.cancel_group(self, "summary")
-            self.wanted = self.shown
-            self._mark_loading(None)
-
-    def _load_wanted(self) -> None:
-        self._debounce = None
-        self.workers.cancel_group(self, "accept")  # the drafter run of the file left behind
-        if self.wanted is not None:
-            self.load_summary(self.wanted, self.k)
-
-    @work(exclusive=True, group="summary")
-    async def load_summary(self, path: str, k: int) -> None:
-        assert self.source is not None
-        try:
-            app, target = self.app, self.target
-            summary: dict[str, Any] = await self.source.summarize(
-                path, k=k, tokenizer=self._text.tokenizer(app.analysis, target))
-            summary = await self._text.finish(summary, analysis=app.analysis, source=self.source,
-                                              target=target, folder=posixpath.dirname(path))
-        except SourceError as err:
-            summary = {"path": path, "error": str(err)}
-        except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
-            summary = {"path": path, "error": f"{type(err).__name__}: {err}"}
-        self.post_message(SummaryLoaded(path, k, summary))
-
-    def on_summary_loaded(self, message: SummaryLoaded) -> None:
-        if message.path != self.wanted:
-            return  # the user has moved on; a newer load is on its way
-        self.shown = message.path
-        if message.path in self.identified:
-            from eagle3_tui.samples.identify import attach
-
-            attach(message.summary, self.identified[message.path])
-        self.sample.show(message.summary)
-        self._tokens.show(message.summary, self.sample.token)
+    def on_sample_pane_shown(self, message: SamplePane.Shown) -> None:
         self.bookmarking.summary_loaded(message.path, message.summary)
-        self._mark_loading(None)
-        self.query_one("#sample-pane").border_title = escape(printable(posixpath.basename(message.path)))
-        self._start_acceptance(message.path, message.summary)
 
     def action_token(self, delta: int) -> None:
-        self.sample.move_token(delta)
-        self._tokens.table.set_cursor(self.sample.token)
-
-    def on_token_table_cursor_moved(self, message: TokenTable.CursorMoved) -> None:
-        self.sample.set_token(message.index)
+        self.pane.move_token(delta)
 
     def action_k(self, delta: int) -> None:
-        k = max(K_RANGE[0], min(K_RANGE[1], self.k + delta))
-        if k != self.k:
-            self.k = k
-            self.set_status(f"first {k} values per token")
-            if self.shown:
-                self.schedule_load(self.shown)
+        self.pane.change_k(delta)
+
+    def action_identify(self) -> None:
+        self.pane.identify()
 
     # ----- the file under the cursor (what t, i, c, b and N act on)
 
     def file_under_cursor(self) -> str | None:
         """The file under the browser's cursor, else the sample the panel shows."""
-        entry = self.browser.current
-        if entry is not None and entry.kind == "file":
-            return posixpath.join(self.path, entry.name)
-        return self.shown
+        return self.folder.file_under_cursor() or self.pane.shown
 
     def _place(self) -> Target | None:
         """The open target, canonical: user, host and port key the bookmarks."""
@@ -461,7 +331,7 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
 
     def on_status_message(self, message: StatusMessage) -> None:
         message.stop()
-        self.set_status(message.text, error=message.error)
+        self.status_line.say(message.text, error=message.error)
 
     def on_store_opened(self, message: StoreOpened) -> None:
         self.bookmarking.opened(message.store)
@@ -478,82 +348,83 @@ class MainScreen(SampleAnalysis, DatasetLinks, ComparePinning, Screen):
         else:
             self.switch_target(there.with_path(posixpath.join(there.path, message.name)))
 
-    def switch_target(self, target: Target) -> None:
-        """Open another target (a bookmark on another host): drop this source, connect anew."""
-        self.workers.cancel_group(self, "listing")
-        self.workers.cancel_group(self, "summary")
-        self.workers.cancel_group(self, "accept")
-        if self._debounce is not None:
-            self._debounce.stop()
-            self._debounce = None
-        old, self.source = self.source, None
-        self.target = target
-        label = target.display()
-        self.where, self.path, self.shown, self.wanted = "", "", None, None
-        self.browser.reset(message=f"connecting to {label}…")
-        self.sample.clear(f"connecting to {label}…")
-        if self._tokens.is_attached:
-            self._tokens.show(None)
-        self.set_status(f"opening {label}…")
-        self._update_location()
-        self._close_then_connect(old)
+    # ----- compare pins (t, i, c; ui/pins.py holds their rules, ui/screens/compare.py the view)
 
-    @work(group="switch")
-    async def _close_then_connect(self, old: Source | None) -> None:
-        if old is not None:
-            try:
-                await old.close()
-            except Exception:  # noqa: BLE001 - a dead connection must not keep us from the new one
-                pass
-        self.connect()
+    def action_pin_training(self) -> None:
+        self._say_pins(self.pins.pin_training(Pin.at(self.file_under_cursor(), self.where, self._place())))
 
-    # ----- app-wide actions (n/p come from the app bindings)
+    def action_choose_inference(self) -> None:
+        self._say_pins(self.pins.choose_inference(Pin.at(self.file_under_cursor(), self.where, self._place())))
 
-    def step_sample(self, step: int) -> None:
-        """Next/previous sample; past the end of a shard folder (rows_0-2000), on into the
-        next one in natural order (rows_2000-4000). Only the parent and the shard folders
-        up to the first one holding a sample are listed, and that listing is the one shown."""
-        if self._walk is not None:
-            return  # the next shard folder is being looked for
-        if self.browser.next_sample(step):
+    def _say_pins(self, said: tuple[str, bool] | None) -> None:
+        PinsBar.show_in(self, self.pins, self.where, before="#status")
+        if said is not None:
+            self.status_line.say(said[0], error=said[1])
+
+    def action_open_compare(self) -> None:
+        here = Pin.at(self.file_under_cursor(), self.where, self._place())
+        problem = self.pins.ready(here, self.where, self.source is not None)
+        self._say_pins(problem)
+        if problem is not None:
             return
-        word = "next" if step > 0 else "previous"
-        here = posixpath.basename(self.path.rstrip("/"))
-        if self.source is None or not self.listing_done or shard_pattern(here) is None:
-            self.set_status(f"no {word} sample file in this folder")
+        # the compare view is imported on first use: it is not needed for the first frame
+        from eagle3_tui.ui.screens.compare import CompareScreen
+
+        assert self.source is not None and self.pins.a is not None and self.pins.b is not None
+        analysis, target = self.app.analysis, self.target
+        self.app.push_screen(CompareScreen(
+            self.source, self.pins.a.path, self.pins.b.path, self.where,
+            drafter=analysis.path_for("drafter", target) if target is not None else None,
+            model=analysis.path_for("model", target) if target is not None else None,
+            tokenizer=analysis.tokenizer_choice(), data=target))
+
+    def swap_pins(self) -> None:
+        """The compare view swapped its sides (PinsSwapped): the pins follow."""
+        self.pins.swap()
+        self._say_pins(None)
+
+    # ----- the dataset view (D; ui/screens/dataset.py): its enter, b and t come back here
+
+    def action_dataset(self) -> None:
+        if self.source is None or self.target is None:
+            self.status_line.say("nothing open to scan yet", error=True)
             return
-        self._walk = (self.path, step)
-        self.set_status(f"no {word} sample file in {here}: looking in the {word} shard folder…")
-        self.find_shard_sample(self.path, step, self.browser.filter)
+        entry = self.browser.current
+        folder = self.path
+        if entry is not None and entry.kind == "dir":
+            folder = posixpath.join(self.path, entry.name)
+        from eagle3_tui.ui.screens.dataset import DatasetScreen
 
-    @work(exclusive=True, group="walk")
-    async def find_shard_sample(self, origin: str, step: int, text_filter: str) -> None:
-        assert self.source is not None
-        self.post_message(await listing_stream.find_shard_sample(self.source, origin, step, text_filter))
+        data = self.target.with_path(folder)
+        analysis = self.app.analysis  # --model names the layers (on the data's machine only)
+        self.app.push_screen(DatasetScreen(self.source, data, self.where, self.post_message,
+                                           model=analysis.path_for("model", data),
+                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model))
 
-    def on_shards_found(self, message: ShardsFound) -> None:
-        if self._walk != (message.origin, message.step) or self.path != message.origin:
-            return  # the user went elsewhere meanwhile
-        self._walk = None
-        word = "next" if message.step > 0 else "previous"
-        skipped = f" (skipped {len(message.skipped)} without samples)" if message.skipped else ""
-        if message.error:
-            self.set_status(message.error, error=True)
-        elif message.folder is None:
-            here = posixpath.basename(message.origin.rstrip("/"))
-            after = "after" if message.step > 0 else "before"
-            self.set_status(f"no {word} sample file in {here} nor in a shard folder {after} it{skipped}")
+    def on_show_sample(self, message: ShowSample) -> None:
+        """The dataset view opens a sample: the browser moves to it (as a bookmark jump does)."""
+        self.open_folder(message.folder.path, select=message.name)
+
+    def on_file_action(self, message: FileAction) -> None:
+        """b / t in the dataset view, answered in its status line."""
+        if message.what == "pin":
+            text, error = self.pins.pin_training(Pin.at(message.path, self.where, self._place()))
+            self._say_pins(None)
         else:
-            # the walk's listing is shown as it is: the folder is not listed a second time
-            self.open_folder(message.folder, select=message.select, listing=False)
-            generation = self.generation
-            self.on_listing_page(ListingPage(generation, message.keys, message.entries))
-            self.on_listing_done(ListingDone(generation))
+            store = self.bookmarking.store()
+            key = self.bookmarking.key_of(message.path)
+            if store is None or key is None:
+                text, error = "bookmarks are not available", True
+            else:
+                self.bookmarking.toggle(message.path, None)
+                now = key in store.keys()
+                text, error = ("bookmarked " if now else "bookmark removed: ") + key, False
+        message.reply(StatusMessage(text, error=error))
+
+    def on_scan_marks_wanted(self, message: ScanMarksWanted) -> None:
+        self.folder.load_scan_marks()
 
     # ----- lines
-
-    def set_status(self, text: str, *, error: bool = False) -> None:
-        self.query_one(StatusLine).say(text, error=error)
 
     def _update_location(self) -> None:
         browser = self.browser
