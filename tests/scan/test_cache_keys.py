@@ -11,8 +11,8 @@ from eagle3_tui.cli import main
 from eagle3_tui.dataset.cache import ScanCache, mode_name
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.samples.scan_options import ScanOptions
+from tests.helpers.vocab import write_mapping
 from tests.scan.test_engine import copy_dataset, scan_json
-from tests.vocab.conftest import write_mapping
 
 
 def strip(records):

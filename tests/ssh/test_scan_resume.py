@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ssh.conftest import require_sshd, write_sample
-from tests.ssh.servers import Sshd, write_client_files
+from tests.helpers.ssh import require_sshd, write_sample
+from tests.helpers.ssh_servers import Sshd, write_client_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
