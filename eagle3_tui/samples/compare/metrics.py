@@ -314,6 +314,9 @@ def cv(x) -> float:
 
 
 def num(x, digits: int | None = None) -> float | None:
+    """x as a JSON number; None for NaN, Inf and no value at all."""
+    if x is None:
+        return None
     v = float(x)
     if math.isnan(v) or math.isinf(v):
         return None
