@@ -118,7 +118,11 @@ async def _scan(args: argparse.Namespace) -> int:
     except TargetError as err:
         say(f"scan: {err}")
         return 2
-    vocab_mapping = args.vocab_mapping
+    try:  # a plain path, or `host:path` of the data's own host: a file on the data's machine
+        vocab_mapping = on_host(args.vocab_mapping, target, "--vocab-mapping")
+    except (SourceError, TargetError) as err:
+        say(f"scan: {err}")
+        return 2
     if vocab_mapping is not None and not target.is_remote:
         from eagle3_tui.samples.vocab import VocabError, load_mapping
 
@@ -131,7 +135,7 @@ async def _scan(args: argparse.Namespace) -> int:
         model = on_host(args.model, target, "--model")
         drafter_dir = on_host(args.drafter, target, "--drafter")
         accept_dir = on_host(args.accept, target, "--accept")
-    except SourceError as err:
+    except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2
     source = open_cli_source(target, args)
