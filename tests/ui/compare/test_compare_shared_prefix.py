@@ -25,6 +25,9 @@ def pairs(tmp_path_factory):
     a = world.train(0, pad=3)
     torch.save({"input_ids": a.ids, "loss_mask": a.loss_mask, "hidden_state": a.final.tensor[None],
                 "aux_hidden_state": torch.cat([s.tensor for s in a.slots], -1)[None]}, root / "a.ckpt")
+    # a training file whose every row is padding (id 0, loss_mask 0): nothing can be compared
+    torch.save({"input_ids": torch.zeros_like(a.ids), "loss_mask": torch.zeros_like(a.loss_mask),
+                "aux_hidden_state": torch.cat([s.tensor for s in a.slots], -1)[None]}, root / "all_padding.ckpt")
     for n in (0, 1, 2, 8):
         b = _capture(world, _other_prompt(world, n), shifted=True)
         torch.save({"input_ids": b.ids, "aux_hidden_state": torch.cat([s.tensor for s in b.slots], -1)},
@@ -74,3 +77,14 @@ async def test_the_demo_pair_from_the_issue(demo, tmp_path):
         text = _flat(app)
         assert "Nothing to compare" not in text
         assert "B is another prompt that shares the first" in text
+
+
+async def test_a_comparison_of_nothing_says_so(pairs):
+    app = make_app(pairs)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot)
+        view = await _open(pilot, pairs, "all_padding.ckpt", "b_8.pt")
+        assert "error" not in view.result
+        text = _flat(app)
+        assert "nothing compared (nothing_compared)" in text and "A holds no valid rows" in text
+        assert "no warning or error" not in text
