@@ -1,29 +1,18 @@
 """One rule for folder options on a box (issue 20, item 5): --model, --drafter and
 --vocab-mapping take a plain path on the data's machine or `host:path` naming the data's own
 host, in every command; another host is one clear line. Run as a user would (the CLI in a fresh
-process, HOME with its own .ssh), against both real servers (OpenSSH sshd and asyncssh's)."""
+process, `home` with its own .ssh), against both real servers (OpenSSH sshd and asyncssh's)."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
-from tests.ssh.servers import write_client_files
-from tests.ssh.test_cli import cli
-from tests.vocab.conftest import write_mapping
+from tests.helpers.ssh import cli
+from tests.helpers.vocab import write_mapping
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-
-@pytest.fixture
-def home(server, tmp_path):
-    """HOME whose ~/.ssh/config names the box `box` (the server fixture: both kinds)."""
-    home = tmp_path / "home"
-    config, _known = write_client_files(home / ".ssh", "box", server.port, server.keys)
-    os.rename(config, home / ".ssh" / "config")
-    return home
 
 
 def _json(out: str) -> dict:

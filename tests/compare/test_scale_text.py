@@ -9,7 +9,7 @@ import torch
 from eagle3_tui.samples.compare import compare
 from eagle3_tui.samples.compare.metrics import factor_text
 
-from .conftest import finding
+from tests.helpers.compare_world import finding
 
 
 @pytest.mark.parametrize("measured, shown", [

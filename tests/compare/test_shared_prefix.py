@@ -13,30 +13,7 @@ import torch
 from eagle3_tui.commands import compare as cmd
 from eagle3_tui.samples.compare import compare
 
-from .conftest import codes, finding
-
-
-def _other_prompt(world, shared: int) -> list[int]:
-    """Prompt 0's first `shared` ids, then other ids. With none shared, B's first id is one that
-    A holds further on (a template token), so that a single equal id somewhere could pass for
-    an alignment."""
-    a = world.prompts[0].ids
-    rest = [(t * 7 + 3) % 990 + 2 for t in world.prompts[1].ids[shared:]]
-    ids = a[:shared] + rest
-    if shared == 0:
-        ids[0] = a[5]
-    assert ids[shared] != a[shared] and len(set(ids[shared:shared + 4]) & {a[shared]}) == 0
-    return ids
-
-
-def _capture(world, ids: list[int], *, shifted: bool):
-    """An engine capture of `ids`; `shifted`: each row holds the previous token's state (so the
-    states disagree with A's even on the shared tokens)."""
-    b = world.capture(ids=ids)
-    if shifted:
-        for s in b.slots:
-            s.tensor = torch.cat([s.tensor[:1], s.tensor[:-1]])
-    return b
+from tests.helpers.compare_world import codes, finding, late_capture, other_prompt
 
 
 SHARED = [0, 1, 2, 8]
@@ -45,7 +22,7 @@ SHARED = [0, 1, 2, 8]
 @pytest.mark.parametrize("shifted", [False, True], ids=["same-states", "shifted-rows"])
 @pytest.mark.parametrize("shared", SHARED)
 def test_another_prompt_sharing_the_first_tokens_is_named(world, shared, shifted):
-    r = compare(world.train(0, pad=3), _capture(world, _other_prompt(world, shared), shifted=shifted))
+    r = compare(world.train(0, pad=3), late_capture(world, other_prompt(world, shared), shifted=shifted))
     json.dumps(r, allow_nan=False)  # strict JSON: no NaN slipped through
     f = finding(r, "token_divergence")
     assert f["severity"] == "error" and f["shared"] == shared
@@ -60,7 +37,7 @@ def test_another_prompt_sharing_the_first_tokens_is_named(world, shared, shifted
 
 def test_a_single_equal_id_at_another_offset_is_not_an_alignment(world):
     """B's first id is A's sixth: before, B was 'aligned' at offset 5 on that one token."""
-    r = compare(world.train(0), _capture(world, _other_prompt(world, 0), shifted=False))
+    r = compare(world.train(0), late_capture(world, other_prompt(world, 0), shifted=False))
     assert r["alignment"]["offset"] == 0
     assert "agree for" not in finding(r, "token_divergence")["message"]
 
@@ -117,7 +94,7 @@ def test_a_divergence_at_the_first_response_token_with_no_loss_rows(world):
     """A has no loss rows: a divergence cannot be 'inside the response'; it is another prompt."""
     a = world.train(0)
     a.loss_mask = torch.zeros_like(a.loss_mask)
-    f = finding(compare(a, _capture(world, _other_prompt(world, 8), shifted=True)), "token_divergence")
+    f = finding(compare(a, late_capture(world, other_prompt(world, 8), shifted=True)), "token_divergence")
     assert f["in_response"] is False and f["shared"] == 8
 
 
@@ -127,7 +104,7 @@ def _save_pair(world, tmp_path, shared: int):
     a = world.train(0, pad=3)
     torch.save({"input_ids": a.ids, "loss_mask": a.loss_mask, "hidden_state": a.final.tensor[None],
                 "aux_hidden_state": torch.cat([s.tensor for s in a.slots], -1)[None]}, tmp_path / "a.ckpt")
-    b = _capture(world, _other_prompt(world, shared), shifted=True)
+    b = late_capture(world, other_prompt(world, shared), shifted=True)
     torch.save({"input_ids": b.ids, "aux_hidden_state": torch.cat([s.tensor for s in b.slots], -1)},
                tmp_path / "b.pt")
     return tmp_path / "a.ckpt", tmp_path / "b.pt"

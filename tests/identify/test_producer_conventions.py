@@ -9,7 +9,7 @@ import torch
 
 from eagle3_tui.samples.conventions import convention_finding
 from eagle3_tui.samples.identify import identify_file
-from tests.identify.conftest import DEFAULT, L
+from tests.helpers.identify_world import DEFAULT, L
 
 
 def _convention(r: dict) -> dict:

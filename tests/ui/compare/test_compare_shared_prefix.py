@@ -10,10 +10,9 @@ import pytest
 import torch
 
 from eagle3_tui.ui.screens.compare import CompareScreen
-from tests.compare.conftest import World
-from tests.compare.test_shared_prefix import _capture, _other_prompt
-from tests.ui.conftest import screen_text
-from tests.ui_compare.conftest import SHARD, compare_done, go_to, make_app, started
+from tests.helpers.compare_view import SHARD, compare_done, go_to, started
+from tests.helpers.compare_world import World, late_capture, other_prompt
+from tests.helpers.tui import make_app, screen_text
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +28,7 @@ def pairs(tmp_path_factory):
     torch.save({"input_ids": torch.zeros_like(a.ids), "loss_mask": torch.zeros_like(a.loss_mask),
                 "aux_hidden_state": torch.cat([s.tensor for s in a.slots], -1)[None]}, root / "all_padding.ckpt")
     for n in (0, 1, 2, 8):
-        b = _capture(world, _other_prompt(world, n), shifted=True)
+        b = late_capture(world, other_prompt(world, n), shifted=True)
         torch.save({"input_ids": b.ids, "aux_hidden_state": torch.cat([s.tensor for s in b.slots], -1)},
                    root / f"b_{n}.pt")
     return root
