@@ -17,10 +17,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sample", metavar="SAMPLE", help="hidden-state sample (local path or host:path)")
     p.add_argument("--drafter", required=True, metavar="DIR",
                    help="EAGLE-3 drafter folder (config.json + model.safetensors or pytorch_model.bin), "
-                        "on the same machine as SAMPLE")
+                        "on SAMPLE's machine: a plain path there, or host:path naming SAMPLE's host")
     p.add_argument("--model", metavar="DIR",
                    help="target model folder: embed_tokens when the drafter has none, the LM head for "
-                        "targets from the sample's post-norm final state, tokenizer.json for token text")
+                        "targets from the sample's post-norm final state, tokenizer.json for token text; "
+                        "on SAMPLE's machine, like --drafter")
     p.add_argument("--steps", type=int, default=3, metavar="K", help="draft steps to roll out (default 3)")
     p.add_argument("--all-rows", action="store_true", help="score every valid row, not only loss rows")
     p.add_argument("--order", metavar="I,J,K",
@@ -69,12 +70,16 @@ def run(args: argparse.Namespace) -> int:
 
 def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str, Any]:
     """Run the drafter where the sample is, through that machine's Source."""
-    from eagle3_tui.commands._targets import run_on_source
+    from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.target import parse_target
 
     target = parse_target(args.sample)
+    # one rule for folders (as identify, scan, summary and compare read them): a plain path or
+    # `host:path` of the sample's own host, on that machine; another host is refused
+    drafter = on_host(args.drafter, target, "--drafter")
+    model = on_host(args.model, target, "--model")
     result = run_on_source(target, args, lambda source: source.accept(
-        target.path, args.drafter, model=args.model, steps=args.steps, all_rows=args.all_rows, order=order))
+        target.path, drafter, model=model, steps=args.steps, all_rows=args.all_rows, order=order))
     result["path"] = args.sample  # as typed, host included
     return result
 

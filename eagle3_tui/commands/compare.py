@@ -157,6 +157,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     if r.get("computed"):
         text += f" (computed {r['computed']})"
     out += ["", text]
+    if r.get("text_error"):  # --tokenizer was asked for and could not decode: the numbers stand
+        out.append(f"token text: not shown: {r['text_error']}")
     rows = list(r["slots"]) + ([r["final"]] if r.get("final") else [])
     if rows:
         cols = "  {:<6} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>12}"

@@ -115,8 +115,13 @@ def _options(args: argparse.Namespace, target):
     from eagle3_tui.commands._targets import on_host, say
     from eagle3_tui.samples.scan_options import ScanOptions
     from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError
 
-    vocab_mapping = args.vocab_mapping
+    try:  # a plain path, or `host:path` of the data's own host: a file on the data's machine
+        vocab_mapping = on_host(args.vocab_mapping, target, "--vocab-mapping")
+    except (SourceError, TargetError) as err:
+        say(f"scan: {err}")
+        return 2
     if vocab_mapping is not None and not target.is_remote:
         from eagle3_tui.samples.vocab import VocabError, load_mapping
 
@@ -131,7 +136,7 @@ def _options(args: argparse.Namespace, target):
                            model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
                            accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
                            use_cache=not args.no_cache)
-    except SourceError as err:
+    except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2
 

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--drafter", metavar="DIR",
                         help="the trained EAGLE-3 drafter's folder, on the data's host: acceptance")
     parser.add_argument("--vocab-mapping", metavar="FILE",
-                        help="the drafter's vocab_mapping.pt: per sample, the share of loss tokens in the "
+                        help="the drafter's vocab_mapping.pt, on the data's host: per sample, the share of loss tokens in the "
                         "draft vocabulary (default: DATASET/vocab_mapping/vocab_mapping.pt above the folder)")
     return parser
 

@@ -8,9 +8,11 @@ i, b = L the last residual before the final norm. Producers read the same "layer
   - HF hidden_states[k] (ModelOpt's HF dump, hand-written hooks):  b = k, except k = L, which is
     after the final norm
 
-The ids come from the drafter's config.json when one is given; without it, from the two
-defaults that both land on the common capture b = {2, L//2, L-3}: SpecForge's [1, L//2-1, L-4]
-(output of) and vLLM's [2, L//2, L-3] (input of).
+The ids come from the drafter's config.json when one is given; without it, from the defaults of
+the producer the file's schema names (ModelOpt's, speculators', vLLM's FP8 connector's: see
+PRODUCER_DEFAULTS), then from the two defaults that both land on the common capture
+b = {2, L//2, L-3}: SpecForge's [1, L//2-1, L-4] (output of) and vLLM's [2, L//2, L-3] (input
+of). Where two producers' ids coincide, the one that wrote the file is named.
 
 Standard library only: shipped to the remote box with the rest of samples/.
 """
@@ -82,12 +84,31 @@ def drafter_layer_ids(folder: str) -> tuple[list[int], str]:
     )
 
 
-def default_id_sets(layers: int) -> list[tuple[list[int], str]]:
+#: schema (samples/schema.py) -> (the default ids its producer captures at, given L; their name),
+#: from the producers' save code (FORMATS.md):
+#:  - ModelOpt's HF dump: aux layer ids sorted({1, L//2-1, L-4}), read as output of layer;
+#:  - speculators' current files are written by vLLM's capture: [2, L//2, L-3], input of layer;
+#:  - speculators' FP8 connector (vLLM): [2, L//2, L-3] (and L for the final residual), input of.
+PRODUCER_DEFAULTS = {
+    "ModelOpt offline": (lambda L: sorted({1, L // 2 - 1, L - 4}), "ModelOpt default ids"),
+    "speculators": (lambda L: [2, L // 2, L - 3], "speculators default ids (vLLM's capture)"),
+    "speculators (FP8)": (lambda L: [2, L // 2, L - 3], "vLLM default ids (speculators' FP8 connector)"),
+}
+
+
+def default_id_sets(layers: int, schema: str | None = None) -> list[tuple[list[int], str]]:
+    """The id sets tried without a drafter: the file's producer's first (when its schema names
+    one), then SpecForge's and vLLM's defaults."""
     L = layers
-    return [
+    sets = [
         ([1, L // 2 - 1, L - 4], "SpecForge default ids"),
         ([2, L // 2, L - 3], "vLLM default ids"),
     ]
+    producer = PRODUCER_DEFAULTS.get(schema or "")
+    if producer is not None:
+        ids, name = producer
+        sets.insert(0, (ids(L), name))
+    return sets
 
 
 def expected_boundaries(ids: list[int], shift: int) -> list[int]:
@@ -95,14 +116,16 @@ def expected_boundaries(ids: list[int], shift: int) -> list[int]:
 
 
 def convention_finding(
-    identified: list[int | None], layers: int, drafter: tuple[list[int], str] | None
+    identified: list[int | None], layers: int, drafter: tuple[list[int], str] | None,
+    schema: str | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the `conventions` block of the result, findings) for the slots' identified boundaries.
 
     `identified` holds one boundary per slot in file order (None: the slot matched none; L + 1:
-    the final norm's output, shown as "post").
+    the final norm's output, shown as "post"). `schema`: the file's, whose producer's default
+    ids are named first (PRODUCER_DEFAULTS).
     """
-    id_sets = [drafter] if drafter is not None else default_id_sets(layers)
+    id_sets = [drafter] if drafter is not None else default_id_sets(layers, schema)
     table = []
     for ids, source in id_sets:
         for key, text, shift in READINGS:

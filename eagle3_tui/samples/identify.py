@@ -462,7 +462,7 @@ def _result(sample: Sample, model: str, layers: int, n: int, cos, ratio, drafter
         findings += f
     # the post-norm output takes index L + 1 where conventions are matched (HF hidden_states[L])
     identified = [layers + 1 if r.get("norm") == "post" else r["boundary"] for r in slots]
-    conventions, conv_findings = convention_finding(identified, layers, drafter_ids)
+    conventions, conv_findings = convention_finding(identified, layers, drafter_ids, sample.schema)
     findings = conv_findings + findings
     sort_findings(findings)
     return {

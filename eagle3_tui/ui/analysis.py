@@ -46,10 +46,10 @@ class Analysis:
         """The path of `what` ("tokenizer", "model", "drafter", "vocab_mapping") for data on `data`'s
         machine: the path itself when it lives there, None when it is not given or elsewhere.
 
-        The model and the drafter run next to the data, so a plain path names a folder on the
-        data's machine (as `identify` and `accept` read it); a tokenizer or vocab mapping given as
-        a plain path is on this machine (a tokenizer here decodes remote data here too: see
-        tokenizer_choice, which the screens use)."""
+        The model, the drafter and the vocab mapping are read next to the data, so a plain path
+        names a file or folder on the data's machine (the CLI's one rule: `identify`, `accept`,
+        `scan --vocab-mapping`); a tokenizer given as a plain path is on this machine (a
+        tokenizer here decodes remote data here too: see tokenizer_choice, which the screens use)."""
         if what == "tokenizer":
             return self.tokenizer_choice().on_source(data)
         text = getattr(self, what)
@@ -59,7 +59,7 @@ class Analysis:
             there = parse_target(text)
         except TargetError:
             return None
-        if not there.is_remote and what in ("model", "drafter"):
+        if not there.is_remote and what in ("model", "drafter", "vocab_mapping"):
             return there.path
         if there.place == data.place:
             return there.path

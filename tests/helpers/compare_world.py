@@ -66,3 +66,28 @@ def finding(result, code):
     found = [f for f in result["findings"] if f["code"] == code]
     assert found, f"no {code} in {result['findings']}"
     return found[0]
+
+
+# ---------------------------------------------------------------- another prompt, sharing a prefix
+
+def other_prompt(world, shared: int) -> list[int]:
+    """Prompt 0's first `shared` ids, then other ids. With none shared, B's first id is one that
+    A holds further on (a template token), so that a single equal id somewhere could pass for
+    an alignment."""
+    a = world.prompts[0].ids
+    rest = [(t * 7 + 3) % 990 + 2 for t in world.prompts[1].ids[shared:]]
+    ids = a[:shared] + rest
+    if shared == 0:
+        ids[0] = a[5]
+    assert ids[shared] != a[shared] and len(set(ids[shared:shared + 4]) & {a[shared]}) == 0
+    return ids
+
+
+def late_capture(world, ids: list[int], *, shifted: bool):
+    """An engine capture of `ids`; `shifted`: each row holds the previous token's state (so the
+    states disagree with A's even on the shared tokens)."""
+    b = world.capture(ids=ids)
+    if shifted:
+        for s in b.slots:
+            s.tensor = torch.cat([s.tensor[:1], s.tensor[:-1]])
+    return b

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from eagle3_tui.samples.compare.metrics import num
-from eagle3_tui.samples.compare.thresholds import LAG_ROWS, MATCH_COS, MAX_LAG, SHIFT_GAIN, UNRELATED_COS
+from eagle3_tui.samples.compare.thresholds import ID_RUN, LAG_ROWS, MATCH_COS, MAX_LAG, SHIFT_GAIN, UNRELATED_COS
 
 
 class Alignment:
@@ -23,7 +23,9 @@ class Alignment:
         ids_off, diverges = None, None
         # B's own padding (SpecForge pads B too when it is a rerun of the batch) is not a token
         b_valid = self.b_valid = b.valid_len
-        if a.ids is not None and b.ids is not None:
+        # ids can only line rows up when both sides hold a real row
+        by_ids = a.ids is not None and b.ids is not None and b_valid > 0 and self.a_valid > 0
+        if by_ids:
             ids_off, diverges = _align_ids(a.ids, b.ids.reshape(-1)[:b_valid])
         method, offset = ("ids", ids_off) if ids_off is not None else ("position", 0)
         end = diverges if diverges is not None else b_valid
@@ -56,9 +58,12 @@ class Alignment:
             out["lag_scores"] = {str(k): num(v) for k, v in scores.items()}
         if diverges is not None:
             self.report_divergence(ids_off, diverges)
-        elif a.ids is not None and b.ids is not None and ids_off is None:
-            self.add("token_divergence", "error", "token ids of A and B do not line up at any offset: "
-                     "different tokenisation or a different prompt", position=0)
+        elif by_ids and ids_off is None:
+            self.add("token_divergence", "error",
+                     f"token ids differ from the first position (A {int(a.ids.reshape(-1)[0])}, "
+                     f"B {int(b.ids.reshape(-1)[0])}) and do not line up at any offset: B is another prompt "
+                     "that shares the first 0 tokens (or the sides use different tokenisers)",
+                     position=0, shared=0, in_response=False)
         return out
 
     def report_lag_without_ids(self, lag: int, score: float, base: float) -> None:
@@ -80,7 +85,9 @@ class Alignment:
             here = self.lag_scores(offset, end, lags=[0])[0]
             if here is None or here >= MATCH_COS:
                 return None
-        return self.lag_scores(offset, end, lags=range(-MAX_LAG, MAX_LAG + 1))
+        scores = self.lag_scores(offset, end, lags=range(-MAX_LAG, MAX_LAG + 1))
+        # too few rows for a lag search (a short shared prefix): no scores, not a row of Nones
+        return scores if any(v is not None for v in scores.values()) else None
 
     def lag_scores(self, offset: int, end: int, lags) -> dict[int, float | None]:
         """Per lag: mean over B slots of the best mean cosine against any A slot, B row t vs A
@@ -113,23 +120,24 @@ class Alignment:
         ctx = {"a_ids": a.ids[max(0, a_row - 3):a_row + 3].tolist(), "b_ids": b.ids[max(0, t - 3):t + 3].tolist()}
         if in_response:
             self.add("token_divergence", "info",
-                     f"token ids agree for {t} positions, then B continues with other tokens from position {t} "
+                     f"token ids agree for {_positions(t)}, then B continues with other tokens from position {t} "
                      f"(A {a_id}, B {b_id}) inside A's response: a generated continuation; compared up to there",
-                     position=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=True, **ctx)
+                     position=t, shared=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=True, **ctx)
         else:
             where = "in the prompt (loss_mask 0)" if a.loss_mask is not None else "(A has no loss mask)"
             shift = _realign(a.ids, b.ids, a_row, t)
             if shift is None:
-                why = "and never line up again: B is another prompt that shares the first tokens"
+                why = f"and never line up again: B is another prompt that shares the first {t} tokens"
             elif shift == 0:
                 why = "then agree again: a token was replaced (chat-template drift?)"
             else:
                 what = f"{abs(shift)} token(s) inserted" if shift < 0 else f"{shift} token(s) missing"
                 why = f"and line up again after it ({what} in B): chat-template drift?"
             self.add("token_divergence", "error",
-                     f"token ids agree for {t} positions, then differ at position {t} {where}: A {a_id}, B {b_id}, "
-                     f"{why}; only the first {t} positions were compared",
-                     position=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=False, realign_offset=shift, **ctx)
+                     f"token ids agree for {_positions(t)}, then differ at position {t} {where}: A {a_id}, B {b_id}, "
+                     f"{why}; only the first {_positions(t)} {'was' if t == 1 else 'were'} compared",
+                     position=t, shared=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=False,
+                     realign_offset=shift, **ctx)
 
     def aligned_rows_ids(self, al: dict[str, Any]) -> dict[str, Any]:
         """Token ids of both sides (and A's loss mask) for the aligned B rows b_start..b_end-1."""
@@ -147,7 +155,8 @@ def _align_ids(a_ids, b_ids) -> tuple[int | None, int | None]:
     """(offset, first B row where ids differ) with B row t = A row t + offset, or (None, None).
 
     Offsets tried: |offset| <= MAX_LAG and wherever A holds B's first id (B may start later).
-    The offset with the longest run of equal ids from B's first aligned row wins.
+    The offset with the longest run of equal ids from B's first aligned row wins; away from
+    offset 0 the run must be at least ID_RUN long (fewer equal ids there are chance).
     """
     a, b = a_ids.reshape(-1).long(), b_ids.reshape(-1).long()
     ta, tb = len(a), len(b)
@@ -163,12 +172,16 @@ def _align_ids(a_ids, b_ids) -> tuple[int | None, int | None]:
         diff = (a[b0 + o:b1 + o] != b[b0:b1]).nonzero()
         run = int(diff[0]) if len(diff) else b1 - b0
         key = (run, -abs(o))
-        if run and (best is None or key > best[:2]):
+        if run and (o == 0 or run >= ID_RUN) and (best is None or key > best[:2]):
             best = (run, -abs(o), o)
             best_div = b0 + run if len(diff) else None
     if best is None:
         return None, None
     return best[2], best_div
+
+
+def _positions(n: int) -> str:
+    return "1 position" if n == 1 else f"{n} positions"
 
 
 def _best_lag(scores: dict[int, float | None]) -> int | None:

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from eagle3_tui.samples.sample import Sample
-from eagle3_tui.samples.compare.metrics import nonfinite_counts, norm_fit, num
+from eagle3_tui.samples.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
 from eagle3_tui.samples.compare.thresholds import MATCH_COS, NORM_FIT_RESIDUAL, RATIO_CV, SHIFT_GAIN, UNRELATED_COS
 
 
@@ -91,7 +91,7 @@ class Judgement:
             factors = [f for _, f in scaled]
             med = sorted(factors)[len(factors) // 2]
             self.add("scale_mismatch", "warning",
-                     f"B = {med:.4g} x A in slot(s) {', '.join(str(j) for j, _ in scaled)}: same direction "
+                     f"B = {factor_text(med)} x A in slot(s) {', '.join(str(j) for j, _ in scaled)}: same direction "
                      f"(cosine >= {MATCH_COS}), constant per-token norm ratio", factor=num(med),
                      slots=[j for j, _ in scaled], factors=[num(f) for f in factors])
         self.judge_final(result)
@@ -309,7 +309,7 @@ class Judgement:
             factor = self.constant_factor(len(self.b_parts) - 1, len(self.a_parts) - 1)
             if factor is not None:
                 self.add("scale_mismatch", "warning",
-                         f"final: B = {factor:.4g} x A (same direction, constant per-token norm ratio)",
+                         f"final: B = {factor_text(factor)} x A (same direction, constant per-token norm ratio)",
                          factor=num(factor), slots=["final"], factors=[num(factor)])
             return
         norm = self.norm_pattern(fin, len(self.a_parts) - 1, len(self.b_parts) - 1)

@@ -314,10 +314,20 @@ def cv(x) -> float:
 
 
 def num(x, digits: int | None = None) -> float | None:
+    """x as a JSON number; None for NaN, Inf and no value at all."""
+    if x is None:
+        return None
     v = float(x)
     if math.isnan(v) or math.isinf(v):
         return None
     return round(v, digits) if digits is not None else v
+
+
+def factor_text(x: float) -> str:
+    """A scale factor as a person reads it: 3 significant digits, no trailing zeros ("4", "1.05",
+    "0.5"). A factor measured through bf16 noise (4 x A reads 3.9994 on one CPU and 4.0003 on
+    another) must print the same everywhere; the exact value stays in the JSON."""
+    return f"{x:.3g}"
 
 
 def short(x, digits: int = 5) -> list:

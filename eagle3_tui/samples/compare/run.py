@@ -119,6 +119,8 @@ class Comparison(Alignment, Measurement, Judgement):
         self.check_width()
         if self.same_h and alignment["length"] > 0:
             self.measure(alignment, result)
+        else:
+            self.check_nothing_compared(alignment)
         self.check_nonfinite()
         self.check_padding_flags()
         if self.identified is not None:
@@ -126,6 +128,20 @@ class Comparison(Alignment, Measurement, Judgement):
             self.report_identified()
         sort_findings(self.findings)
         return result
+
+    def check_nothing_compared(self, alignment: dict[str, Any]) -> None:
+        """No row was compared: never a silent pass. Says why, unless a finding already does
+        (a width that differs, ids that never line up)."""
+        if not self.same_h or any(f["severity"] == "error" for f in self.findings):
+            return
+        if not self.b_valid:
+            why = f"B holds no {'rows' if not self.b.tokens else 'rows but padding'}"
+        elif not self.a_valid:
+            why = f"A holds no valid rows (all {self.a.tokens} are padding: id 0, loss_mask 0)"
+        else:
+            why = "no row of B lines up with a valid row of A"
+        self.add("nothing_compared", "error", f"nothing was compared: {why}", a_valid=self.a_valid,
+                 b_valid=self.b_valid, length=alignment["length"])
 
     def add(self, code: str, severity: str, message: str, **details: Any) -> None:
         self.findings.append({"code": code, "severity": severity, "message": message, **details})

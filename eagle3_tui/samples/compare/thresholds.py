@@ -33,6 +33,9 @@ RATIO_CV = 0.05
 NORM_FIT_RESIDUAL = 0.15
 #: hidden-state alignment tries B row t against A row t + lag for lag in [-MAX_LAG, MAX_LAG]
 MAX_LAG = 8
+#: token ids that line up at an offset other than 0 must agree this many in a row: 1 to 3
+#: equal ids somewhere else in A (a common token, a template piece) are chance, not B's start
+ID_RUN = 4
 #: a lag must beat the same position by this much mean cosine to count as a shift
 SHIFT_GAIN = 0.1
 #: rows sampled for the lag search

@@ -23,6 +23,7 @@ TITLES = {
     "nonfinite": "NaN / Inf values",
     "padding": "padding taken as tokens",
     "zero_states": "all-zero states",
+    "nothing_compared": "nothing compared",
     "slots_identified": "identified with the model",
     "identify_failed": "not identified",
 }
