@@ -172,3 +172,32 @@ def capture_lag_finding(shift: int, n: int) -> dict[str, Any]:
             "message": f"the whole capture is {_rows(shift)}: all {n} parts match their boundaries "
                        f"shifted by {shift:+d} rows; shift the rows back (or fix the capture's slicing) "
                        "before training or comparing"}
+
+
+def own_boundary(fault: dict[str, Any]) -> int | str | None:
+    """The boundary a fault's state belongs to: the lagged boundary itself, b = i for layer i's
+    normalized input, b = i + 1 for a state inside layer i (its output is that plus the rest)."""
+    if fault.get("kind") == "lag":
+        return fault.get("boundary")
+    if fault.get("layer") is None:
+        return None
+    return fault["layer"] if fault["kind"] == "normalized" else fault["layer"] + 1
+
+
+def what_is_wrong(fault: dict[str, Any]) -> str:
+    """How a part differs from the boundary it belongs to, in a few words."""
+    kind = fault.get("kind")
+    if kind == "lag":
+        return _rows(fault["shift"])
+    if kind in BRANCH_TEXT:
+        return f"without the residual (layer {fault['layer']}'s {BRANCH_TEXT[kind]} alone)"
+    if kind == "normalized":
+        return f"normalized (layer {fault['layer']}'s input_layernorm output)"
+    return f"taken inside layer {fault['layer']} (after attention, before the MLP)"
+
+
+def fault_words(fault: dict[str, Any]) -> str:
+    """"b=6 without the residual (layer 5's MLP output alone)": the boundary and what is wrong."""
+    own = own_boundary(fault)
+    where = "the final norm's output" if own == "post" else f"b={own}"
+    return f"{where} {what_is_wrong(fault)}"
