@@ -24,7 +24,9 @@ def world(tmp_path_factory):
     train = capture(model, prompt(0), torch.float32)
     served = capture(model, prompt(0), torch.bfloat16)
     a = root / "data_0.ckpt"  # SpecForge's offline layout
-    torch.save({"input_ids": ids, "loss_mask": torch.ones_like(ids),
+    mask = torch.ones_like(ids)
+    mask[:16] = 0  # the chat's prompt; the loss is on the response
+    torch.save({"input_ids": ids, "loss_mask": mask,
                 "aux_hidden_state": torch.cat([train["bounds"][b] for b in BOUNDS], -1)[None].bfloat16(),
                 "hidden_state": train["post"][None].bfloat16()}, a)
     return root, model, a, ids, served
@@ -74,3 +76,24 @@ def test_a_correct_capture_has_no_fault(world, capsys):
     rc, out = _compare(capsys, a, b, "--model", model, "--json")
     codes = [f["code"] for f in json.loads(out)["findings"]]
     assert rc == 0 and "capture_fault" not in codes and "capture_lag" not in codes, codes
+
+
+@pytest.mark.parametrize("shared", [0, 1, 2, 8])
+def test_two_prompts_sharing_the_first_tokens_with_the_model(world, capsys, shared):
+    """Each side is identified on its own ids; the pair is named another prompt, never a crash
+    and never a capture fault."""
+    root, model, a, ids, _ = world
+    other = prompt(50)
+    other[:shared] = prompt(0)[:shared]
+    if shared < len(other) and other[shared] == prompt(0)[shared]:
+        other[shared] = (other[shared] % 200) + 1
+    got = capture(model, other, torch.bfloat16)
+    b = _capture(root, f"other_{shared}.pt", torch.tensor(other), [got["bounds"][k] for k in BOUNDS], got["post"])
+    rc, out = _compare(capsys, a, b, "--model", model, "--json")
+    r = json.loads(out)
+    codes = {f["code"] for f in r["findings"]}
+    assert rc == 1 and "token_divergence" in codes, codes
+    assert not codes & {"capture_fault", "capture_lag", "identify_failed"}, codes
+    assert r["identified"]["b"]["slots"][1]["boundary"] == 6  # B identified on its own prompt
+    rc, text = _compare(capsys, a, b, "--model", model)
+    assert rc == 1 and "B is another prompt" in text and "Traceback" not in text
