@@ -82,7 +82,7 @@ def test_a_correct_capture_has_no_fault(world, capsys):
 def test_two_prompts_sharing_the_first_tokens_with_the_model(world, capsys, shared):
     """Each side is identified on its own ids; the pair is named another prompt, never a crash
     and never a capture fault."""
-    root, model, a, ids, _ = world
+    root, model, a, _ids, _ = world
     other = prompt(50)
     other[:shared] = prompt(0)[:shared]
     if shared < len(other) and other[shared] == prompt(0)[shared]:

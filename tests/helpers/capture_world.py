@@ -68,7 +68,7 @@ def capture(folder: Path, ids: list[int], dtype=torch.bfloat16) -> dict:
     for h in hooks:
         h.remove()
     bounds = [h[0] for h in out.hidden_states[:-1]] + [seen["pre"]]
-    f = lambda t: t.detach().float().clone()  # noqa: E731
+    f = lambda t: t.detach().float().clone()
     return {"bounds": [f(b) for b in bounds], "post": f(seen["post"]),
             **{k: [f(t) for t in v] for k, v in got.items()}}
 

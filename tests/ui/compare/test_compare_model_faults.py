@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from tests.helpers.capture_world import capture, lagged, make_close_llama, prompt
+from tests.helpers.compare_view import started
 from tests.helpers.tui import make_model_app, screen_text
 from tests.ui.compare.test_compare_shared_prefix import _flat, _open
-from tests.helpers.compare_view import started
 
 pytestmark = pytest.mark.asyncio
 BOUNDS = (3, 6, 9)
