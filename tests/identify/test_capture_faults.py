@@ -159,3 +159,26 @@ def test_correct_captures_raise_no_fault_and_sit_well_inside_the_bound(close):
     print(f"{n} correct captures: worst 1 - cosine {worst}")
     # the bounds are about 4x the worst noise measured here (the module docstring's claim)
     assert worst["bf16"] < TOLERANCE / 3 and worst["fp8"] < TOLERANCE_FP8 / 3
+
+
+def test_against_a_bf16_model_run_correct_captures_match_and_faults_are_named(close, tmp_path):
+    """identify runs the model in the dtype its config.json says: a bf16 folder of the same
+    weights gives the same verdicts (the bound holds against a bf16 run too)."""
+    from transformers import LlamaForCausalLM
+
+    lm = LlamaForCausalLM.from_pretrained(close)
+    lm.to(torch.bfloat16)
+    lm.save_pretrained(tmp_path / "bf16")
+    worst = 0.0
+    for i, dtype in enumerate((torch.float32, torch.float16, torch.bfloat16)):
+        ids = prompt(20 + i, 30 + 8 * i)
+        got = capture(close, ids, dtype)
+        for parts in ([got["bounds"][b] for b in (2, 6, 9)], [fp8_round_trip(got["bounds"][b]) for b in (2, 6, 9)]):
+            r = _identify(tmp_path / "bf16", parts, final=got["post"], ids=torch.tensor(ids))
+            assert r["model_dtype"] == "bfloat16"
+            assert [s["status"] for s in r["slots"]] == ["match"] * 3 and r["final"]["status"] == "match"
+            worst = max(worst, *(1 - s["cosine"] for s in r["slots"]))
+        r = _identify(tmp_path / "bf16", [got["mid"][5], got["mlp"][7], lagged(got["bounds"][9], 1)],
+                      ids=torch.tensor(ids))
+        assert [s["status"] for s in r["slots"]] == ["mid_layer", "no_residual", "lag"]
+    assert worst < TOLERANCE / 3
