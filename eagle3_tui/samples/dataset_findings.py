@@ -39,7 +39,11 @@ def dataset_findings(records: list[dict[str, Any]], layer_runs: Callable | None 
     if len(samples) >= 2 * MIN_RUN:
         if layer_runs is None:
             from eagle3_tui.samples.layer_group import in_process as layer_runs
-        found += _layer_group(samples, layer_runs)
+        grouped = _layer_group(samples, layer_runs)
+        # files already named as broken (NaN, another layout) would stand apart for that reason
+        broken = {p for f in found if f["severity"] != "info" for p in f.get("paths") or []}
+        found += grouped + _signature_outliers([r for r in samples if r["path"] not in broken],
+                                               {p for f in grouped for p in f["paths"]})
     found += _empty_loss(samples)
     found += _loss_on_padding(samples)
     found += _duplicates(samples)
@@ -207,6 +211,8 @@ def _layer_group(samples, runner):
     shard_of = [shard_ids.setdefault(r["shard"], len(shard_ids)) for r in rows]
     found = runner(values, shard_of)
     names = _feature_names(rows[0])
+    from eagle3_tui.dataset.outliers import exact_edges
+
 
     out = []
     rest = found["rest"]
@@ -214,7 +220,7 @@ def _layer_group(samples, runner):
         effect, p = run["effect"], run["p"]
         if effect < MIN_EFFECT or len(run["run"]) < MIN_RUN:
             continue
-        files = [rows[i] for i in run["run"]]
+        files = [rows[i] for i in exact_edges(values, run["run"])]
         shards = sorted({r["shard"] for r in files})
         idx = [r["index"] for r in files if r["index"] is not None]
         where = f"indices {min(idx)}..{max(idx)}" if idx else f"{files[0]['path']} .. {files[-1]['path']}"
@@ -230,6 +236,61 @@ def _layer_group(samples, runner):
             confidence=round(confidence, 4), effect=round(effect, 2), feature=name,
         ))
     return out
+
+
+def _signature_outliers(samples, grouped: set[str]):
+    """Files whose signature stands apart from the bulk in any order (dataset/outliers.py): a
+    minority captured at other layers, scattered among the files. Files a layer_group finding
+    already names are not named again."""
+    from eagle3_tui.dataset.outliers import outliers
+
+    if not samples:
+        return []
+    common = Counter((r["k"], r["hidden"], len(_features(r))) for r in samples).most_common(1)[0][0]
+    rows = sorted((r for r in samples if (r["k"], r["hidden"], len(_features(r))) == common), key=_order_key)
+    values = [[math.nan if v is None else v for v in _features(r)] for r in rows]
+    found = outliers(values)
+    if not found:
+        return []
+    names, out = _feature_names(rows[0]), []
+    scores, limit = found["scores"], found["threshold"]
+    for members in found["clusters"]:
+        files = [rows[i] for i in members if rows[i]["path"] not in grouped]
+        if not files:
+            continue
+        bulk = [i for i in range(len(rows)) if scores[i] <= limit]
+        col, inside, rest = _moved_most(values, members, bulk)
+        shown = sorted(((rows[i]["path"], scores[i]) for i in members if rows[i]["path"] not in grouped),
+                       key=lambda x: -x[1])
+        top = max(scores[i] for i in bulk) if bulk else 0.0
+        out.append(_finding(
+            "signature_outliers", "warning",
+            f"{len(files)} of {len(rows)} files stand apart from the bulk in their layer signature "
+            f"(scores {min(s for _, s in shown):.1f}..{max(s for _, s in shown):.1f} robust SD; the bulk "
+            f"reaches {top:.1f}, the limit is {limit:.1f}): {_quote([p for p, _ in shown])}; "
+            f"{names[col]} {_show(names[col], inside)} vs {_show(names[col], rest)}, as files captured at "
+            "other layers or by another tool version leave behind",
+            paths=[p for p, _ in shown], scores=[round(s, 2) for _, s in shown], threshold=round(limit, 2),
+            feature=names[col],
+        ))
+    return out
+
+
+def _moved_most(values, members, bulk) -> tuple[int, float, float]:
+    """(the feature that separates the members from the bulk most, its median inside, outside)."""
+    def med(xs):
+        xs = sorted(x for x in xs if x is not None and math.isfinite(x))
+        return xs[len(xs) // 2] if xs else math.nan
+
+    best = (0, math.nan, math.nan, -1.0)
+    for j in range(len(values[0])):
+        col = [values[i][j] for i in bulk]
+        m_in, m_out = med(values[i][j] for i in members), med(col)
+        spread = med(abs(x - m_out) for x in col if math.isfinite(x)) or 1e-12
+        gap = abs(m_in - m_out) / spread if math.isfinite(m_in) and math.isfinite(m_out) else -1.0
+        if gap > best[3]:
+            best = (j, m_in, m_out, gap)
+    return best[0], best[1], best[2]
 
 
 def _feature_names(r) -> list[str]:
