@@ -27,7 +27,7 @@ import asyncssh
 
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentClient, AgentError, AgentLost, AgentUnavailable
-from eagle3_tui.samples.scan_options import DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources.base import ConnectionLost, Entry, Progress, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
 from eagle3_tui.sources.local import LocalSource, os_error_message
@@ -394,7 +394,7 @@ class SshSource(Source):
             return result
 
         def run() -> dict[str, Any]:
-            from eagle3_tui.samples.tokens import annotate
+            from eagle3_tui.engines.read.tokens import annotate
 
             return annotate(result, str(local))
 
@@ -404,7 +404,7 @@ class SshSource(Source):
         return result
 
     async def _tokenizer_copy(self, path: str) -> Path:
-        from eagle3_tui.samples.tokens import TOKENIZER_FILE
+        from eagle3_tui.engines.read.tokens import TOKENIZER_FILE
 
         entry = await self._stat(path)
         if entry.kind == "dir":

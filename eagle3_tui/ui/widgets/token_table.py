@@ -131,7 +131,7 @@ def _short(message: str) -> str:
 
 
 def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
-    from eagle3_tui.samples.vocab import WARN_BELOW  # stdlib-only at import: no torch here
+    from eagle3_tui.engines.model.vocab import WARN_BELOW  # stdlib-only at import: no torch here
 
     line = Text(no_wrap=False, overflow="fold")
     total = v["in"] + v["out"]
@@ -261,7 +261,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
     def search(self, query: str, *, step: int = 1) -> str:
         """Move the cursor to the next (step 1) or previous (-1) token whose text holds the start
         of a match of `query` (whitespace as the table shows it); returns a status line."""
-        from eagle3_tui.samples.tokens import visible
+        from eagle3_tui.engines.read.tokens import visible
 
         self.query_text = query
         if not query:
@@ -439,7 +439,7 @@ class SampleText:
         mapping = analysis.path_for("vocab_mapping", target) if target is not None else None
         if mapping is None:
             if folder not in self._found:
-                from eagle3_tui.samples.vocab import find_mapping
+                from eagle3_tui.engines.model.vocab import find_mapping
 
                 self._found[folder] = await asyncio.to_thread(find_mapping, folder)
             mapping = self._found[folder]
@@ -447,7 +447,7 @@ class SampleText:
             return summary
 
         def run() -> dict[str, Any]:
-            from eagle3_tui.samples.vocab import annotate_summary
+            from eagle3_tui.engines.model.vocab import annotate_summary
 
             return annotate_summary(summary, mapping)
 
