@@ -18,7 +18,10 @@ import warnings
 import zlib
 from typing import Any
 
-from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
+from eagle3_tui.engines.read.safetensors_file import (
+    looks_like_safetensors,
+    read_safetensors,
+)
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.schema import normalize
 

@@ -13,8 +13,8 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
+from eagle3_tui.engines.results import error_result
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22

@@ -26,7 +26,8 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.messages import SummaryLoaded
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.sample_view import SampleView
-from eagle3_tui.ui.widgets.token_table import SampleText, TokenPanel, TokenTable
+from eagle3_tui.ui.widgets.sample_text import SampleText
+from eagle3_tui.ui.widgets.token_table import TokenPanel, TokenTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
