@@ -180,11 +180,7 @@ def _slot_summary(
     # float64 data keeps float64: its values may lie beyond float32's range (1e300 is finite)
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     norms = torch.empty(rows, dtype=torch.float64)
-    acc = _Moments()
-    lo = math.inf
-    hi = -math.inf
-    nan = inf = 0
-    first_bad: int | None = None
+    tally = _Tally()
 
     # Each chunk is copied into one float32 buffer, then reduced there: bf16 reductions on the CPU
     # are several times slower than a conversion plus float32 reductions. The buffer bounds the
@@ -199,44 +195,18 @@ def _slot_summary(
         r1 = min(rows, r0 + step)
         chunk = buf[: r1 - r0]
         chunk.copy_(x[r0:r1])
-        c_lo, c_hi = (float(v) for v in torch.aminmax(chunk))
         stat_rows = max(0, min(r1, valid) - r0)
-        if math.isfinite(c_lo) and math.isfinite(c_hi):
-            n = _row_norms(chunk)
-            norms[r0:r1] = n
-            if stat_rows:
-                part = chunk[:stat_rows]
-                if stat_rows < r1 - r0:
-                    c_lo, c_hi = (float(v) for v in torch.aminmax(part))
-                acc.add(part, n[:stat_rows], part.numel())
-                lo, hi = min(lo, c_lo), max(hi, c_hi)
-            continue
-        # slow path, only for chunks holding NaN/Inf (or float32 values whose squares overflow)
-        nan_rows = torch.isnan(chunk)
-        inf_rows = torch.isinf(chunk)
-        nan += int(nan_rows.sum())
-        inf += int(inf_rows.sum())
-        bad = nan_rows | inf_rows
-        bad_row = bad.any(dim=-1)
-        if first_bad is None and bool(bad_row.any()):
-            first_bad = r0 + int(bad_row.nonzero()[0, 0])
-        norms[r0:r1] = torch.linalg.vector_norm(chunk, dim=-1)
-        if stat_rows:
-            part = chunk[:stat_rows].masked_fill(bad[:stat_rows], 0.0)
-            finite = int((~bad[:stat_rows]).sum())
-            if finite:
-                acc.add(part, _row_norms(part), finite)
-                vals = chunk[:stat_rows][~bad[:stat_rows]]
-                lo, hi = min(lo, float(vals.min())), max(hi, float(vals.max()))
+        if not tally.finite_chunk(chunk, stat_rows, norms[r0:r1]):
+            tally.nonfinite_chunk(chunk, r0, stat_rows, norms[r0:r1])
 
     valid_norms = norms[:valid]
     finite_norms = valid_norms[torch.isfinite(valid_norms)]
-    mean, std = acc.mean_std()
-    if not acc.count:
-        lo = hi = None
+    mean, std = tally.acc.mean_std()
+    lo, hi = (tally.lo, tally.hi) if tally.acc.count else (None, None)
     first = x[:listed, : max(0, min(k, width))].to(work)
     top = float(finite_norms.max()) if finite_norms.numel() else 0.0
     norm_mean = float((finite_norms / top).mean()) * top if top > 0 else 0.0
+    any_norm = bool(finite_norms.numel())
 
     return {
         "index": index,
@@ -245,20 +215,67 @@ def _slot_summary(
         "boundary_note": slot.boundary_note,
         "dtype": str(x.dtype).removeprefix("torch."),
         "norms": _finite_list(norms[:listed] if work == torch.float64 else norms[:listed].float()),
-        "norm_mean": _finite(norm_mean) if finite_norms.numel() else None,
-        "norm_min": _finite(float(finite_norms.min())) if finite_norms.numel() else None,
-        "norm_max": _finite(top) if finite_norms.numel() else None,
+        "norm_mean": _finite(norm_mean) if any_norm else None,
+        "norm_min": _finite(float(finite_norms.min())) if any_norm else None,
+        "norm_max": _finite(top) if any_norm else None,
         "mean": _finite(mean),
         "std": _finite(std),
         "min": _finite(lo),
         "max": _finite(hi),
         "absmax": _finite(max(abs(lo), abs(hi))) if lo is not None else None,
-        "nan": nan,
-        "inf": inf,
-        "first_nonfinite_row": first_bad,
+        "nan": tally.nan,
+        "inf": tally.inf,
+        "first_nonfinite_row": tally.first_bad,
         "first": _finite_list(first),
         "_pad_nonzero": bool((norms[valid:] != 0).any()),
     }
+
+
+class _Tally:
+    """One slot's running statistics over its chunks: moments, range, NaN/Inf counts."""
+
+    def __init__(self) -> None:
+        self.acc = _Moments()
+        self.lo, self.hi = math.inf, -math.inf
+        self.nan = self.inf = 0
+        self.first_bad: int | None = None
+
+    def finite_chunk(self, chunk, stat_rows: int, norms) -> bool:
+        """The fast path; False (nothing counted) when the chunk holds NaN/Inf."""
+        import torch
+
+        c_lo, c_hi = (float(v) for v in torch.aminmax(chunk))
+        if not (math.isfinite(c_lo) and math.isfinite(c_hi)):
+            return False
+        n = _row_norms(chunk)
+        norms.copy_(n)
+        if stat_rows:
+            part = chunk[:stat_rows]
+            if stat_rows < chunk.shape[0]:
+                c_lo, c_hi = (float(v) for v in torch.aminmax(part))
+            self.acc.add(part, n[:stat_rows], part.numel())
+            self.lo, self.hi = min(self.lo, c_lo), max(self.hi, c_hi)
+        return True
+
+    def nonfinite_chunk(self, chunk, r0: int, stat_rows: int, norms) -> None:
+        """The slow path, only for chunks holding NaN/Inf (or float32 values whose squares overflow)."""
+        import torch
+
+        nan_rows, inf_rows = torch.isnan(chunk), torch.isinf(chunk)
+        self.nan += int(nan_rows.sum())
+        self.inf += int(inf_rows.sum())
+        bad = nan_rows | inf_rows
+        bad_row = bad.any(dim=-1)
+        if self.first_bad is None and bool(bad_row.any()):
+            self.first_bad = r0 + int(bad_row.nonzero()[0, 0])
+        norms.copy_(torch.linalg.vector_norm(chunk, dim=-1))
+        if stat_rows:
+            part = chunk[:stat_rows].masked_fill(bad[:stat_rows], 0.0)
+            finite = int((~bad[:stat_rows]).sum())
+            if finite:
+                self.acc.add(part, _row_norms(part), finite)
+                vals = chunk[:stat_rows][~bad[:stat_rows]]
+                self.lo, self.hi = min(self.lo, float(vals.min())), max(self.hi, float(vals.max()))
 
 
 def _row_norms(chunk):
