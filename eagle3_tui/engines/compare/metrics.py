@@ -98,20 +98,25 @@ class Measurement:
             per_pair.append(self.pair_metrics(p, p, p, rows, off, errn, maxabs, beyond))
         result["slots"] = per_pair
         if self.pad_rows and al["method"] != "ids" and pairs:
-            # without ids, B rows past A's valid length are padding only if they equal A's pad rows
-            tail = float(torch.nanmean(cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]))
-            if math.isnan(tail):  # zero or non-finite rows: nothing can be told (zero_states says why)
-                self.pad_rows = 0
-            elif tail < MATCH_COS:
-                self.add("padding", "info",
-                         f"B has {self.pad_rows} rows past A's {self.a_valid} valid rows that differ from A's "
-                         "padding rows (a longer capture); they were not compared",
-                         rows=self.pad_rows, taken_as_real=False)
-                self.pad_rows = 0
+            self.check_pad_tail(cos, pairs)
         if self.both_final:
             result["final"] = self.pair_metrics(na - 1, nb - 1, pairs, rows, off, errn, maxabs, beyond)
             result["final"].update({"a_norm": self.a.final_norm, "b_norm": self.b.final_norm})
         self.judge(result)
+
+    def check_pad_tail(self, cos, pairs: int) -> None:
+        """Without ids, B rows past A's valid length are padding only if they equal A's pad rows."""
+        import torch
+
+        tail = float(torch.nanmean(cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]))
+        if math.isnan(tail):  # zero or non-finite rows: nothing can be told (zero_states says why)
+            self.pad_rows = 0
+        elif tail < MATCH_COS:
+            self.add("padding", "info",
+                     f"B has {self.pad_rows} rows past A's {self.a_valid} valid rows that differ from A's "
+                     "padding rows (a longer capture); they were not compared",
+                     rows=self.pad_rows, taken_as_real=False)
+            self.pad_rows = 0
 
     def pair_metrics(self, ia: int, ib: int, col: int, rows, off: int, errn, maxabs, beyond) -> dict[str, Any]:
         import torch
