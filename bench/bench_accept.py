@@ -111,7 +111,7 @@ def main() -> None:
 
     if a.threads:
         torch.set_num_threads(a.threads)
-    from eagle3_tui.samples import accept as engine
+    from eagle3_tui.engines.model import accept as engine
 
     mlp = a.mlp or int(2.5 * a.hidden)
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,7 +2,7 @@
 
 Baseline, measured in the same run on the same tensors: the cross-slot cosine matrix alone, as
 one would write it with torch (normalise every slot once, one matmul over all tokens).
-Figure: eagle3_tui.samples.compare.compare(a, b), which also aligns, computes every per-slot
+Figure: eagle3_tui.engines.compare.compare(a, b), which also aligns, computes every per-slot
 metric, per-token cosines and the findings. Target: at most 1.5x the baseline. Best of 3 each,
 alternating, so both see the same machine state.
 """
@@ -17,7 +17,7 @@ T, H, K = 4096, 7168, 3
 def _samples(dtype):
     import torch
 
-    from eagle3_tui.samples.sample import Sample, Slot
+    from eagle3_tui.engines.read.sample import Sample, Slot
 
     g = torch.Generator().manual_seed(0)
     aux_a = torch.randn(T, K * H, generator=g)
@@ -44,7 +44,7 @@ def _baseline(a, b):
 def _bench(dtype_name: str) -> dict:
     import torch
 
-    from eagle3_tui.samples.compare import compare
+    from eagle3_tui.engines.compare import compare
 
     dtype = getattr(torch, dtype_name)
     a, b = _samples(dtype)

@@ -32,7 +32,7 @@ def peak_kib():
 
 _BASELINE = _COMMON + """
 from transformers import AutoModelForCausalLM
-from eagle3_tui.samples.load import load_sample
+from eagle3_tui.engines.read.load import load_sample
 lm = AutoModelForCausalLM.from_pretrained(sys.argv[2], dtype=torch.float32).eval()
 s = load_sample(sys.argv[1])
 parts = [x.tensor.float() for x in s.slots] + [s.final.tensor.float()]
@@ -47,8 +47,8 @@ print(dt, peak_kib())
 """
 
 _OURS = _COMMON + """
-from eagle3_tui.samples.identify import load_model, identify
-from eagle3_tui.samples.load import load_sample
+from eagle3_tui.engines.model.identify import load_model, identify
+from eagle3_tui.engines.read.load import load_sample
 load_model(sys.argv[2], "cpu")
 s = load_sample(sys.argv[1])
 t0 = time.perf_counter()

@@ -169,8 +169,8 @@ def scan_full_2000() -> dict:
 _ENGINE_FULL = """
 import json, sys, time
 import torch
-from eagle3_tui.samples.dataset_findings import dataset_findings
-from eagle3_tui.samples.scan import scan_tree
+from eagle3_tui.dataset.findings import dataset_findings
+from eagle3_tui.engines.scan.records import scan_tree
 t0 = time.perf_counter()
 records = []
 for r in scan_tree(sys.argv[1], full=True):
@@ -248,7 +248,7 @@ def _resident(path: str) -> int:
 
 _QUICK = """
 import sys
-from eagle3_tui.samples.scan import scan_file
+from eagle3_tui.engines.scan.records import scan_file
 import os
 r = scan_file(os.path.dirname(sys.argv[1]), os.path.basename(sys.argv[1]), os.path.getsize(sys.argv[1]), 0.0)
 assert "error" not in r, r
@@ -314,7 +314,7 @@ def scan_quick_vs_full_20() -> dict:
 _ENGINE = """
 import os, sys, time, json
 import torch
-from eagle3_tui.samples.scan import scan_tree
+from eagle3_tui.engines.scan.records import scan_tree
 root, reps = sys.argv[1], int(sys.argv[2])
 def drop():
     for name in os.listdir(os.path.join(root, "rows_0-20")):

@@ -264,7 +264,7 @@ def ssh_fetch_sftp() -> dict:
 
 _SCAN = """
 import asyncio, sys, time
-from eagle3_tui.dataset.scan import scan_dataset
+from eagle3_tui.dataset.stream import scan_dataset
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
 

@@ -41,7 +41,7 @@ def peak_kib():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
-from eagle3_tui.samples.stats import summarize_file
+from eagle3_tui.engines.read.stats import summarize_file
 t0 = time.perf_counter()
 r = summarize_file(sys.argv[1])
 assert "error" not in r, r

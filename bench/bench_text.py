@@ -86,8 +86,8 @@ def _big_sample(d: Path, tok_path: Path) -> Path:
 
 
 def open_text() -> dict:
-    from eagle3_tui.samples.stats import summarize_file
-    from eagle3_tui.samples.tokens import annotate, cached_tokenizer
+    from eagle3_tui.engines.read.stats import summarize_file
+    from eagle3_tui.engines.read.tokens import annotate, cached_tokenizer
 
     d = _dir()
     tok_path = _tokenizer(d)
@@ -145,8 +145,8 @@ def _dataset(d: Path, tok_path: Path) -> tuple[Path, Path]:
 
 
 def scan_vocab() -> dict:
-    from eagle3_tui.samples.dataset_findings import dataset_findings
-    from eagle3_tui.samples.scan import scan_tree
+    from eagle3_tui.dataset.findings import dataset_findings
+    from eagle3_tui.engines.scan.records import scan_tree
 
     d = _dir()
     root, mapping = _dataset(d, _tokenizer(d))

@@ -10,8 +10,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "eagle3_tui"
 
 #: layer -> what it must never import (package prefixes or third-party top-level names)
 FORBIDDEN = {
-    "eagle3_tui.samples": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
-                           "eagle3_tui.cli", "textual", "asyncssh", "rich"),
+    # shipped to the box: nothing above them, nothing of this machine's dataset or demo
+    "eagle3_tui.engines": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
+                           "eagle3_tui.cli", "eagle3_tui.dataset", "eagle3_tui.demo", "textual", "asyncssh",
+                           "rich"),
     "eagle3_tui.sources": ("eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli",
                            "textual", "rich"),
     "eagle3_tui.bookmarks": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "textual", "asyncssh",

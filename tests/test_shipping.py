@@ -10,8 +10,8 @@ from eagle3_tui.sources.shipping import package_imports, shipped_modules
 
 def test_the_agent_receives_what_its_requests_import_and_not_the_demo():
     shipped = shipped_modules()
-    assert {"eagle3_tui.samples.stats", "eagle3_tui.samples.compare", "eagle3_tui.samples.load",
-            "eagle3_tui.samples.schema"} <= set(shipped)
+    assert {"eagle3_tui.engines.read.stats", "eagle3_tui.engines.compare", "eagle3_tui.engines.read.load",
+            "eagle3_tui.engines.read.schema"} <= set(shipped)
     # the demo data maker and its transformer are for this machine's demo and tests
     assert "eagle3_tui.demo.dataset" not in shipped
     assert "eagle3_tui.demo.model" not in shipped

@@ -17,7 +17,7 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_import_package_does_not_import_torch():
-    mods = _modules_after("import eagle3_tui, eagle3_tui.cli, eagle3_tui.samples.sample")
+    mods = _modules_after("import eagle3_tui, eagle3_tui.cli, eagle3_tui.engines.read.sample")
     assert "eagle3_tui.cli" in mods
     assert "torch" not in mods
 
@@ -37,9 +37,9 @@ def test_help_does_not_import_torch():
 
 
 def test_core_never_imports_textual_or_asyncssh():
-    """samples/ is shipped to the GPU box: torch and the standard library only."""
+    """engines/ is shipped to the GPU box: torch and the standard library only."""
     code = (
-        "import eagle3_tui.samples.load, eagle3_tui.samples.stats, eagle3_tui.samples.schema\n"
+        "import eagle3_tui.engines.read.load, eagle3_tui.engines.read.stats, eagle3_tui.engines.read.schema\n"
         "import eagle3_tui.sources.base, eagle3_tui.sources.local\n"
     )
     mods = _modules_after(code)

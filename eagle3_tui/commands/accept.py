@@ -1,6 +1,6 @@
 """`eagle3-tui accept SAMPLE --drafter DIR`: what acceptance would this drafter get on this sample?
 
-Runs the drafter's EAGLE-3 forward exactly as SpecForge's training step does (samples/accept.py)
+Runs the drafter's EAGLE-3 forward exactly as SpecForge's training step does (engines/model/accept.py)
 where the data is: in this process for a local sample, on the box for `host:path` (the drafter
 and model folders are then paths on that box; only the metrics travel).
 Exit status: 0 with a result, 2 when the sample, the drafter or the host cannot be used.

@@ -73,7 +73,7 @@ def _identify_problem(result: dict[str, Any]) -> str | None:
 def exit_code(result: dict[str, Any]) -> int:
     if "error" in result:
         return 2
-    from eagle3_tui.samples.results import blocking
+    from eagle3_tui.engines.results import blocking
 
     return 1 if blocking(result["findings"]) else 0
 

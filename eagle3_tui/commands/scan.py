@@ -28,7 +28,7 @@ from eagle3_tui.commands._options import add_connection_arguments, below_one, to
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.acceptance import MAX_ACCEPT
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
-from eagle3_tui.samples.scan_options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_ROWS
 
 PROGRESS_EVERY = 0.2
 
@@ -113,7 +113,7 @@ class _Progress:
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
     from eagle3_tui.commands._targets import on_host, say
-    from eagle3_tui.samples.scan_options import ScanOptions
+    from eagle3_tui.engines.scan.options import ScanOptions
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
 
@@ -123,7 +123,7 @@ def _options(args: argparse.Namespace, target):
         say(f"scan: {err}")
         return 2
     if vocab_mapping is not None and not target.is_remote:
-        from eagle3_tui.samples.vocab import VocabError, load_mapping
+        from eagle3_tui.engines.model.vocab import VocabError, load_mapping
 
         try:
             vocab_mapping = load_mapping(vocab_mapping).file
@@ -247,8 +247,8 @@ class _Shown:
         from eagle3_tui.commands._targets import say
         from eagle3_tui.dataset.acceptance import format_acceptance
         from eagle3_tui.dataset.layers import format_layers
-        from eagle3_tui.dataset.scan import full_record
-        from eagle3_tui.samples.results import blocking
+        from eagle3_tui.dataset.stream import full_record
+        from eagle3_tui.engines.results import blocking
 
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
         records, findings = pipeline.records, fin.findings
@@ -296,10 +296,10 @@ def _json_line(record: dict[str, Any]) -> str:
         # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it
         return raw[:-1] + ', "cached": true}\n' if raw != "{}" else '{"cached": true}\n'
     if raw is not None:
-        from eagle3_tui.dataset.scan import full_record
+        from eagle3_tui.dataset.stream import full_record
 
         record = full_record(record)
-    # records hold finite floats (samples/scan.py): the C encoder alone, unless one does not
+    # records hold finite floats (engines/scan/records.py): the C encoder alone, unless one does not
     try:
         return json.dumps(record, allow_nan=False) + "\n"
     except ValueError:
@@ -368,7 +368,7 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
             f"{_num(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
             f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
         )
-    from eagle3_tui.samples.scan_accept import summary_line  # scan --drafter
+    from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter
 
     drafter_line = summary_line(records)
     if drafter_line:

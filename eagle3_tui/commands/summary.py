@@ -149,7 +149,7 @@ def _text_lines(r: dict[str, Any]) -> list[str]:
     spans = r.get("loss_spans")
     if spans is None:
         return []
-    from eagle3_tui.samples.tokens import visible
+    from eagle3_tui.engines.read.tokens import visible
 
     if not spans:
         return ["  trained on: nothing (no loss-masked token)"]

@@ -1,10 +1,11 @@
-"""The whole dataset at once, on this machine: a scan through a Source (samples/scan.py does the
+"""The whole dataset at once, on this machine: a scan through a Source (engines/scan/records.py does the
 reading next to the data), records kept in a cache, the findings over them, then the layers and
 the acceptance of a few representatives. Used by `eagle3-tui scan` and the TUI's dataset view,
 both through pipeline.py; imports no Textual.
 
     pipeline.py        DatasetPipeline(source, path, ScanOptions).events(): the steps as typed events
-    scan.py            scan_dataset(source, path, options, cache=) -> records; findings_for(...)
+    stream.py          scan_dataset(source, path, options, cache=) -> records; findings_for(...)
+    findings.py        the dataset findings over the records; layer_group.py the change-point search
     cache.py           ScanCache: SQLite in the user cache folder, never in the dataset
     layers.py          --model: the representatives identified, the layers named
     acceptance.py      --accept: a few files per group scored with the drafter

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
-from eagle3_tui.samples.scan_accept import MIN_GAP
-from eagle3_tui.samples.scan_options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
+from eagle3_tui.engines.scan.agreement import MIN_GAP
+from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
 from eagle3_tui.sources.base import natural_key
 
 #: Source.accept calls per scan (each is a drafter pass over one file)

@@ -5,7 +5,7 @@ mtime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_
 overrides it), never in the dataset. A record is reused only when what made it is the same:
 the depth (a quick record for the same --rows; a full record serves quick scans too), the
 vocabulary mapping its draft_vocab counts came from (its variant) and the code that reads the
-files (CODE). Records are stored by absolute path; dataset/scan.py gives them back with paths
+files (CODE). Records are stored by absolute path; dataset/stream.py gives them back with paths
 relative to the root being scanned, whichever root they were first scanned under.
 """
 
@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from eagle3_tui.samples.scan_options import ScanOptions
+from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
 SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
@@ -26,21 +26,22 @@ SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick 
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode
 
 #: the modules a record's numbers come from: a change to any of them is another code version
-_RECORD_CODE = ("scan", "scan_measure", "scan_rows", "scan_accept", "load", "sample", "schema", "vocab",
-                "safetensors_file", "stats")
-_FINDINGS_CODE = ("dataset_findings", "layer_group", "vocab")
+_RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.agreement",
+                "engines.read.load", "engines.read.sample", "engines.read.schema", "engines.model.vocab",
+                "engines.read.safetensors_file", "engines.read.stats")
+_FINDINGS_CODE = ("dataset.findings", "dataset.layer_group", "engines.model.vocab")
 
 
 @lru_cache(maxsize=None)
 def code_version(names: tuple[str, ...]) -> str:
-    """A digest of the source of eagle3_tui.samples' `names` (the code version in cache keys),
+    """A digest of the source of the package's modules `names` (the code version in cache keys),
     read from the files: importing them would import torch, which an unchanged dataset's second
     scan never needs."""
     from importlib.util import find_spec
 
     h = hashlib.blake2b(digest_size=8)
     for name in names:
-        with open(find_spec(f"eagle3_tui.samples.{name}").origin, "rb") as fh:
+        with open(find_spec(f"eagle3_tui.{name}").origin, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()
 
@@ -52,7 +53,7 @@ def mode_name(full: bool, rows: int) -> str:
 def record_variant(record: dict[str, Any]) -> str | None:
     """What a record depends on beyond its file and depth: "*" for an error (it depends on
     nothing else), else the identity of the mapping behind its draft_vocab counts (None: none)."""
-    if "variant" in record:  # a lazy cached record (dataset/scan.py)
+    if "variant" in record:  # a lazy cached record (dataset/stream.py)
         return record["variant"]
     if "error" in record:
         return "*"
@@ -135,7 +136,7 @@ class ScanCache:
         h = hashlib.blake2b(digest_size=16)
         h.update(f"{code_version(_FINDINGS_CODE)}\0{code_version(_RECORD_CODE)}\0".encode())
         h.update((options or ScanOptions()).findings_key().encode("utf-8", "surrogateescape") + b"\n")
-        # a lazy cached record (dataset/scan.py) carries path, size, mtime, mode, error and variant too
+        # a lazy cached record (dataset/stream.py) carries path, size, mtime, mode, error and variant too
         for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}"
                           f"\0{record_variant(r)}" for r in records):
             h.update(key.encode("utf-8", "surrogateescape"))

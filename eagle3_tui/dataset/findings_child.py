@@ -1,4 +1,4 @@
-"""The layer_group search (samples/layer_group.py) in a child process, for the TUI.
+"""The layer_group search (dataset/layer_group.py) in a child process, for the TUI.
 
 The search needs torch, and importing torch costs the TUI's process ~200 MiB that it keeps for
 good; the dataset view of a remote scan needs nothing else from torch. So the view passes
@@ -56,7 +56,7 @@ class ChildRuns:
                 tempfile.TemporaryFile() as stderr:
             stdin.write(payload)
             stdin.seek(0)
-            proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui.samples.layer_group"], stdin=stdin,
+            proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui.dataset.layer_group"], stdin=stdin,
                                     stdout=stdout, stderr=stderr, env=env)
             self.pid = proc.pid
             try:

@@ -51,7 +51,7 @@ _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_stat
 
 
 def decoded(record: dict[str, Any]) -> dict[str, Any]:
-    """A record as samples/scan.py wrote it (a lazy cached one carries its JSON text in "raw")."""
+    """A record as engines/scan/records.py wrote it (a lazy cached one carries its JSON text in "raw")."""
     return {**json.loads(record["raw"]), "path": record["path"]} if "raw" in record else record
 
 

@@ -5,7 +5,7 @@ acceptance, as a stream of typed events. Its drivers only present them.
     async for event in pipeline.events():
         match event:
             case Progress(): ...          # the scan's progress (files, bytes, seconds, workers)
-            case dict():  ...             # a record (samples/scan.py), as soon as it is read
+            case dict():  ...             # a record (engines/scan/records.py), as soon as it is read
             case Resuming(): ...          # the connection went: reconnecting, try n of N
             case ScanEnded(): ...         # how the scan ended ("done", "cancelled", "lost", "failed")
             case Findings(): ...
@@ -28,9 +28,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from eagle3_tui.dataset.scan import findings_for, scan_dataset
-from eagle3_tui.samples.results import sort_findings
-from eagle3_tui.samples.scan_options import ScanOptions
+from eagle3_tui.dataset.stream import findings_for, scan_dataset
+from eagle3_tui.engines.results import sort_findings
+from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
 
 #: reconnections of a scan whose connection went (the SSH source's own schedule of 5 tries)
@@ -107,7 +107,7 @@ class DatasetPipeline:
     options: ScanOptions = field(default_factory=ScanOptions)
     #: opens the record cache (or returns None: no cache); a broken cache is told as `cache_error`
     open_cache: Callable[[], Any] | None = None
-    lazy: bool = False  # cached records undecoded (dataset/scan.py); the CLI prints them as stored
+    lazy: bool = False  # cached records undecoded (dataset/stream.py); the CLI prints them as stored
     layer_runs: Callable[[Callable[[], bool]], Any] | None = None  # findings_child.ChildRuns in the TUI
     resume_tries: int = RESUME_TRIES
 

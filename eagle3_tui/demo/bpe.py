@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from eagle3_tui.samples.tokens import byte_alphabet
+from eagle3_tui.engines.read.tokens import byte_alphabet
 
 _PIECE = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
 

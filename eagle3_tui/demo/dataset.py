@@ -9,7 +9,7 @@ the same prompts, some correctly wired and one per known fault (FORMATS.md, end)
 inference formats. README.txt in the output says which file is which, in a table that tests
 parse: every claim in it is checked against `compare_files`.
 
-torch and stdlib only (samples/ runs on the remote box too).
+torch and stdlib only (as engines/, which runs on the remote box too).
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ _ST_DTYPES = {torch.bfloat16: "BF16", torch.float16: "F16", torch.float32: "F32"
 def write_safetensors(tensors: dict[str, torch.Tensor], path: str, metadata: dict[str, str] | None = None) -> None:
     """The safetensors format by hand: u64 little-endian header size, JSON header, raw bytes.
 
-    samples/ may not import the safetensors package (the remote box may lack it).
+    engines/ may not import the safetensors package (the remote box may lack it).
     """
     header: dict[str, Any] = {}
     blobs: list[bytes] = []
@@ -445,8 +445,8 @@ def _write_drafter(demo: _Demo) -> str:
     """A one-layer EAGLE-3 drafter (SpecForge's layout) trained on the demo's training samples,
     for the TUI's --drafter and `eagle3-tui accept`. Its embeddings are the demo model's, so it
     needs no --model. Returns the drafter folder relative to the demo."""
-    from eagle3_tui.samples.load import load_sample
-    from eagle3_tui.samples.train_drafter import TrainSeq, save_drafter, train_drafter
+    from eagle3_tui.engines.read.load import load_sample
+    from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
 
     seqs = []
     for i in sorted(demo.train_files):

@@ -7,7 +7,7 @@ model differ only by activation precision, as a float32 training dump and a bf16
 Later blocks write larger updates, and one channel gets a large value on the first token (an
 "attention sink"), so residual norms grow with depth and vary per token like a real model's.
 
-torch and stdlib only: samples/ is shipped to the remote box.
+torch and stdlib only, as engines/ (shipped to the remote box).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The program the SSH source runs on the remote box, next to the data.
 
 It is not imported there: eagle3_tui/sources/agent_client.py sends this file's text, followed by
-a call to main() with the source of eagle3_tui/samples/*.py, over the stdin of
+a call to main() with the source of eagle3_tui/engines/ modules, over the stdin of
 `<remote python> -c <bootstrap>`. So this module must run on a bare Python (3.8+) with only the
 standard library; torch is imported on first need by the shipped samples code.
 
@@ -105,7 +105,7 @@ def scan_entry(d):
 def with_text(result, tokenizer):
     if not tokenizer:
         return result
-    from eagle3_tui.samples.tokens import annotate
+    from eagle3_tui.engines.read.tokens import annotate
 
     return annotate(result, tokenizer)
 
@@ -180,11 +180,11 @@ class Agent:
         self.send({"id": rid, "entry": entry_from_stat(name, st)})
 
     def op_summarize(self, rid, req, cancel):
-        from eagle3_tui.samples.stats import summarize_file
+        from eagle3_tui.engines.read.stats import summarize_file
 
         kw = {"k": req.get("k", 5), "slots": req.get("slots"), "hidden": req.get("hidden"), "cancel": cancel}
         if req.get("model"):
-            from eagle3_tui.samples.identify import summarize_identified
+            from eagle3_tui.engines.model.identify import summarize_identified
 
             result = summarize_identified(req["path"], req["model"], **kw)
         else:
@@ -192,7 +192,7 @@ class Agent:
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
     def op_compare(self, rid, req, cancel):
-        from eagle3_tui.samples.compare import compare_files
+        from eagle3_tui.engines.compare import compare_files
 
         result = compare_files(
             req["a"], req["b"], slots=req.get("slots"), hidden=req.get("hidden"), cancel=cancel,
@@ -201,7 +201,7 @@ class Agent:
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
     def op_identify(self, rid, req, cancel):
-        from eagle3_tui.samples.identify import identify_file
+        from eagle3_tui.engines.model.identify import identify_file
 
         keys = ("drafter", "tokens", "device", "ids_from", "slots", "hidden")
         opts = {k: req[k] for k in keys if req.get(k) is not None}
@@ -209,7 +209,7 @@ class Agent:
         self.send({"id": rid, "result": result})
 
     def op_accept(self, rid, req, cancel):
-        from eagle3_tui.samples.accept import accept_file
+        from eagle3_tui.engines.model.accept import accept_file
 
         result = accept_file(
             req["path"], req["drafter"], model=req.get("model"), steps=int(req.get("steps") or 3),
@@ -220,15 +220,15 @@ class Agent:
     def op_scan(self, rid, req, cancel):
         import time
 
-        from eagle3_tui.samples.scan import scan_tree
+        from eagle3_tui.engines.scan.records import scan_tree
 
-        from eagle3_tui.samples.scan_options import ScanOptions
+        from eagle3_tui.engines.scan.options import ScanOptions
 
         known = {k[0]: tuple(k[1:]) for k in req.get("known") or []}
         options = ScanOptions.from_request(req)
         drafter = options.drafter_pair
         if drafter is not None:  # loaded here once; the scan's forked workers inherit it
-            from eagle3_tui.samples.scan_accept import check_drafter
+            from eagle3_tui.engines.scan.agreement import check_drafter
 
             problem = check_drafter(*drafter)
             if problem is not None:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from eagle3_tui.samples.scan_options import DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -168,7 +168,7 @@ class Source(ABC):
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None,
     ) -> dict[str, Any]:
-        """The acceptance JSON object of `eagle3-tui accept --json` (samples/accept.py), with
+        """The acceptance JSON object of `eagle3-tui accept --json` (engines/model/accept.py), with
         "computed" set. The drafter (and model) folders are paths on the same machine as `path`.
         Unusable inputs come back as {"path", "drafter", "error"}."""
         raise NotImplementedError
@@ -179,12 +179,12 @@ class Source(ABC):
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Scan the dataset under folder `path` where it lives (samples/scan.py): yields records
+        """Scan the dataset under folder `path` where it lives (engines/scan/records.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
-        items; known: rel -> (size, mtime[, variant]) (samples/scan.py scan_tree). Closing the
+        items; known: rel -> (size, mtime[, variant]) (engines/scan/records.py scan_tree). Closing the
         iterator stops the scan. A folder that cannot be read raises SourceError.
         drafter: (drafter folder, model folder or None) on that machine: records get the drafter's
-        top-1 (samples/scan_accept.py); a folder that is no usable drafter raises SourceError.
+        top-1 (engines/scan/agreement.py); a folder that is no usable drafter raises SourceError.
         `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.
         """
 

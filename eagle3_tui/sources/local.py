@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from eagle3_tui.samples.scan_options import DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
 
 #: seconds between progress items of a scan
@@ -108,11 +108,11 @@ class LocalSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.samples.stats import summarize_file
-            from eagle3_tui.samples.tokens import annotate
+            from eagle3_tui.engines.read.stats import summarize_file
+            from eagle3_tui.engines.read.tokens import annotate
 
             if model:
-                from eagle3_tui.samples.identify import summarize_identified
+                from eagle3_tui.engines.model.identify import summarize_identified
 
                 result = summarize_identified(path, model, k=k, slots=slots, hidden=hidden, cancel=cancel)
             else:
@@ -126,7 +126,7 @@ class LocalSource(Source):
         order: list[int] | None = None,
     ) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.samples.accept import accept_file
+            from eagle3_tui.engines.model.accept import accept_file
 
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
                                cancel=cancel)
@@ -138,8 +138,8 @@ class LocalSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.samples.compare import compare_files
-            from eagle3_tui.samples.tokens import annotate
+            from eagle3_tui.engines.compare import compare_files
+            from eagle3_tui.engines.read.tokens import annotate
 
             return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model), tokenizer)
 
@@ -147,7 +147,7 @@ class LocalSource(Source):
 
     async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.samples.identify import identify_file
+            from eagle3_tui.engines.model.identify import identify_file
 
             return identify_file(path, model, cancel=cancel, **options)
 
@@ -191,8 +191,8 @@ class LocalSource(Source):
                 loop.call_soon_threadsafe(drain)
 
         def _run() -> None:
-            from eagle3_tui.samples.scan import scan_tree
-            from eagle3_tui.samples.scan_accept import check_drafter
+            from eagle3_tui.engines.scan.records import scan_tree
+            from eagle3_tui.engines.scan.agreement import check_drafter
 
             problem = check_drafter(*drafter) if drafter is not None else None
             if problem is not None:

@@ -65,7 +65,7 @@ class TokenizerChoice:
                 result["text_error"] = (f"tokenizer {there.display()} is on another machine than "
                                         "the data: give one on this machine or on the data's host")
             else:
-                from eagle3_tui.samples.tokens import annotate
+                from eagle3_tui.engines.read.tokens import annotate
 
                 result = annotate(result, there.path)
         if self.optional and NO_TOKENIZER_FILE in str(result.get("text_error", "")):

@@ -3,7 +3,7 @@
 No Textual here: the widgets (ui/widgets/dataset_table.py, norm_strip.py) only draw what this
 holds, and the screen (ui/screens/dataset.py) feeds it records as a scan streams them.
 
-A scan record (samples/scan.py) decoded from JSON costs about 5 KB of Python objects; 100,000 of
+A scan record (engines/scan/records.py) decoded from JSON costs about 5 KB of Python objects; 100,000 of
 them would be half a gigabyte. `Record` keeps the same fields in __slots__ (about 1.3 KB) and
 still reads like the dict (r["k"], r.get("final"), "error" in r), so dataset_findings() takes
 these records as they are.

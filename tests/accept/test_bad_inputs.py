@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.samples.accept import accept_file
+from eagle3_tui.engines.model.accept import accept_file
 from tests.helpers.drafter import save_drafter
 from tests.helpers.ssh import write_sample
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from eagle3_tui.samples.accept import accept_file
-from eagle3_tui.samples.dataset_findings import dataset_findings
-from eagle3_tui.samples.scan import scan_tree
+from eagle3_tui.engines.model.accept import accept_file
+from eagle3_tui.dataset.findings import dataset_findings
+from eagle3_tui.engines.scan.records import scan_tree
 from eagle3_tui.sources.local import LocalSource
 from tests.helpers.accept import _save_sample
 from tests.helpers.drafter import AUX

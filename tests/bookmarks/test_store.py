@@ -128,7 +128,7 @@ def test_tags_are_single_words(store, tag):
 
 def test_headline_from_a_real_summary(tmp_path):
     torch = pytest.importorskip("torch")
-    from eagle3_tui.samples.stats import summarize_file
+    from eagle3_tui.engines.read.stats import summarize_file
 
     T, H = 16, 32
     aux = torch.randn(1, T, 3 * H)

@@ -8,7 +8,7 @@ import json
 import torch
 
 from eagle3_tui.commands import compare as cmd
-from eagle3_tui.samples.compare import compare_files
+from eagle3_tui.engines.compare import compare_files
 
 from tests.helpers.compare_world import AUX
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.samples.compare import compare_files
+from eagle3_tui.engines.compare import compare_files
 
 from tests.helpers.compare_world import codes, finding
 

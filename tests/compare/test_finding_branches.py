@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples.compare import compare
-from eagle3_tui.samples.sample import Sample, Slot
+from eagle3_tui.engines.compare import compare
+from eagle3_tui.engines.read.sample import Sample, Slot
 
 from tests.helpers.compare_world import codes, finding
 

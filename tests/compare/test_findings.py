@@ -8,9 +8,9 @@ import threading
 import pytest
 import torch
 
-from eagle3_tui.samples.compare import MATCH_COS, compare
-from eagle3_tui.samples.sample import Sample, Slot
-from eagle3_tui.samples.stats import Cancelled
+from eagle3_tui.engines.compare import MATCH_COS, compare
+from eagle3_tui.engines.read.sample import Sample, Slot
+from eagle3_tui.engines.read.stats import Cancelled
 
 from tests.helpers.compare_world import AUX, codes, finding
 
@@ -251,7 +251,7 @@ def test_final_only_samples_compare_their_final_states(world):
 
 
 def test_worker_threads_give_the_same_numbers(world, monkeypatch):
-    import eagle3_tui.samples.compare.metrics as M
+    import eagle3_tui.engines.compare.metrics as M
 
     monkeypatch.setattr(M, "CHUNK_ELEMENTS", 8 * 64 * 7)  # 7 rows per chunk: many chunks
     started = []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples.compare import compare
-from eagle3_tui.samples.compare.metrics import factor_text
+from eagle3_tui.engines.compare import compare
+from eagle3_tui.engines.compare.metrics import factor_text
 
 from tests.helpers.compare_world import finding
 

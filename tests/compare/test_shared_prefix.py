@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from eagle3_tui.commands import compare as cmd
-from eagle3_tui.samples.compare import compare
+from eagle3_tui.engines.compare import compare
 
 from tests.helpers.compare_world import codes, finding, late_capture, other_prompt
 

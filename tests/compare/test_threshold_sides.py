@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples import compare as C
-from eagle3_tui.samples.compare import compare
-from eagle3_tui.samples.compare.metrics import norm_fit
+from eagle3_tui.engines import compare as C
+from eagle3_tui.engines.compare import compare
+from eagle3_tui.engines.compare.metrics import norm_fit
 
 from tests.helpers.compare_world import codes, finding
 

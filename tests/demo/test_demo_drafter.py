@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.samples.accept import accept_file
+from eagle3_tui.engines.model.accept import accept_file
 
 
 @pytest.fixture(scope="module")

@@ -93,7 +93,7 @@ def test_vocab_mapping_keeps_the_most_frequent_answer_tokens(demo_dir):
 
 def test_the_layer_id_capture_is_named_a_shift_not_a_permutation(demo_dir):
     """Issue 9: ids [0, 2, 3] against [1, 3, 4] under the other reading; B2 lands on A1."""
-    from eagle3_tui.samples.compare import compare_files
+    from eagle3_tui.engines.compare import compare_files
 
     d, manifest = demo_dir
     c = next(c for c in manifest["infer"] if c["file"].endswith("fault_layer_ids_s20.pt"))

@@ -9,7 +9,7 @@ import torch
 
 from eagle3_tui.demo.dataset import _make_prompt
 from eagle3_tui.demo.model import build_model
-from eagle3_tui.samples.sample import Sample, Slot
+from eagle3_tui.engines.read.sample import Sample, Slot
 
 AUX = (2, 5, 7)  # the model's default EAGLE-3 boundaries (L = 10)
 

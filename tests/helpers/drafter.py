@@ -4,7 +4,7 @@
 forward (specforge/algorithms/eagle3/model.py, llama3_eagle.py): every step's attention is one
 full score matrix over [step-0 keys | keys of steps 1..s] with an explicit mask (causal on the
 first block, the diagonal on the others), no caching, no chunking. It trains the drafter and is
-the reference the engine (eagle3_tui/samples/accept.py) is checked against.
+the reference the engine (eagle3_tui/engines/model/accept.py) is checked against.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from torch.nn import functional as F
 
 from eagle3_tui.demo.dataset import ASSISTANT, BOS, EOS, FIRST_WORD, SYSTEM, USER
 from eagle3_tui.demo.model import build_model
-from eagle3_tui.samples.train_drafter import write_safetensors
+from eagle3_tui.demo.train_drafter import write_safetensors
 
 AUX = (2, 5, 7)  # the demo model's EAGLE-3 boundaries (L = 10)
 VOCAB, H = 1000, 64
@@ -201,8 +201,8 @@ def aux_of(seq: Seq, boundaries=AUX) -> torch.Tensor:
 
 def train(world: World, seqs: list[Seq], steps: int = 300, ttt: int = 2, seed: int = 0, lr: float = 4e-3):
     """Train with TTT on the sequences' own next tokens under their loss masks (the package's
-    trainer, eagle3_tui/samples/train_drafter.py: the demo ships a drafter made by it)."""
-    from eagle3_tui.samples.train_drafter import TrainSeq, train_drafter
+    trainer, eagle3_tui/demo/train_drafter.py: the demo ships a drafter made by it)."""
+    from eagle3_tui.demo.train_drafter import TrainSeq, train_drafter
 
     return train_drafter([TrainSeq(s.ids, s.loss_mask, aux_of(s)) for s in seqs], embed=world.model.embed.weight.detach(),
                          head=world.head, draft_vocab=DRAFT_VOCAB, steps=steps, ttt=ttt, seed=seed, lr=lr)

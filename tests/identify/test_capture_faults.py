@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples.identify import TOLERANCE, TOLERANCE_FP8, identify
-from eagle3_tui.samples.sample import Sample, Slot
+from eagle3_tui.engines.model.identify import TOLERANCE, TOLERANCE_FP8, identify
+from eagle3_tui.engines.read.sample import Sample, Slot
 from tests.helpers.capture_world import (
     LAYERS,
     capture,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.samples.conventions import ConfigError, convention_finding, drafter_layer_ids
-from eagle3_tui.samples.identify import identify_file
+from eagle3_tui.engines.model.conventions import ConfigError, convention_finding, drafter_layer_ids
+from eagle3_tui.engines.model.identify import identify_file
 from tests.helpers.identify_world import DEFAULT, L
 
 IDS = [1, 3, 5]  # the drafter's layer ids

@@ -8,9 +8,9 @@ import threading
 import pytest
 import torch
 
-from eagle3_tui.samples.identify import identify, identify_file
-from eagle3_tui.samples.sample import Sample, Slot
-from eagle3_tui.samples.stats import Cancelled
+from eagle3_tui.engines.model.identify import identify, identify_file
+from eagle3_tui.engines.read.sample import Sample, Slot
+from eagle3_tui.engines.read.stats import Cancelled
 from tests.helpers.identify_world import DEFAULT, L
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples.conventions import convention_finding
-from eagle3_tui.samples.identify import identify_file
+from eagle3_tui.engines.model.conventions import convention_finding
+from eagle3_tui.engines.model.identify import identify_file
 from tests.helpers.identify_world import DEFAULT, L
 
 

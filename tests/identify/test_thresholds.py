@@ -1,12 +1,12 @@
-"""The thresholds of samples/identify.py against the noise they must tolerate, measured again:
+"""The thresholds of engines/model/identify.py against the noise they must tolerate, measured again:
 bf16 captures of three prompts against the float32 model, every boundary and the post-norm state."""
 
 from __future__ import annotations
 
 import torch
 
-from eagle3_tui.samples.identify import SCALE_TOL, TOLERANCE, UNRELATED_COS, identify
-from eagle3_tui.samples.sample import Sample, Slot
+from eagle3_tui.engines.model.identify import SCALE_TOL, TOLERANCE, UNRELATED_COS, identify
+from eagle3_tui.engines.read.sample import Sample, Slot
 from tests.helpers.identify_world import L
 
 

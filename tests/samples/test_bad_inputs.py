@@ -124,7 +124,7 @@ def test_missing_file_and_folder(tmp_path):
 def test_a_copy_cut_off_anywhere_is_named_truncated(tmp_path, keep):
     """An interrupted copy of a SpecForge file: mmap fails before torch reads the archive, with a
     bare 'Invalid argument'; the user must read 'truncated' whatever the cut."""
-    from eagle3_tui.samples.stats import summarize_file
+    from eagle3_tui.engines.read.stats import summarize_file
 
     good = tmp_path / "good.ckpt"
     torch.save({"input_ids": torch.arange(64), "loss_mask": torch.ones(64, dtype=torch.long),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.samples.load import load_sample
-from eagle3_tui.samples.sample import NotASample
-from eagle3_tui.samples.stats import summarize_file
+from eagle3_tui.engines.read.load import load_sample
+from eagle3_tui.engines.read.sample import NotASample
+from eagle3_tui.engines.read.stats import summarize_file
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.samples.load import load_sample
-from eagle3_tui.samples.sample import NotASample, SampleError
+from eagle3_tui.engines.read.load import load_sample
+from eagle3_tui.engines.read.sample import NotASample, SampleError
 
 from tests.helpers.sample_files import H, K, T
 
@@ -123,7 +123,7 @@ def test_explicit_slots_disagreeing_with_file_is_an_error(files):
 def test_uncompressed_torch_files_are_memory_mapped(tmp_path):
     """mmap=True: loading a big file does not read it into memory up front (a small one is read
     whole: load.SMALL_FILE_BYTES)."""
-    from eagle3_tui.samples.load import SMALL_FILE_BYTES
+    from eagle3_tui.engines.read.load import SMALL_FILE_BYTES
 
     t, h = 600, 64
     big = tmp_path / "data_0.ckpt"

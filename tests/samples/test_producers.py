@@ -18,9 +18,9 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.samples.load import load_sample
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.demo.model import build_model
-from eagle3_tui.samples.stats import summarize_file
+from eagle3_tui.engines.read.stats import summarize_file
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
 
 L = 10  # demo model depth

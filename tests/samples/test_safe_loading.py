@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from eagle3_tui.samples.load import load_sample, read_object
-from eagle3_tui.samples.sample import SampleError
+from eagle3_tui.engines.read.load import load_sample, read_object
+from eagle3_tui.engines.read.sample import SampleError
 from tests.helpers.evil_files import write_evil_files, write_safetensors_with_pickle_metadata
 
 

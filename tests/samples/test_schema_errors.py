@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.samples.stats import summarize_file
+from eagle3_tui.engines.read.stats import summarize_file
 
 T, H = 9, 16
 

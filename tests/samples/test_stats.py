@@ -10,8 +10,8 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.samples import stats
-from eagle3_tui.samples.stats import summarize_file
+from eagle3_tui.engines.read import stats
+from eagle3_tui.engines.read.stats import summarize_file
 
 from tests.helpers.sample_files import make_tensors
 
@@ -119,7 +119,7 @@ def test_cancel_stops_between_chunks(files, monkeypatch):
 
     monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 16)
     paths, _ = files
-    from eagle3_tui.samples.load import load_sample
+    from eagle3_tui.engines.read.load import load_sample
 
     ev = threading.Event()
     ev.set()
@@ -145,7 +145,7 @@ def test_human_output_has_one_row_per_slot(files):
 def test_std_matches_with_an_offset():
     """Variance from sums keeps its precision when the mean is of the order of the spread."""
     x = torch.randn(64, 32) * 0.5 + 1.0
-    from eagle3_tui.samples.sample import Sample, Slot
+    from eagle3_tui.engines.read.sample import Sample, Slot
 
     r = stats.summarize(Sample(path="x", schema="t", slots=[Slot(x, "aux0")]))
     assert r["slots"][0]["std"] == pytest.approx(float(x.double().std(unbiased=False)), rel=1e-3)

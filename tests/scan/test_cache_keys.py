@@ -10,7 +10,7 @@ import pytest
 from eagle3_tui.cli import main
 from eagle3_tui.dataset.cache import ScanCache, mode_name
 from eagle3_tui.demo.model import build_model
-from eagle3_tui.samples.scan_options import ScanOptions
+from eagle3_tui.engines.scan.options import ScanOptions
 from tests.helpers.vocab import write_mapping
 from tests.scan.test_engine import copy_dataset, scan_json
 
@@ -117,7 +117,7 @@ def test_a_fifo_gets_a_record_with_the_reason_and_is_never_opened(clean, tmp_pat
 
 
 def test_workers_are_bounded_by_the_cores_and_the_work_and_the_scan_says_so(clean, capsys):
-    from eagle3_tui.samples.scan_options import bounded_workers, default_workers
+    from eagle3_tui.engines.scan.options import bounded_workers, default_workers
 
     import json
 

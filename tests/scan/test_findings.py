@@ -7,8 +7,8 @@ import json
 import pytest
 
 from eagle3_tui.cli import main
-from eagle3_tui.samples.dataset_findings import dataset_findings
-from eagle3_tui.samples.scan import scan_tree
+from eagle3_tui.dataset.findings import dataset_findings
+from eagle3_tui.engines.scan.records import scan_tree
 from tests.helpers.scan import PLANTED
 from tests.helpers.scan_build import build
 

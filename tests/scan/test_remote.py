@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.dataset.scan import scan_dataset
-from eagle3_tui.samples.dataset_findings import dataset_findings
+from eagle3_tui.dataset.stream import scan_dataset
+from eagle3_tui.dataset.findings import dataset_findings
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.local import LocalSource

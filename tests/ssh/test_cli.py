@@ -50,7 +50,7 @@ async def test_ls_hostile_names_one_per_line_and_nothing_runs(server, home, host
 
 async def test_summary_over_ssh_is_the_local_summary(server, home, dataset):
     from eagle3_tui.commands._options import to_json_ready
-    from eagle3_tui.samples.stats import summarize_file
+    from eagle3_tui.engines.read.stats import summarize_file
 
     path = f"{dataset}/rows_0-2000/data_1.ckpt"
     rc, remote_out, err = await cli(home, "summary", f"box:{path}", "--json")

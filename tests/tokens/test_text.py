@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from eagle3_tui.samples.tokens import TokenizerError, load_tokenizer, visible
+from eagle3_tui.engines.read.tokens import TokenizerError, load_tokenizer, visible
 from tests.helpers.tokens import CHATS, SPECIAL, encode_chat
 
 

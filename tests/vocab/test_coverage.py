@@ -9,11 +9,11 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.samples.dataset_findings import dataset_findings
-from eagle3_tui.samples.scan import scan_tree
-from eagle3_tui.samples.stats import summarize_file
-from eagle3_tui.samples.tokens import annotate
-from eagle3_tui.samples.vocab import VocabError, annotate_summary, find_mapping, load_mapping
+from eagle3_tui.dataset.findings import dataset_findings
+from eagle3_tui.engines.scan.records import scan_tree
+from eagle3_tui.engines.read.stats import summarize_file
+from eagle3_tui.engines.read.tokens import annotate
+from eagle3_tui.engines.model.vocab import VocabError, annotate_summary, find_mapping, load_mapping
 from tests.helpers.vocab import hand_count, write_mapping
 
 

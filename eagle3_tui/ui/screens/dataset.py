@@ -31,7 +31,7 @@ from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline
 from eagle3_tui.names import printable
-from eagle3_tui.samples.scan_options import ScanOptions
+from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
@@ -335,7 +335,7 @@ class DatasetScreen(Screen):
             self.pipeline.cancel()
 
     def on_layers_ready(self, message: LayersReady) -> None:
-        from eagle3_tui.samples.results import sort_findings
+        from eagle3_tui.engines.results import sort_findings
 
         if message.generation != self.generation:
             return

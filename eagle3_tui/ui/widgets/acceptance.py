@@ -1,7 +1,7 @@
 """The drafter's acceptance in the views, when the TUI was given --drafter.
 
 - Sample view: one header line (top-1, per-step acceptance, tau) and a `draft` strip under the
-  norm strips marking the columns where the drafter missed (samples/accept.py's per_token).
+  norm strips marking the columns where the drafter missed (engines/model/accept.py's per_token).
   The numbers come from a worker the main screen starts after the summary (Source.accept, next
   to the data); results are cached per file (SampleAcceptance) and a move to another file
   cancels the run.

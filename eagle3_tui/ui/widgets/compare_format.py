@@ -1,6 +1,6 @@
 """Pure helpers for the compare view: what a comparison's numbers read as, without Textual.
 
-The thresholds are the engine's own (samples/compare.py), so a cell is coloured "match" exactly
+The thresholds are the engine's own (engines/compare.py), so a cell is coloured "match" exactly
 when the engine would call the two parts the same. Importing them does not import torch.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eagle3_tui.samples.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
+from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
 
 #: the finding codes in plain words (the code itself stays visible for searching the docs)
 TITLES = {

@@ -194,7 +194,7 @@ class FolderPane(Vertical):
 
     @work(exclusive=True, group="scan-marks", thread=True)
     def _scan_marks_worker(self, folder: str, generation: int) -> None:
-        from eagle3_tui.dataset.scan import cache_host
+        from eagle3_tui.dataset.stream import cache_host
         from eagle3_tui.ui.dataset_marks import scan_marks
 
         # read here, not passed in: Textual repr()s a worker's arguments on the event loop

@@ -4,7 +4,7 @@ the tokens as text under it (ui/widgets/sample_view.py, token_table.py).
 It owns what follows the sample shown: which file is wanted and which is shown, the debounce
 that waits for the cursor to rest, the first-k count, and what the TUI's --drafter and --model
 add to a sample: the drafter's acceptance (ui/widgets/acceptance.py) and `I`, which identifies
-the boundary of the target model each slot holds (samples/identify.py, run by the Source next to
+the boundary of the target model each slot holds (engines/model/identify.py, run by the Source next to
 the data). Its workers post messages it handles itself; the screen tells it what is open
 (`place`) and which file to follow (`follow`, `show_entry`), and hears back `Shown` and the
 status lines it hands to `say`.
@@ -26,7 +26,8 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.messages import SummaryLoaded
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.sample_view import SampleView
-from eagle3_tui.ui.widgets.token_table import SampleText, TokenPanel, TokenTable
+from eagle3_tui.ui.widgets.sample_text import SampleText
+from eagle3_tui.ui.widgets.token_table import TokenPanel, TokenTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -180,7 +181,7 @@ class SamplePane(VerticalScroll, can_focus=False):
             return  # the user has moved on; a newer load is on its way
         self.shown = message.path
         if message.path in self.identified:
-            from eagle3_tui.samples.identify import attach
+            from eagle3_tui.engines.model.identify import attach
 
             attach(message.summary, self.identified[message.path])
         self.view.show(message.summary)
@@ -286,7 +287,7 @@ class SamplePane(VerticalScroll, can_focus=False):
             return  # cancelled meanwhile
         self.identifying = None
         self.border_subtitle = ""
-        from eagle3_tui.samples.identify import attach, brief
+        from eagle3_tui.engines.model.identify import attach, brief
 
         got = brief(message.result)
         name = printable(posixpath.basename(message.path))

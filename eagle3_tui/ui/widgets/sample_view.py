@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from eagle3_tui.names import printable
-from eagle3_tui.samples.capture_faults import fault_words
+from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.format import (
     bin_kind,

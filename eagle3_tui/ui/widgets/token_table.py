@@ -131,7 +131,7 @@ def _short(message: str) -> str:
 
 
 def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
-    from eagle3_tui.samples.vocab import WARN_BELOW  # stdlib-only at import: no torch here
+    from eagle3_tui.engines.model.vocab import WARN_BELOW  # stdlib-only at import: no torch here
 
     line = Text(no_wrap=False, overflow="fold")
     total = v["in"] + v["out"]
@@ -261,7 +261,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
     def search(self, query: str, *, step: int = 1) -> str:
         """Move the cursor to the next (step 1) or previous (-1) token whose text holds the start
         of a match of `query` (whitespace as the table shows it); returns a status line."""
-        from eagle3_tui.samples.tokens import visible
+        from eagle3_tui.engines.read.tokens import visible
 
         self.query_text = query
         if not query:
@@ -407,48 +407,3 @@ def _status(text: str, *, error: bool = False) -> Message:
     from eagle3_tui.ui.messages import StatusMessage
 
     return StatusMessage(text, error=error)
-
-
-# ----- what the main screen's summary worker adds to a summary (text and draft vocabulary)
-
-
-class SampleText:
-    """The tokenizer and vocab mapping a folder's samples are read with: the tokenizer from
-    --tokenizer/--model, the mapping from --vocab-mapping or found once per folder by walking up
-    (local data: the mapping is read here)."""
-
-    def __init__(self) -> None:
-        self._found: dict[str, str | None] = {}
-
-    def tokenizer(self, analysis: Any, target: Any) -> str | None:
-        """The tokenizer path the data's Source decodes with (None: none, or decoded in finish)."""
-        return analysis.tokenizer_choice().on_source(target)
-
-    async def finish(self, summary: dict[str, Any], *, analysis: Any, source: Any, target: Any,
-                     folder: str) -> dict[str, Any]:
-        import asyncio
-
-        if target is not None:
-            choice = analysis.tokenizer_choice()
-            if choice.decodes_here(target):  # a tokenizer here, the data on a box: decode here
-                summary = await asyncio.to_thread(choice.finish, summary, target)
-            else:
-                summary = choice.finish(summary, target)
-        if source is None or getattr(source, "host", None) is not None or summary.get("ids") is None:
-            return summary
-        mapping = analysis.path_for("vocab_mapping", target) if target is not None else None
-        if mapping is None:
-            if folder not in self._found:
-                from eagle3_tui.samples.vocab import find_mapping
-
-                self._found[folder] = await asyncio.to_thread(find_mapping, folder)
-            mapping = self._found[folder]
-        if mapping is None:
-            return summary
-
-        def run() -> dict[str, Any]:
-            from eagle3_tui.samples.vocab import annotate_summary
-
-            return annotate_summary(summary, mapping)
-
-        return await asyncio.to_thread(run)

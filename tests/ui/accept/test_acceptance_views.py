@@ -3,7 +3,7 @@ line (A, B, B re-ordered), cancelling, and nothing extra without a drafter."""
 
 from __future__ import annotations
 
-from eagle3_tui.samples.accept import accept_file
+from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.ui.screens.compare import CompareScreen
 from eagle3_tui.ui.widgets.acceptance import CompareAcceptance
 from tests.helpers.tui import make_drafter_app as make_app

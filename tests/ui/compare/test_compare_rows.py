@@ -9,8 +9,8 @@ import json
 
 import torch
 
-from eagle3_tui.samples.compare import FIRST_K, compare_files
-from eagle3_tui.samples.load import load_sample
+from eagle3_tui.engines.compare import FIRST_K, compare_files
+from eagle3_tui.engines.read.load import load_sample
 from tests.helpers.compare_view import SHARD
 
 DOCUMENTED_PAIR_KEYS = {

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
-from eagle3_tui.samples.dataset_findings import dataset_findings
+from eagle3_tui.dataset.findings import dataset_findings
 from eagle3_tui.ui.screens.dataset import DatasetScreen
 from tests.helpers.dataset_view import StreamSource, open_dataset, scan_done
 from tests.helpers.tui import make_app, screen_text, wait_until

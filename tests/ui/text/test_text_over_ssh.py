@@ -11,7 +11,7 @@ import sys
 import pytest
 import pytest_asyncio
 
-from eagle3_tui.samples.tokens import visible
+from eagle3_tui.engines.read.tokens import visible
 from eagle3_tui.ui.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.connect import open_target

@@ -1,0 +1,123 @@
+"""Scan a dataset through a Source (local or SSH) with the record cache in front.
+
+    async for item in scan_dataset(source, path, ScanOptions(...), cache=cache):
+        if "progress" in item: ...   # {"progress": {files_done, files_total, bytes_*, seconds, ...}}
+        else: ...                    # a record (engines/scan/records.py) with "computed"
+
+Cached records come back with "computed" as the record was first computed and "cached": True.
+With lazy=True a cached record that is not an error comes back undecoded, as
+{"path", "size", "mtime", "mode", "variant", "cached": True, "raw": record JSON text}: enough for counts,
+the findings cache and printing the line as it was stored; full_record(r) decodes it.
+Closing the iterator early (or cancelling the task) stops the scan where it runs; records
+finished so far are in the cache.
+
+    findings = findings_for(source, path, records, cache, options)   # dataset_findings, cached
+
+The findings of a complete scan are kept too, keyed by a digest of the records: a second scan of
+an unchanged dataset computes nothing (and never imports torch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import AsyncIterator
+from typing import Any
+
+from eagle3_tui.dataset.cache import ScanCache
+from eagle3_tui.engines.scan.options import ScanOptions
+
+FLUSH_EVERY = 500
+
+
+def cache_host(source) -> str:
+    return getattr(source, "where", None) or source.host or "local"
+
+
+async def scan_dataset(
+    source, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
+    skip: dict[str, tuple[int | None, float | None]] | None = None,
+) -> AsyncIterator[dict[str, Any]]:
+    """skip: rel -> (size, mtime) of files this caller has already (a scan resumed after a lost
+    connection): unchanged, they are neither read again nor yielded."""
+    options = options or ScanOptions()
+    skip = skip or {}
+    full, rows = options.full, options.rows
+    host = cache_host(source)
+    root = os.path.abspath(path) if source.host is None else path
+    if options.drafter_pair is not None:
+        cache = None  # cached records carry no drafter figures: every file is read again
+    known = cache.known(host, root, full, rows) if cache is not None else {}
+    pending: list[dict[str, Any]] = []
+    told = {rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
+    told.update((rel, (size, mtime, "*")) for rel, (size, mtime) in skip.items() if size is not None)
+    try:
+        async for item in source.scan(path, **options.as_request(), known=told):
+            if item.get("path") in skip:
+                continue
+            if item.get("cached"):
+                yield _from_cache(item["path"], known[item["path"]], lazy)
+                continue
+            if "path" in item and cache is not None:
+                pending.append(item)
+                if len(pending) >= FLUSH_EVERY:
+                    cache.put(host, root, pending, full, rows)
+                    pending = []
+            yield item
+    finally:
+        if pending and cache is not None:
+            cache.put(host, root, pending, full, rows)
+
+
+def _from_cache(rel: str, known: tuple, lazy: bool) -> dict[str, Any]:
+    """The cached record of `rel`, its path and shard relative to this scan's root (the record
+    may have been stored by a scan of a folder above or below it)."""
+    size, mtime, text, mode, error, variant = known
+    if not text.startswith(f'{{"path": {json.dumps(rel)}, '):
+        record = json.loads(text)
+        record.update(path=rel, shard=rel.rsplit("/", 1)[0] if "/" in rel else "")
+        text = json.dumps(record)
+    if lazy and not error:
+        return {"path": rel, "size": size, "mtime": mtime, "mode": "full" if mode.startswith("full") else "quick",
+                "variant": variant, "cached": True, "raw": text}
+    record = json.loads(text)
+    record["cached"] = True
+    return record
+
+
+def full_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The decoded record behind a lazy cached one (scan_dataset(lazy=True)); others as they are."""
+    if "raw" not in record:
+        return record
+    full = json.loads(record["raw"])
+    full["cached"] = True
+    return full
+
+
+def findings_for(source, path: str, records: list[dict[str, Any]], cache: ScanCache | None = None,
+                 options: ScanOptions | None = None, layer_runs=None) -> list[dict[str, Any]]:
+    """dataset_findings(records), from the cache when the same records were judged before.
+    Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping.
+    layer_runs: see dataset_findings (the TUI runs the torch part in a child process)."""
+    from functools import partial
+
+    from eagle3_tui.dataset.findings import dataset_findings as judge
+
+    dataset_findings = partial(judge, layer_runs=layer_runs)
+    if cache is None:
+        return dataset_findings([full_record(r) for r in records])
+    host = cache_host(source)
+    root = os.path.abspath(path) if source.host is None else path
+    try:
+        digest = cache.digest(records, options)
+        found = cache.findings(host, root, digest)
+    except sqlite3.Error:  # a broken cache costs time, never the answer
+        return dataset_findings([full_record(r) for r in records])
+    if found is None:
+        found = dataset_findings([full_record(r) for r in records])
+        try:
+            cache.put_findings(host, root, digest, found)
+        except sqlite3.Error:
+            pass
+    return found

@@ -1,0 +1,29 @@
+"""Compare a training sample (A) with an inference capture (B): align, measure, name the mismatch.
+
+    compare_files(a_path, b_path)   -> the comparison JSON object (`eagle3-tui compare --json`)
+    compare(a, b)                   -> the same for two loaded Samples
+
+run.py ties the steps together; align.py lines B's rows up with A's; metrics.py makes the
+numbers (cosines, norm ratios, errors, the cross-slot matrix); findings.py names the mismatch;
+thresholds.py holds every threshold with the noise it was measured against.
+"""
+
+from eagle3_tui.engines.compare.run import compare, compare_files
+from eagle3_tui.engines.compare.thresholds import (
+    BF16_ATOL,
+    BF16_RTOL,
+    FIRST_K,
+    LAG_ROWS,
+    MATCH_COS,
+    MAX_LAG,
+    NORM_FIT_RESIDUAL,
+    RATIO_CV,
+    SCALE_TOL,
+    SHIFT_GAIN,
+    UNRELATED_COS,
+)
+
+__all__ = [
+    "BF16_ATOL", "BF16_RTOL", "FIRST_K", "LAG_ROWS", "MATCH_COS", "MAX_LAG", "NORM_FIT_RESIDUAL",
+    "RATIO_CV", "SCALE_TOL", "SHIFT_GAIN", "UNRELATED_COS", "compare", "compare_files",
+]

@@ -1,0 +1,414 @@
+"""Naming the mismatch from the numbers: which B slot holds which A slot (a reordering, a
+layer shift, other layers), a scale, a norm on one side only, unrelated states, zero states,
+a width that differs, NaN/Inf, padding taken as tokens. Each finding has a code, a severity and
+a message with the numbers that prove it (README: finding codes).
+
+Runs on the remote box too (shipped by the agent): torch and the standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from eagle3_tui.engines.read.sample import Sample
+from eagle3_tui.engines.compare.faults import report_faults
+from eagle3_tui.engines.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
+from eagle3_tui.engines.compare.thresholds import MATCH_COS, NORM_FIT_RESIDUAL, RATIO_CV, SHIFT_GAIN, UNRELATED_COS
+
+
+class Judgement:
+    """Part of Comparison (see run.py): the state it reads lives there."""
+
+    def check_width(self) -> None:
+        a, b = self.a, self.b
+        wa, wb = self.ka * a.hidden, self.kb * b.hidden
+        if (wa == wb and self.same_h) or (not self.ka and not self.kb):
+            return
+        details = {"a_width": wa, "b_width": wb, "a_slots": self.ka, "b_slots": self.kb,
+                   "a_hidden": a.hidden, "b_hidden": b.hidden}
+        if not self.ka or not self.kb:
+            missing = "B" if not self.kb else "A"
+            self.add("width_mismatch", "error", f"{missing} has no auxiliary slots (only a final state)", **details)
+            return
+        why = ""
+        if self.kb == 1 and b.hidden == a.hidden:
+            why = ": auxiliary capture looks disabled (one state of width H instead of k*H)"
+        self.add("width_mismatch", "error",
+                 f"B has {self.kb} slot(s) of H={b.hidden} (width {wb}), "
+                 f"A has {self.ka} of H={a.hidden} (width {wa}){why}", **details)
+
+    def judge(self, result: dict[str, Any]) -> None:
+        import torch
+
+        ka, kb = self.ka, self.kb
+        if self.check_zero_states():
+            return  # no direction to compare: every cosine of that side is undefined
+        if not ka or not kb:
+            self.judge_final(result)
+            return
+        slot_matrix = self.matrix[:kb, :ka]
+        best_cos, best_a = slot_matrix.nan_to_num(-1.0).max(dim=1)
+        # the median over tokens: prompts that share a system prompt agree on those first rows
+        cos = self.cos[:, :kb, :ka][self.real]
+        medians = torch.nanmedian(cos, dim=0).values if cos.shape[0] else slot_matrix
+        top = float(medians.nan_to_num(-1.0).max())
+        if top < UNRELATED_COS:
+            agree = torch.isfinite(cos).all(-1).all(-1) & (cos.diagonal(dim1=1, dim2=2) >= MATCH_COS).all(-1)
+            lead = int(agree.long().cumprod(0).sum()) if agree.numel() else 0
+            shared = f"; only the first {lead} rows agree (a shared prefix)" if lead else ""
+            self.add("unrelated_sample", "error",
+                     f"the highest median cosine between any B slot and any A slot is {top:.3f} (mean "
+                     f"{float(best_cos.max()):.3f}; the same prompt gives > {MATCH_COS}){shared}: "
+                     "these are the hidden states of another prompt",
+                     best_cosine=num(top), best_mean_cosine=num(best_cos.max()), shared_prefix=lead)
+            return
+        if kb != ka:  # width_mismatch already said what is wrong; the numbers stay in the matrix
+            self.judge_final(result)
+            return
+        mismatched, mapping, scaled = [], [], []
+        normed = False
+        for j in range(kb):
+            if bool(torch.isnan(slot_matrix[j]).any()):  # a part with no finite row: nonfinite says so
+                mapping.append(None)
+                continue
+            i, cj = int(best_a[j]), float(best_cos[j])
+            if cj >= MATCH_COS:
+                mapping.append(i)
+                factor = self.constant_factor(j, i)
+                if factor is not None:
+                    scaled.append((j, factor))
+                continue
+            mapping.append(None)
+            norm = self.norm_pattern(result["slots"][j], j, j) if j < ka else None
+            if norm is not None:
+                normed = True
+                self.add("norm_mismatch", "error",
+                         f"slot {j}: {norm['message']}", slot=j, **norm["details"])
+            else:
+                mismatched.append({"slot": j, "nearest": i, "cosine": num(cj)})
+        self.judge_layers(slot_matrix, mapping, mismatched, normed)
+        if scaled:
+            factors = [f for _, f in scaled]
+            med = sorted(factors)[len(factors) // 2]
+            self.add("scale_mismatch", "warning",
+                     f"B = {factor_text(med)} x A in slot(s) {', '.join(str(j) for j, _ in scaled)}: same direction "
+                     f"(cosine >= {MATCH_COS}), constant per-token norm ratio", factor=num(med),
+                     slots=[j for j, _ in scaled], factors=[num(f) for f in factors])
+        self.judge_final(result)
+
+    def check_zero_states(self) -> bool:
+        """Parts that are exactly zero on compared rows: a capture that holds no states (a hook
+        that never fired, a buffer never filled). Returns True when a whole side is zero, so that
+        nothing else is judged from its undefined cosines."""
+        zero = getattr(self, "zero_rows", None)
+        n = int(self.real.sum()) if zero is not None else 0
+        if not n:
+            return False
+        notes, details, whole_side = [], {}, False
+        b0, _b1, off = self.span
+        for side, sample in (("a", self.a), ("b", self.b)):
+            labels = [s.label for s in sample.slots] + (["final"] if self.both_final else [])
+            counts = zero[side].sum(0).tolist()
+            whole = [labels[p] for p, c in enumerate(counts) if c == n]
+            some = {labels[p]: c for p, c in enumerate(counts) if 0 < c < n}
+            if not whole and not some:
+                continue
+            tag = side.upper()
+            start = b0 + (off if side == "a" else 0)
+            first = start + int(zero[side].any(1).nonzero()[0, 0])
+            details[side] = {"all_zero": whole, "zero_rows": some, "first_row": first}
+            if whole:
+                notes.append(f"{tag}'s {', '.join(whole)} {'is' if len(whole) == 1 else 'are'} zero on every "
+                             f"compared row ({n}): no states were written there (a capture hook that never fired, "
+                             "a buffer never filled?)")
+            if some:
+                notes.append(f"{tag}'s " + ", ".join(f"{lab} is zero on {c} of {n} rows" for lab, c in some.items())
+                             + f" (first {tag} row {first}): those rows hold no states and are left out")
+            slot_labels = labels[:len(sample.slots)]
+            whole_side |= bool(slot_labels) and all(lab in whole for lab in slot_labels)
+        if notes:
+            self.add("zero_states", "error", "; ".join(notes) + "; cosines with a zero vector are undefined",
+                     **details)
+        return whole_side
+
+    def judge_layers(self, matrix, mapping: list[int | None], mismatched: list[dict[str, Any]],
+                     normed: bool) -> None:
+        """Name what the slot -> slot matches say: a reordering, a layer shift, or other layers.
+
+        mapping[j] is the A slot B slot j holds (mean cosine >= MATCH_COS) or None; `mismatched`
+        lists the B slots that hold no A slot. A shift (every B slot a boundary off, ids read
+        under the other convention) keeps the slots ascending: some B slots may land exactly on a
+        neighbouring A slot (B_j = A_{j-1} when B is shallower), all at one constant offset."""
+        kb = len(mapping)
+        matched = {j: i for j, i in enumerate(mapping) if i is not None}
+        moved = {j: i for j, i in matched.items() if i != j}
+        ascending = all(i1 < i2 for (_, i1), (_, i2) in zip(sorted(matched.items()), sorted(matched.items())[1:]))
+        offsets = {i - j for j, i in matched.items()}
+        text = ", ".join(f"B{j}=A{m}" if m is not None else f"B{j}=?" for j, m in enumerate(mapping))
+        if len(matched) == kb and moved and len(set(matched.values())) == kb and not ascending:
+            self.add("slot_permutation", "error",
+                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.said_exactly()}; "
+                     "concatenated in list order instead of ascending layer order?", mapping=mapping,
+                     **self.exact_details())
+            return
+        shifted = bool(moved) and len(offsets) == 1 and not normed and len(matched) + len(mismatched) == kb
+        if moved and not shifted:
+            if not ascending:  # a reordering with other faults besides
+                self.add("slot_permutation", "error",
+                         f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.said_exactly()}; "
+                         "concatenated in list order instead of ascending layer order?", mapping=mapping,
+                         **self.exact_details())
+            else:  # ascending, but not at one offset (e.g. two B slots hold the same A slot)
+                mismatched = sorted(mismatched + [
+                    {"slot": j, "nearest": i, "cosine": num(matrix[j, i]), "holds": i} for j, i in moved.items()
+                ], key=lambda m: m["slot"])
+        if shifted:
+            d = offsets.pop()
+            listed = sorted(mismatched + [
+                {"slot": j, "nearest": i, "cosine": num(matrix[j, i]), "holds": i} for j, i in moved.items()
+            ], key=lambda m: m["slot"])
+            direction = "shallower" if d < 0 else "deeper"
+            shift = {"direction": direction, "slots": d, "boundaries": self.boundary_shift(d),
+                     "told_by": "exact matches"}
+            holds = ", ".join(f"B{j} = A{i} ({matrix[j, i]:.3f})" for j, i in sorted(moved.items()))
+            rest = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
+            exact = self.said_exactly()
+            self.add("slot_mismatch", "error",
+                     f"{len(listed)} of {kb} B slots are not at their A position: every B slot sits {direction} "
+                     f"than A's, {holds} exactly" + (f", {rest} match nothing" if rest else "") +
+                     " (ascending, not reordered)" +
+                     (exact or ": one boundary off: layer ids read under the other convention"),
+                     slots=listed, shift=shift, mapping=mapping, **self.exact_details())
+            return
+        if not mismatched:
+            return
+        parts = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
+        details: dict[str, Any] = {"slots": mismatched}
+        tail = "captured at other layers, e.g. layer ids read under the other convention"
+        if len(mismatched) == kb and not matched:
+            direction = _shift_direction(matrix)
+            if direction is not None:
+                details["shift"] = {"direction": direction, "slots": None, "boundaries": self.boundary_shift(None),
+                                    "told_by": "adjacent-slot cosines"}
+                tail = (f"every B slot sits {direction} than A's (the adjacent-slot cosines say so): a layer "
+                        "shift, likely one boundary off: layer ids read under the other convention")
+        exact = self.said_exactly()
+        if exact:
+            tail = tail.split(", e.g.")[0].split(": a layer shift")[0] + exact
+        self.add("slot_mismatch", "error",
+                 f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; "
+                 f"the same layer gives > {MATCH_COS}): {tail}", **details, **self.exact_details())
+
+    # ----- with the target model (compare --model): the boundaries each side holds, exactly
+
+    def exact_boundaries(self) -> tuple[list[int | None], list[int | None]] | None:
+        """(A's, B's) per-slot boundaries identified against the target model (the final norm's
+        output as L + 1), or None without a model or when either side could not be identified."""
+        ident = getattr(self, "identified", None) or {}
+        sides = [ident.get(k) or {} for k in ("a", "b")]
+        if "error" in ident or any("error" in side or "slots" not in side for side in sides):
+            return None
+        post = (sides[0].get("layers") or 0) + 1
+        a_b, b_b = ([post if x.get("norm") == "post" else x.get("boundary") for x in side["slots"]]
+                    for side in sides)
+        return a_b, b_b
+
+    def exact_details(self) -> dict[str, Any]:
+        got = self.exact_boundaries()
+        return {} if got is None else {"identified": {"a": got[0], "b": got[1]}}
+
+    def said_exactly(self) -> str:
+        """": B slot 0 is b = 3, A slot 0 is b = 2: every B slot one boundary deeper: <why>", or ""
+        without identified boundaries."""
+        got = self.exact_boundaries()
+        if got is None:
+            return ""
+        a_b, b_b = got
+        post = (self.identified["a"].get("layers") or 0) + 1
+
+        def b(x: int | None) -> str:
+            return "none" if x is None else "post-norm" if x == post else str(x)
+
+        pairs = list(zip(a_b, b_b))
+        diffs = {y - x for x, y in pairs if x is not None and y is not None}
+        if len(pairs) == len(a_b) == len(b_b) and None not in a_b + b_b and len(diffs) == 1 and 0 not in diffs:
+            d = diffs.pop()
+            n = "one boundary" if abs(d) == 1 else f"{abs(d)} boundaries"
+            text = (f": B slot 0 is b = {b(b_b[0])}, A slot 0 is b = {b(a_b[0])}: every B slot {n} "
+                    + ("deeper" if d > 0 else "shallower"))
+        else:
+            listed = [f"B slot {j} is b = {b(y)}, A slot {j} is b = {b(x)}" for j, (x, y) in enumerate(pairs) if x != y]
+            listed += [f"B slot {j} is b = {b(y)}" for j, y in enumerate(b_b[len(pairs):], len(pairs))]
+            text = (": " + ", ".join(listed)) if listed else ""
+        explained = self.identified.get("explained")
+        if explained and explained.get("message"):
+            text += f": {explained['message']}"
+        return text
+
+    def report_identified(self) -> None:
+        """One finding that says where both sides were identified (or why they could not be)."""
+        ident = self.identified or {}
+        problems = [f"{k.upper()}: {ident[k]['error']}" for k in ("a", "b") if "error" in (ident.get(k) or {})]
+        if "error" in ident or problems:
+            self.add("identify_failed", "warning",
+                     f"--model {ident.get('model')}: " + (ident.get("error") or "; ".join(problems)) +
+                     ": the boundaries are not identified", model=ident.get("model"))
+            return
+        got = self.exact_boundaries()
+        if got is None:
+            return
+        post = (ident["a"].get("layers") or 0) + 1
+
+        def side(tag: str, bounds: list[int | None]) -> str:
+            shown = ", ".join("?" if x is None else "post" if x == post else str(x) for x in bounds)
+            conv = ident[tag.lower()].get("convention") or {}
+            explained = ident.get("explained")
+            if explained:  # the one id set that explains both sides names both readings
+                conv = {"follows": explained[tag.lower()], "ids": explained["ids"], "ids_from": explained["ids_from"]}
+            how = ""
+            if conv.get("follows") in ("output", "input", "hf_hidden_states"):
+                reading = {"output": "output of layer", "input": "input of layer",
+                           "hf_hidden_states": "HF hidden_states[k]"}[conv["follows"]]
+                how = f" ({conv.get('ids_from')} {conv.get('ids')} read as {reading})"
+            elif conv.get("follows") == "mixed":
+                how = " (a mix of readings)"
+            return f"{tag} slots b {{{shown}}}{how}"
+
+        report_faults(ident, self.add)
+        self.add("slots_identified", "info",
+                 f"identified against {ident.get('model')} (L = {post - 1}): {side('A', got[0])}, "
+                 f"{side('B', got[1])}" + ("; B run on A's token ids" if ident.get("b_ids_from") == "a" else ""),
+                 a=got[0], b=got[1])
+
+    def boundary_shift(self, d: int | None) -> int | None:
+        """B's boundary minus A's, when the files label their slots (or the target model
+        identified them) and it is one number."""
+        a_b = [s.boundary for s in self.a.slots]
+        b_b = [s.boundary for s in self.b.slots]
+        got = self.exact_boundaries()
+        if got is not None and (None in a_b or None in b_b):
+            a_b, b_b = got
+        if None not in a_b and None not in b_b:
+            diffs = {y - x for x, y in zip(a_b, b_b)}
+            return diffs.pop() if len(diffs) == 1 else None
+        if d is not None and None not in a_b:  # B_j holds A_{j+d}: its boundary is A_{j+d}'s
+            diffs = {a_b[j + d] - a_b[j] for j in range(len(a_b)) if 0 <= j + d < len(a_b)}
+            return diffs.pop() if len(diffs) == 1 else None
+        return None
+
+    def judge_final(self, result: dict[str, Any]) -> None:
+        fin = result.get("final")
+        if not fin or fin.get("cos_mean") is None:
+            return
+        la, lb = self.a.final_norm, self.b.final_norm
+        if la and lb and la != lb:
+            self.add("norm_mismatch", "info",
+                     f"final: A is {la}-norm and B {lb}-norm by their formats (cosine {fin['cos_mean']:.3f}); "
+                     "expected, the final states are not compared as equals", slot="final", expected=True)
+            return
+        if fin["cos_mean"] >= MATCH_COS:
+            factor = self.constant_factor(len(self.b_parts) - 1, len(self.a_parts) - 1)
+            if factor is not None:
+                self.add("scale_mismatch", "warning",
+                         f"final: B = {factor_text(factor)} x A (same direction, constant per-token norm ratio)",
+                         factor=num(factor), slots=["final"], factors=[num(factor)])
+            return
+        norm = self.norm_pattern(fin, len(self.a_parts) - 1, len(self.b_parts) - 1)
+        if norm is not None:
+            self.add("norm_mismatch", "warning", f"final: {norm['message']}", slot="final", **norm["details"])
+        elif fin["cos_mean"] >= UNRELATED_COS:
+            self.add("slot_mismatch", "error",
+                     f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS}): "
+                     "the final states come from different layers",
+                     slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
+
+    def norm_pattern(self, m: dict[str, Any], ia: int, ib: int) -> dict[str, Any] | None:
+        """One side is the other passed through a norm: the per-token norm ratio varies, and a
+        fitted per-channel gain maps the normalised other side onto it (see NORM_FIT_RESIDUAL)."""
+        if m.get("cos_mean") is None or m["cos_mean"] < UNRELATED_COS:
+            return None
+        ratio_cv = (m["norm_ratio_std"] or 0.0) / max(m["norm_ratio_mean"] or 1e-30, 1e-30)
+        if ratio_cv <= RATIO_CV:
+            return None
+        a_rows, b_rows = self.aligned_rows(self.a_parts[ia], self.b_parts[ib])
+        fits = {"a": norm_fit(a_rows, b_rows), "b": norm_fit(b_rows, a_rows)}
+        post = min(fits, key=lambda k: fits[k][0])
+        residual, kind = fits[post]
+        if residual > NORM_FIT_RESIDUAL:
+            return None
+        flat, other = post.upper(), ("B" if post == "a" else "A")
+        return {
+            "message": f"{flat} equals {other} passed through {kind} with per-channel gains (residual "
+                       f"{100 * residual:.1f}%; cosine {m['cos_mean']:.3f}, per-token norm ratio spread "
+                       f"{100 * ratio_cv:.0f}%, norm CV A {m['a_norm_cv']:.3f} / B {m['b_norm_cv']:.3f}): "
+                       f"{flat} was taken after a norm, {other} before it",
+            "details": {"after_norm": post, "norm_kind": kind, "fit_residual": num(residual),
+                        "ratio_cv": num(ratio_cv), "a_norm_cv": m["a_norm_cv"], "b_norm_cv": m["b_norm_cv"]},
+        }
+
+    def check_nonfinite(self) -> None:
+        sides = {}
+        measured = getattr(self, "sq_norms", None)
+        for side, sample in (("a", self.a), ("b", self.b)):
+            known = None
+            if measured is not None:  # rows of the main pass: their squared norms say it already
+                b0, b1, off = self.span
+                start = b0 + off if side == "a" else b0
+                known = (start, measured[side])
+            counts = nonfinite_counts(sample, known)
+            if counts["nan"] or counts["inf"]:
+                sides[side] = counts
+        if not sides:
+            return
+        text = "; ".join(
+            f"{k.upper()} has {v['nan']} NaN and {v['inf']} Inf values, "
+            f"first in row {v['first_row']} ({v['first_part']})"
+            for k, v in sides.items())
+        self.add("nonfinite", "error", f"{text}; those rows are left out of the metrics", **sides)
+
+    def check_padding_flags(self) -> None:
+        notes, details = [], {}
+        if self.pad_rows:
+            notes.append(f"B's last {self.pad_rows} aligned rows fall on A's padding (A has {self.a_valid} valid of "
+                         f"{self.a.tokens} rows): padding taken as real tokens; only A's valid rows were compared")
+            details["rows"] = self.pad_rows
+        for side, s in (("A", self.a), ("B", self.b)):
+            bad = _mask_on_padding(s)
+            if bad:
+                notes.append(f"{side}'s loss_mask is 1 on {bad} trailing rows with id 0 (padding)")
+                details[f"{side.lower()}_loss_mask_on_padding"] = bad
+        if notes:
+            self.add("padding", "warning", "; ".join(notes), **details)
+
+
+def _shift_direction(matrix) -> str | None:
+    """"deeper" / "shallower" when every B slot sits past / before its A slot, read from the
+    cross-slot cosines next to the diagonal: a B slot one boundary deeper than A_j is nearer
+    A_{j+1} (above the diagonal) than B_{j+1} is to A_j (below it), and the other way round.
+    None when the two sides do not differ by SHIFT_GAIN."""
+    import torch
+
+    k = min(matrix.shape)
+    if k < 2:
+        return None
+    above = torch.stack([matrix[j, j + 1] for j in range(k - 1)])
+    below = torch.stack([matrix[j + 1, j] for j in range(k - 1)])
+    gap = float((above - below).nanmean())
+    if math.isnan(gap) or abs(gap) < SHIFT_GAIN:
+        return None
+    return "deeper" if gap > 0 else "shallower"
+
+
+def _mask_on_padding(s: Sample) -> int:
+    """Trailing rows with id 0 whose loss_mask is 1 (padding that would be trained on)."""
+    if s.ids is None or s.loss_mask is None:
+        return 0
+    ids, mask = s.ids.tolist(), s.loss_mask.tolist()
+    count = 0
+    for i in range(len(ids) - 1, -1, -1):
+        if ids[i] != 0:
+            break
+        if mask[i]:
+            count += 1
+    return count if count and count < len(ids) else 0

@@ -1,0 +1,385 @@
+"""Run an EAGLE-3 drafter on a sample's hidden states, as training does, and score its guesses.
+
+Alignment (read from SpecForge: specforge/modeling/target/target_head.py `TargetHead.preprocess`,
+specforge/utils.py `padding`, specforge/algorithms/eagle3/model.py `OnlineEagle3Model.forward`
+with `_compute_target_p` / `_compute_metric_counts`, specforge/core/eagle3_adapters.py
+`SdpaLikeAdapter.step_view`, specforge/modeling/draft/llama3_eagle.py `LlamaAttention.forward`
+(the `cache_hidden` branch) and `LlamaForCausalLMEagle3.project_hidden_states/compute_logits`):
+
+- `padding(x, left=False)` shifts left by one and pads with 0: row t gets x[t+1].
+- Row t of the drafter sees the target's aux states of token t (fc of the k slots concatenated,
+  [T, k*Ht] -> [T, H]) and the embedding of token t+1 (input ids shifted once before step 0).
+- Step s = 0..K-1 (SpecForge's TTT unroll, `length` there): the token fed at row t is ids[t+1+s]
+  (the ids are shifted once more after every step: teacher forcing with the sample's ids), the
+  hidden input is fc(aux) at s = 0 and the drafter's own previous output (before `norm`) after
+  that. Rotary positions are t + s. The query at row t attends to the step-0 keys of rows <= t
+  (causal) and to its own row's keys of steps 1..s, all in one softmax.
+- Logits: lm_head(norm(h)) (norm_output, SpecForge's default); draft id d maps to target id
+  d + d2t[d].
+- Target of row t at step s: the target's next-token choice at position t+1+s, i.e. the argmax
+  of the target's logits there (SpecForge: target = lm_head(post-norm final), shifted once;
+  used here when --model gives the head and the sample's final state is post-norm), or the
+  sample's own token ids[t+2+s] otherwise. Target ids outside the draft vocabulary are misses,
+  as in SpecForge's metric.
+- Rows counted at step s: loss_mask[t+s] == 1 (the loss mask is shifted with every step, not
+  before step 0), or every valid row with all_rows. SpecForge also counts the last rows, whose
+  target there is padding (a sure miss); they are left out here.
+
+Metrics:
+- top1: step-0 accuracy (= steps[0]).
+- steps[s]: SpecForge's per-step training accuracy: hits / counted rows at step s.
+- tau, the simulated acceptance length of a draft of K tokens with greedy verification:
+  tau = 1 + mean over the rows counted at step 0 of a_t, where a_t is the number of leading
+  steps s = 0, 1, ... that hit (stopping at the first miss, at K, or where no target exists).
+  The 1 is the token the target model adds itself on every verification (EAGLE's convention),
+  so tau lies in [1, K+1]. Teacher forcing equals the drafter feeding itself its own tokens as
+  long as it hits, which is all a_t depends on; with ids as targets this is exact for this
+  sequence, with the target's argmax it is exact when the sample is the target's own greedy
+  text and an estimate otherwise.
+
+torch and stdlib only: shipped to the remote box by the agent.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter, read_target_head, read_vocab
+from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.read.sample import Sample, SampleError
+from eagle3_tui.engines.read.stats import Cancelled
+
+QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
+ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logits
+
+
+def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
+                order: list[int] | None = None, slots: int | None = None, hidden: int | None = None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Acceptance JSON object for one sample; unusable inputs become {"path", "drafter", "error"}."""
+    from eagle3_tui.engines.read.load import load_sample
+
+    try:
+        d = cached_drafter(drafter, model)
+        sample = load_sample(path, slots=slots, hidden=hidden)
+        result = accept(sample, d, model=model, steps=steps, all_rows=all_rows, order=order, cancel=cancel)
+    except (SampleError, MemoryError) as err:
+        return error_result(path, err, drafter=drafter)
+    result["path"] = path
+    return result
+
+
+_CACHE: dict[tuple, Drafter] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def cached_drafter(path: str, model: str | None) -> Drafter:
+    """Load once per (folder, model, weight file mtimes): a UI or scan runs many samples."""
+    import os
+
+    stamp = []
+    for name in ("config.json", "model.safetensors", "pytorch_model.bin"):
+        try:
+            st = os.stat(os.path.join(path, name))
+            stamp.append((name, st.st_size, st.st_mtime_ns))
+        except OSError:
+            pass
+    key = (os.path.abspath(path), model and os.path.abspath(model), tuple(stamp))
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            _CACHE.clear()  # one drafter at a time: they can be gigabytes
+            _CACHE[key] = load_drafter(path, model)
+        return _CACHE[key]
+
+
+def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
+           order: list[int] | None = None, cancel: threading.Event | None = None,
+           limit: int | None = None) -> dict[str, Any]:
+    """limit: run on the first `limit` valid rows only. Attention is causal, so rows inside the
+    prefix get exactly the drafter's output on the whole sample; rows whose targets lie past the
+    prefix are not scored (a quick scan reads no more of a big file than that prefix)."""
+    import torch
+
+    if steps < 1:
+        raise SampleError("--steps must be at least 1")
+    notes: list[str] = []
+    n = sample.valid_len if limit is None else min(sample.valid_len, limit)
+    aux = aux_input(sample, d, order, n)
+    if sample.ids is None:
+        raise SampleError("the sample has no token ids: the drafter needs the embedding of each next token")
+    ids = sample.ids[:n].to(torch.int64)
+    if n < 3:
+        raise SampleError(f"only {n} valid rows: too short to score")
+    targets, source = target_tokens(sample, d, model, n, notes)
+
+    def tok(shift: int) -> torch.Tensor:  # ids[t + shift], 0 past the end (SpecForge's padding)
+        out = torch.zeros(n, dtype=torch.int64)
+        if shift < n:
+            out[: n - shift] = ids[shift:]
+        return out
+
+    mask = None
+    if not all_rows and sample.loss_mask is not None:
+        mask = sample.loss_mask[:n].to(torch.bool)
+        rows_from = "loss mask"
+        if not bool(mask.any()):
+            raise SampleError("the loss mask is all zero: no rows carry loss (use --all-rows to score every row)")
+    else:
+        rows_from = "all rows"
+        if not all_rows:
+            notes.append("no loss mask in the sample: every valid row scored")
+
+    drafts = draft_tokens(d, aux, [tok(1 + s) for s in range(steps)], cancel=cancel)
+    t = torch.arange(n)
+    hits, counted = [], []
+    for s, (draft, _p) in enumerate(drafts):
+        pos = t + 2 + s  # the position whose token row t guesses at step s
+        have = targets_available(pos, targets)
+        tgt = targets[pos.clamp(max=n - 1)]
+        hit = (draft == tgt) & have
+        ok = have.clone()
+        if mask is not None:
+            shifted = torch.zeros(n, dtype=torch.bool)
+            shifted[: n - s] = mask[s:]
+            ok &= shifted
+        hits.append(hit)
+        counted.append(ok)
+    step_acc = [(float((h & c).sum()) / int(c.sum())) if int(c.sum()) else None for h, c in zip(hits, counted)]
+
+    rows0 = counted[0]
+    lead = torch.zeros(n, dtype=torch.int64)
+    alive = torch.ones(n, dtype=torch.bool)
+    for h in hits:
+        alive &= h
+        lead += alive.to(torch.int64)
+    n_rows = int(rows0.sum())
+    tau = 1.0 + float(lead[rows0].sum()) / n_rows if n_rows else None
+
+    vocab = read_vocab(model)
+    draft0, p0 = drafts[0]
+    per_token = []
+    for r in torch.nonzero(rows0).flatten().tolist():
+        entry = {"row": r, "target": int(targets[r + 2]), "draft": int(draft0[r]), "p": round(float(p0[r]), 5),
+                 "hit": bool(hits[0][r]), "accepted": int(lead[r])}
+        if vocab is not None:
+            entry["target_text"] = vocab.get(entry["target"])
+            entry["draft_text"] = vocab.get(entry["draft"])
+        per_token.append(entry)
+    return {
+        "path": sample.path,
+        "drafter": d.path,
+        "rows": n_rows,
+        "top1": step_acc[0],
+        "steps": step_acc,
+        "tau": tau,
+        "per_token": per_token,
+        "target_source": source,
+        "rows_from": rows_from,
+        "valid_tokens": n,
+        "order": list(order) if order is not None else None,
+        "drafter_info": d.describe(),
+        "notes": notes + list(sample.assumptions),
+    }
+
+
+def targets_available(pos, targets):
+    """Positions whose target is known: inside the sample (the token after the last is unknown)."""
+    return pos < targets.shape[0]
+
+
+def aux_input(sample: Sample, d: Drafter, order: list[int] | None, rows: int | None = None):
+    """The k aux slots concatenated [rows, k*Ht] in the order fc expects, or one clear error.
+    Only the first `rows` rows are read (a memory-mapped file reads no more)."""
+    import torch
+
+    slots = [s.tensor for s in sample.slots]
+    if order is not None:
+        if len(order) != d.k or any(not 0 <= i < len(slots) for i in order):
+            raise SampleError(f"--order needs {d.k} slot indices from 0 to {len(slots) - 1}, got {order}")
+        slots = [slots[i] for i in order]
+    h = sample.hidden
+    if slots and h != d.target_hidden:
+        raise SampleError(f"the sample's hidden size is {h}, the drafter expects target_hidden_size "
+                          f"{d.target_hidden} (fc takes k*H = {d.k}x{d.target_hidden} = {d.fc_width})")
+    if len(slots) != d.k:
+        raise SampleError(f"fc expects k*H = {d.k}x{d.target_hidden} = {d.fc_width} columns; the sample has "
+                          f"{len(slots)} aux slot(s) of {h} = {len(slots) * h}")
+    return torch.cat([s[:rows].float() for s in slots], dim=-1)
+
+
+def target_tokens(sample: Sample, d: Drafter, model: str | None, n: int, notes: list[str]):
+    """(targets [n], source): targets[j] = the token the target puts at position j (j >= 1).
+
+    "model": argmax of the target's LM head over its post-norm final state at j-1;
+    "ids": the sample's own ids[j].
+    """
+    import torch
+
+    if model is not None:
+        final = sample.final
+        if final is None:
+            notes.append("the sample has no final hidden state: targets are the sample's token ids")
+        elif sample.final_norm != "post":
+            notes.append(f"the sample's final state is {sample.final_norm or 'of unknown'}-norm, the LM head needs "
+                         "it after the norm: targets are the sample's token ids")
+        else:
+            head, _where = read_target_head(model)
+            if head.shape[1] != final.tensor.shape[1]:
+                raise DrafterError(f"the model's LM head is {list(head.shape)}, the final state has width "
+                                   f"{final.tensor.shape[1]}")
+            w = head.float()
+            out = torch.zeros(n, dtype=torch.int64)
+            fin = final.tensor[:n]
+            for a in range(0, n - 1, ROW_CHUNK):
+                b = min(n - 1, a + ROW_CHUNK)
+                out[a + 1 : b + 1] = (fin[a:b].float() @ w.T).argmax(-1)
+            return out, "model"
+    return sample.ids[:n].to(torch.int64), "ids"
+
+
+# ------------------------------------------------------------------------------------ forward
+
+
+def _rms(x, w, eps):
+    import torch
+
+    xf = x.float()
+    return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.float()
+
+
+def rotary_tables(d: Drafter, positions):
+    """cos, sin [len(positions), head_dim] for Llama rotary (default, linear or llama3 scaling)."""
+    import torch
+
+    dim = d.head_dim
+    inv = 1.0 / (d.rope_theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    sc = d.rope_scaling or {}
+    kind = sc.get("rope_type") or sc.get("type")
+    pos = positions.to(torch.float32)
+    if kind == "linear":
+        pos = pos / float(sc.get("factor", 1.0))
+    elif kind == "llama3":
+        factor, low, high = float(sc["factor"]), float(sc["low_freq_factor"]), float(sc["high_freq_factor"])
+        orig = float(sc["original_max_position_embeddings"])
+        wave = 2 * math.pi / inv
+        smooth = (orig / wave - low) / (high - low) if low != high else torch.zeros_like(inv)
+        inv = torch.where(wave < orig / high, inv,
+                          torch.where(wave > orig / low, inv / factor, (1 - smooth) * inv / factor + smooth * inv))
+    ang = torch.outer(pos, inv)
+    emb = torch.cat((ang, ang), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def rope_rows(d: Drafter, n: int):
+    """cos, sin for positions 0..n-1: rows of one table kept on the drafter, grown when a longer
+    sample comes (a scan asks for the same positions file after file; the tables cost a third
+    of a small file's draft). Row p depends on p alone."""
+    import torch
+
+    if d.rope is None or d.rope[0].shape[0] < n:
+        have = d.rope[0].shape[0] if d.rope is not None else 0
+        d.rope = rotary_tables(d, torch.arange(max(n, 2 * have)))
+    cos, sin = d.rope
+    return cos[:n], sin[:n]
+
+
+def _rope(x, cos, sin):
+    import torch
+
+    half = x.shape[-1] // 2
+    rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rot * sin
+
+
+def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | None = None):
+    """[(draft target ids [T], top-1 probability [T]) per step]; tokens[s] is the input at step s.
+
+    The hidden input of step 0 is fc(aux); later steps take the previous step's output.
+    """
+    import torch
+    from torch.nn import functional as F
+
+    w = d.weights
+    T = aux.shape[0]
+    nh, nkv, hd = d.heads, d.kv_heads, d.head_dim
+
+    f32: dict = {}  # each bf16/fp16 weight is converted once per call, not once per step
+
+    def lin(x, name):
+        if name not in f32:
+            f32[name] = w[name].float()
+        return x @ f32[name].T
+
+    def stop():
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+
+    with torch.no_grad():
+        h = lin(aux, "fc.weight")
+        keys, values = [], []
+        out = []
+        d2t = w["d2t"].to(torch.int64)
+        cos_all, sin_all = rope_rows(d, T + len(tokens))
+        for s, tok in enumerate(tokens):
+            stop()
+            emb = w["embed_tokens.weight"][tok].float()
+            x = torch.cat((_rms(emb, w["midlayer.input_layernorm.weight"], d.eps),
+                           _rms(h, w["midlayer.hidden_norm.weight"], d.eps)), dim=-1)
+            q = lin(x, "midlayer.self_attn.q_proj.weight").view(T, nh, hd).transpose(0, 1)
+            k = lin(x, "midlayer.self_attn.k_proj.weight").view(T, nkv, hd).transpose(0, 1)
+            v = lin(x, "midlayer.self_attn.v_proj.weight").view(T, nkv, hd).transpose(0, 1)
+            cos, sin = cos_all[s : s + T], sin_all[s : s + T]
+            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+            if nkv != nh:
+                k = k.repeat_interleave(nh // nkv, dim=0)
+                v = v.repeat_interleave(nh // nkv, dim=0)
+            keys.append(k)
+            values.append(v)
+            if s == 0:
+                a = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True)[0]
+            else:
+                a = _ttt_attention(q, keys, values, stop)
+            a = a.transpose(0, 1).reshape(T, nh * hd)
+            h = h + lin(a, "midlayer.self_attn.o_proj.weight")
+            m = _rms(h, w["midlayer.post_attention_layernorm.weight"], d.eps)
+            h = h + lin(F.silu(lin(m, "midlayer.mlp.gate_proj.weight")) * lin(m, "midlayer.mlp.up_proj.weight"),
+                        "midlayer.mlp.down_proj.weight")
+            ids = torch.empty(T, dtype=torch.int64)
+            prob = torch.empty(T, dtype=torch.float32)
+            for r0 in range(0, T, ROW_CHUNK):
+                stop()
+                hr = h[r0 : r0 + ROW_CHUNK]
+                if d.norm_output:
+                    hr = _rms(hr, w["norm.weight"], d.eps)
+                logits = lin(hr, "lm_head.weight")
+                pr, top = torch.softmax(logits, dim=-1).max(-1)
+                ids[r0 : r0 + ROW_CHUNK] = top + d2t[top]
+                prob[r0 : r0 + ROW_CHUNK] = pr
+            out.append((ids, prob))
+    return out
+
+
+def _ttt_attention(q, keys, values, stop):
+    """Attention of step s >= 1: causal over step-0 keys, plus each later step's key of the same row."""
+    import torch
+
+    nh, T, hd = q.shape
+    scale = 1.0 / math.sqrt(hd)
+    out = torch.empty_like(q)
+    k0, v0 = keys[0], values[0]
+    for a in range(0, T, QUERY_CHUNK):
+        stop()
+        b = min(T, a + QUERY_CHUNK)
+        qc = q[:, a:b]
+        causal = torch.matmul(qc, k0[:, :b].transpose(1, 2)) * scale  # [nh, rows, b]
+        rows = torch.arange(a, b)[:, None]
+        causal.masked_fill_(torch.arange(b)[None, :] > rows, float("-inf"))
+        diag = torch.stack([(qc * ki[:, a:b]).sum(-1) * scale for ki in keys[1:]], dim=-1)  # [nh, rows, s]
+        p = torch.softmax(torch.cat((causal, diag), dim=-1), dim=-1)
+        o = torch.matmul(p[..., :b], v0[:, :b])
+        for i, vi in enumerate(values[1:]):
+            o = o + p[..., b + i, None] * vi[:, a:b]
+        out[:, a:b] = o
+    return out

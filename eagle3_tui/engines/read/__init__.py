@@ -1,0 +1,1 @@
+"""Reading a sample: load, schema, safetensors, statistics, tokens. Shipped to the box."""

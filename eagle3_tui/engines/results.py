@@ -1,0 +1,127 @@
+"""The shapes of what the engines return (JSON-ready dicts), and the one way to build an error.
+
+Every engine (summary, compare, identify, accept, scan) answers with a plain dict, so that the
+remote agent can send it as one JSON line and the CLI can print it as it is; these TypedDicts
+say what those dicts hold, for readers and type checkers. A file that cannot be used is always
+{"path", "error"} (+ "not_sample" and "contents" for a readable file that is not a sample), made
+by `error_result`, whatever engine met it.
+
+Standard library only (shipped to the remote box with the engines).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from eagle3_tui.engines.read.sample import NotASample, SampleError
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+class Finding(TypedDict, total=False):
+    code: str  # e.g. "slot_mismatch"; the README lists them per engine
+    severity: Severity
+    message: str  # one sentence with the numbers that prove it
+    # plus details that depend on the code (slots, factor, offset, paths, ...)
+
+
+class ErrorResult(TypedDict, total=False):
+    path: str
+    error: str  # one line for the user
+    not_sample: bool  # a readable file holding something else (vocab_mapping.pt)
+    contents: dict[str, str]  # key -> "shape dtype", for a non-sample
+    computed: str  # "local" | "remote"
+
+
+class PartSummary(TypedDict, total=False):
+    index: int
+    label: str  # "aux0", ..., "final"
+    boundary: int | None
+    norms: list[float | None]  # one per token
+    norm_mean: float | None
+    norm_min: float | None
+    norm_max: float | None
+    mean: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+    absmax: float | None
+    nan: int
+    inf: int
+    first_nonfinite_row: int | None
+    first: list[list[float | None]]  # first_k values per token
+    dtype: str
+
+
+class Summary(TypedDict, total=False):
+    """`summary --json`: one file."""
+
+    path: str
+    schema: str
+    tokens: int
+    valid_tokens: int
+    hidden: int
+    dtype: str
+    k: int  # number of slots
+    first_k: int
+    slots: list[PartSummary]
+    final: PartSummary | None
+    final_norm: str | None  # "pre" | "post"
+    ids: list[int] | None
+    mask: list[int] | None
+    loss_mask: dict[str, int] | None  # {"ones", "total"}
+    padding: dict[str, int]  # {"trailing", "nonzero_hidden"}
+    assumptions: list[str]
+    warnings: list[str]
+    computed: str
+    # with a tokenizer (engines/read/tokens.py)
+    text: list[str]
+    loss_spans: list[dict[str, Any]]
+    text_error: str
+
+
+class Comparison(TypedDict, total=False):
+    """`compare --json`: training sample A against inference capture B."""
+
+    a: dict[str, Any]  # header of each side: path, schema, tokens, valid_tokens, hidden, k, ...
+    b: dict[str, Any]
+    alignment: dict[str, Any]  # method, offset, length, b_start, b_end, a_start, ...
+    slots: list[dict[str, Any]]  # per slot pair: cosines, norm ratios, errors, per-token values
+    final: dict[str, Any] | None
+    matrix: list[list[float | None]]  # mean cosine of B slot j against A slot i
+    findings: list[Finding]
+    rows: dict[str, Any]  # aligned ids (and text with a tokenizer)
+    error: str  # set (with the failing side's {"path", "error"}) when a side cannot be loaded
+    computed: str
+
+
+def error_result(path: str, error: BaseException | str, **extra: Any) -> ErrorResult:
+    """{"path", "error", ...} for a file that cannot be used. From an exception: a NotASample
+    carries "not_sample" and its "contents"; a MemoryError says so; anything that is not one of
+    our own errors keeps its type in the message (a last resort: one line, never a traceback)."""
+    out: dict[str, Any] = {"path": path, **extra}
+    if isinstance(error, str):
+        out["error"] = error
+    elif isinstance(error, NotASample):
+        out.update(error=str(error), not_sample=True, contents=error.contents)
+    elif isinstance(error, SampleError):
+        out["error"] = str(error)
+    elif isinstance(error, MemoryError):
+        out["error"] = "out of memory while reading this file"
+    else:
+        text = str(error).strip()
+        text = text.splitlines()[0][:200] if text else ""
+        out["error"] = f"unexpected {type(error).__name__} while reading this file: {text}".rstrip(": ")
+    return out  # type: ignore[return-value]
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    """Errors first, then warnings, then notes; the order within a severity is kept."""
+    findings.sort(key=lambda f: SEVERITY_ORDER.get(f["severity"], len(SEVERITY_ORDER)))
+    return findings
+
+
+def blocking(findings: list[Finding]) -> bool:
+    """Whether any finding is a warning or an error (the commands then exit 1)."""
+    return any(f["severity"] in ("warning", "error") for f in findings)

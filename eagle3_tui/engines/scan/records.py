@@ -1,0 +1,347 @@
+"""Scan a dataset folder tree: one small JSON record per file, computed next to the data.
+
+Headless and shipped to the remote box by the agent: torch and the standard library only.
+This module walks the tree and runs the pool; measure.py computes one sample's numbers,
+options.py holds the options and their defaults.
+
+    for record in scan_tree(root, full=False, rows=64, workers=None, cancel=event, progress=cb):
+        ...
+
+Two depths:
+- quick (default): header, ids, loss mask and `rows` evenly spaced valid rows (plus a couple of
+  padding rows) per slot, read through torch's mmap, so a big sample costs a few MiB of reads.
+  NaN/Inf are then only looked for in those rows. `.ckpt.gz` cannot be mapped: it costs a full read.
+- full: every row (NaN/Inf anywhere, exact norms).
+
+Records (JSON-ready, floats finite or None):
+    {"path": rel, "index": N|None, "shard": rel folder, "size", "mtime", "mode", "schema",
+     "tokens", "valid_tokens", "padding", "padding_nonzero", "masked_zero_tail", "loss_ones",
+     "k", "hidden", "dtype", "final_norm", "slots": [slot...], "final": slot|None,
+     "signature": {"rel_final": [k], "cos_next": [k-1], "cos_final": x}, "fingerprint",
+     "rows_read", "bytes_read"}
+    slot = {"norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row"}
+or {"path", "index", "shard", "size", "mtime", "error": msg} (+ "not_sample": True).
+`known` files (same size and mtime as a cached record, and a record computed with the same
+vocabulary mapping, see scan_tree) come back as stubs {"path", "size", "mtime", "cached": True}
+without being opened. A FIFO, socket or device is never opened: its record says what it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat as stat_mod
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from eagle3_tui.engines.model import vocab
+from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
+from eagle3_tui.engines.read.sample import NotASample, SampleError
+from eagle3_tui.engines.scan.measure import measure
+from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: the scan's callers ask here
+    CHUNK_FILES,
+    DEFAULT_ROWS,
+    bounded_workers,
+    default_workers,
+    mapping_identity,
+)
+
+#: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
+_INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
+_SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
+_MAGIC = (b"PK\x03\x04", b"\x1f\x8b", b"\x80")
+
+
+class Cancelled(Exception):
+    """The caller set the cancel event."""
+
+
+# ------------------------------------------------------------------------------- walking
+
+
+def file_index(name: str) -> int | None:
+    m = _INDEX.match(name)
+    return int(m.group(1)) if m else None
+
+
+def _natural(name: str) -> tuple:
+    parts: list = re.split(r"(\d+)", name.casefold())
+    parts[1::2] = map(int, parts[1::2])
+    return (*parts, -1, name)
+
+
+def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str, int | None, float | None]]:
+    """(relative path, size, mtime) of every file under root, folders in natural order.
+
+    Symbolic links to files are followed (size None for a dead link); links to folders are not,
+    so a loop cannot make the walk endless. Hidden names (".*") are skipped. A FIFO, socket or
+    device comes with size None too (scan_file says what it is, without opening it).
+    """
+    stack = [""]
+    while stack:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        rel = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                entries = sorted(it, key=lambda d: _natural(d.name))
+        except OSError:
+            if not rel:
+                raise
+            yield rel + "/", None, None  # an unreadable folder is reported like a file error
+            continue
+        subdirs = []
+        for d in entries:
+            if d.name.startswith("."):
+                continue
+            path = f"{rel}/{d.name}" if rel else d.name
+            try:
+                if d.is_dir(follow_symlinks=False):
+                    subdirs.append(path)
+                    continue
+                st = d.stat(follow_symlinks=True)
+            except OSError:
+                yield path, None, None
+                continue
+            if stat_mod.S_ISREG(st.st_mode):
+                yield path, st.st_size, st.st_mtime
+            elif not stat_mod.S_ISDIR(st.st_mode):  # never opened: reading a FIFO would block
+                yield path, None, st.st_mtime
+        stack.extend(reversed(subdirs))
+
+
+# ------------------------------------------------------------------------------- one file
+
+
+def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
+              rows: int = DEFAULT_ROWS, drafter: tuple[str, str | None] | None = None,
+              vocab_mapping: str | None = None) -> dict[str, Any]:
+    """The record of one file; every problem becomes an error record, never an exception."""
+    name = rel.rsplit("/", 1)[-1]
+    base = {
+        "path": rel,
+        "index": file_index(name),
+        "shard": rel.rsplit("/", 1)[0] if "/" in rel else "",
+        "size": size,
+        "mtime": mtime,
+    }
+    path = os.path.join(root, rel)
+    if size is None:
+        why = _why_unread(path)
+        odd = why.startswith(("a FIFO", "a socket", "a character", "a block")) and base["index"] is None
+        return {**base, "error": why, **({"not_sample": True} if odd else {})}
+    looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
+    head = b""  # a small sample is read whole, gzip or not: loading it says what it is
+    if not looks_like_sample or size > SMALL_FILE_BYTES:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(16)
+        except OSError as err:
+            return {**base, "error": "permission denied" if isinstance(err, PermissionError) else f"cannot read file: {err.strerror}"}
+    if not looks_like_sample and not _known_magic(head, size):
+        return {**base, "error": "not a sample file", "not_sample": True}
+    try:
+        return {**base, **measure(path, size, head, full=full, rows=rows, drafter=drafter,
+                                   vocab_mapping=vocab_mapping)}
+    except NotASample as err:
+        return {**base, "error": str(err), "not_sample": True}
+    except SampleError as err:
+        return {**base, "error": str(err)}
+    except MemoryError:
+        return {**base, "error": "out of memory while reading the file"}
+    except Exception as err:  # one odd file must never stop a 100,000-file scan
+        return {**base, "error": f"{type(err).__name__}: {str(err)[:200]}"}
+
+
+def _why_unread(path: str) -> str:
+    """Why a file the walk could not size is not read (it is never opened here)."""
+    if path.endswith("/"):
+        return "cannot be read (folder or file)"
+    try:
+        regular_file_size(path)
+    except SampleError as err:
+        return str(err)
+    return "cannot be read (folder or file)"
+
+
+def _known_magic(head: bytes, size: int) -> bool:
+    from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
+
+    return head.startswith(_MAGIC) or looks_like_safetensors(head, size)
+
+
+# ------------------------------------------------------------------------------- many files
+
+
+class ScanProgress:
+    """What a progress line or bar shows; updated by scan_tree as records arrive."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.files_total = 0
+        self.bytes_total = 0
+        self.listing_done = False
+        self.files_done = 0
+        self.bytes_done = 0  # sizes of files finished (scanned or cached)
+        self.bytes_read = 0  # what reading them cost
+        self.workers = 0  # processes reading (bounded by the cores and the work)
+
+    @property
+    def elapsed(self) -> float:
+        return max(time.monotonic() - self.started, 1e-9)
+
+    def eta(self) -> float | None:
+        if not self.listing_done or not self.bytes_done:
+            return None
+        left = self.bytes_total - self.bytes_done
+        return left * self.elapsed / self.bytes_done
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files_done": self.files_done, "files_total": self.files_total,
+            "bytes_done": self.bytes_done, "bytes_total": self.bytes_total,
+            "bytes_read": self.bytes_read, "seconds": round(self.elapsed, 3),
+            "listing_done": self.listing_done, "workers": self.workers,
+        }
+
+
+def _init_worker() -> None:
+    import signal
+
+    import torch
+
+    # ctrl+c is the parent's to handle (it terminates the pool); a worker dying on it would
+    # lose its chunk and leave the parent waiting
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)
+
+
+def _scan_chunk(args) -> list[dict[str, Any]]:
+    root, chunk, full, rows, drafter, vocab_mapping = args
+    return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping)
+            for rel, size, mtime in chunk]
+
+
+@contextlib.contextmanager
+def one_torch_thread(needed: bool = True):
+    """torch's intra-op threads on the tiny tensors of one sample cost more than they give, and
+    on a shared machine they spin against other processes: 5-10x slower per file measured on
+    2 busy cores. Process-wide while it lasts (torch has no per-thread setting)."""
+    if not needed:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def scan_tree(
+    root: str,
+    *,
+    full: bool = False,
+    rows: int = DEFAULT_ROWS,
+    workers: int | None = None,
+    cancel: threading.Event | None = None,
+    known: dict[str, tuple] | None = None,
+    progress: Callable[[ScanProgress], None] | None = None,
+    drafter: tuple[str, str | None] | None = None,
+    vocab_mapping: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Records of every file under root, each as soon as it is ready (not in path order).
+
+    drafter: (drafter folder, model folder or None): each record gets the drafter's top-1
+    (engines/scan/agreement.py); the caller checks the folder first (agreement.check_drafter),
+    which also loads it here once, before the workers fork.
+
+    Raises OSError when root itself cannot be listed. When `cancel` is set, stops within about
+    one chunk of files per worker and returns (records already yielded stand).
+    `vocab_mapping` (else the shallowest vocab_mapping.pt in the tree) adds draft-vocabulary
+    counts, with the mapping's identity (options.mapping_identity) in draft_vocab.mapping.
+    known: rel -> (size, mtime[, variant]) of cached records; one stands for the file when size
+    and mtime match and its variant is "*" (it does not depend on the mapping) or the identity
+    of the mapping this scan uses (None: none). Stubs come once the listing is complete.
+    `workers` is bounded by the cores and the work (ScanProgress.workers says how many ran).
+    """
+    if not os.path.isdir(root):
+        os.scandir(root).close()  # raises the real error (missing, not a folder, permission)
+    cancel = cancel or threading.Event()
+    state = ScanProgress()
+    listing: list[tuple[str, int | None, float | None]] = []
+    try:
+        for rel, size, mtime in walk(root, cancel):
+            state.files_total += 1
+            state.bytes_total += size or 0
+            listing.append((rel, size, mtime))
+    except Cancelled:
+        return
+    state.listing_done = True
+    vocab_mapping = vocab.mapping_for_scan(root, vocab_mapping, [rel for rel, _, _ in listing])
+    identity = mapping_identity(vocab_mapping)
+    todo: list[tuple[str, int | None, float | None]] = []
+    for rel, size, mtime in listing:
+        k = known.get(rel) if known is not None and size is not None else None
+        if k is not None and tuple(k[:2]) == (size, mtime) and (len(k) < 3 or k[2] in ("*", identity)):
+            state.files_done += 1
+            state.bytes_done += size
+            yield {"path": rel, "size": size, "mtime": mtime, "cached": True}
+        else:
+            todo.append((rel, size, mtime))
+    state.workers = bounded_workers(workers, len(todo)) if todo else 0
+    if progress is not None:
+        progress(state)
+    for record in _run(root, todo, full, rows, state.workers, cancel, drafter, vocab_mapping):
+        state.files_done += 1
+        state.bytes_done += record.get("size") or 0
+        state.bytes_read += record.get("bytes_read") or 0
+        if identity is not None and "draft_vocab" in record:
+            record["draft_vocab"]["mapping"] = identity
+        yield record
+        if progress is not None:
+            progress(state)
+
+
+def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[dict[str, Any]]:
+    chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
+    if workers <= 1 or len(chunks) <= 1:
+        with one_torch_thread(bool(todo)):
+            for rel, size, mtime in todo:
+                if cancel.is_set():
+                    return
+                yield scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter,
+                                vocab_mapping=vocab_mapping)
+        return
+    import multiprocessing
+
+    # fork after importing torch here: a worker then starts in milliseconds; one that imports
+    # torch itself costs ~1.5 s of CPU each, taken from the cores the scan needs (spawn would too)
+    import torch  # noqa: F401
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    import gc
+
+    # frozen objects are left out of the children's collections, which would otherwise touch
+    # (and so copy, page by page) the whole heap torch's import left in the parent
+    gc.freeze()
+    try:
+        pool = ctx.Pool(workers, initializer=_init_worker)
+    finally:
+        gc.unfreeze()
+    try:
+        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
+                                                       for c in chunks]):
+            for record in batch:
+                yield record
+            if cancel.is_set():
+                return
+    finally:
+        pool.terminate()
+        pool.join()

@@ -1,0 +1,368 @@
+"""How a scan reads a sample's rows cheaply and what it keeps of them (engines/scan/records.py walks the
+tree and runs the pool): the rows a quick scan picks, read with pread at their offsets inside
+torch's zip (readahead off) or through the mapping; every part's norms, NaN/Inf and cosines in one
+batched pass; the per-part statistics, the layer signature and the fingerprint of a record.
+
+torch and the standard library only (shipped to the remote box by the agent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from typing import Any
+
+#: padding rows looked at in quick mode to tell whether they carry non-zero states
+PAD_PROBE = 2
+#: elements per chunk in full mode (bounds the float32 buffer)
+CHUNK_ELEMENTS = 1 << 21
+#: a sample whose rows hold at most this many elements in all is read whole even in quick mode:
+#: picking rows costs more than the arithmetic on every row (about 100 rows of 3 slots of 64)
+SMALL_ROWS_ELEMENTS = 1 << 16
+
+
+def pread_rows(path: str, parts: list, pick) -> list | None:
+    """The picked rows of each part read with pread at their offsets in the file, readahead off
+    (POSIX_FADV_RANDOM): the page cache then holds little more than those rows. Through the
+    mapping, each touched row brought in ~75 KiB (the kernel's fault granularity), 9% of a
+    224 MiB sample for 64 rows. None (the caller reads through the mapping) when the file is not
+    torch's uncompressed zip or the offsets cannot be proven.
+
+    torch.load(mmap=True) maps the whole file once, so every storage's address minus its offset
+    in the file is one constant: found by pairing with the zip's record offsets, and checked
+    against all of them."""
+    import struct
+    import zipfile
+
+    import torch
+
+    try:
+        with open(path, "rb") as fh:
+            offsets = set()
+            for info in zipfile.ZipFile(fh).infolist():
+                if info.compress_type != zipfile.ZIP_STORED or "/data/" not in info.filename:
+                    continue
+                fh.seek(info.header_offset)
+                head = fh.read(30)
+                if head[:4] != b"PK\x03\x04":
+                    return None
+                name_len, extra_len = struct.unpack("<HH", head[26:30])
+                offsets.add(info.header_offset + 30 + name_len + extra_len)
+            ptrs = {x.untyped_storage().data_ptr() for x in parts}
+            lowest = min(ptrs)
+            shifts = [lowest - o for o in offsets if all(p - (lowest - o) in offsets for p in ptrs)]
+            if len(shifts) != 1 or any(x.stride(-1) != 1 for x in parts):
+                return None
+            fd = fh.fileno()
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            out = []
+            rows = pick.tolist()
+            for group in _side_by_side(parts, shifts[0]):
+                # the slots of one aux row lie side by side in the file: one read for all of them
+                (x0, base, step), es = group[0], group[0][0].element_size()
+                width = sum(x.shape[1] for x, _, _ in group) * es
+                buf = bytearray(len(rows) * width)
+                view = memoryview(buf)
+                for i, r in enumerate(rows):
+                    chunk = os.pread(fd, width, base + r * step)
+                    if len(chunk) != width:
+                        return None
+                    view[i * width : (i + 1) * width] = chunk
+                block = torch.frombuffer(buf, dtype=x0.dtype).view(len(rows), width // es)
+                col = 0
+                for x, _, _ in group:
+                    out.append(block[:, col : col + x.shape[1]])
+                    col += x.shape[1]
+            return out
+    except (OSError, ValueError, zipfile.BadZipFile, RuntimeError, struct.error):
+        return None
+
+
+def _side_by_side(parts: list, shift: int) -> list[list]:
+    """Runs of consecutive parts that sit next to each other in every row of the file (the slots
+    of aux_hidden_state): [(part, file offset of its row 0, bytes from row to row), ...] each."""
+    groups: list[list] = []
+    for x in parts:
+        es = x.element_size()
+        base = x.untyped_storage().data_ptr() - shift + x.storage_offset() * es
+        step = x.stride(0) * es
+        if groups:
+            y, y_base, y_step = groups[-1][-1]
+            if (y_step == step and y.dtype == x.dtype and y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+                    and y_base + y.shape[1] * es == base):
+                groups[-1].append((x, base, step))
+                continue
+        groups.append([(x, base, step)])
+    return groups
+
+
+_LIBC: list = []
+
+
+def no_readahead(x) -> None:
+    """madvise(MADV_RANDOM) on the mapped storage behind x: without it, each of the few rows a
+    quick scan touches pulls in megabytes of kernel readahead (most of a 224 MiB file)."""
+    import ctypes
+    import mmap as mmap_mod
+
+    advice = getattr(mmap_mod, "MADV_RANDOM", None)
+    if advice is None:
+        return
+    try:
+        if not _LIBC:
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        storage = x.untyped_storage()
+        start, size = storage.data_ptr(), storage.nbytes()
+        page = mmap_mod.PAGESIZE
+        begin = start - start % page
+        _LIBC[0].madvise(ctypes.c_void_p(begin), ctypes.c_size_t(start + size - begin), ctypes.c_int(advice))
+    except (OSError, AttributeError, RuntimeError):
+        pass  # only a speed hint
+
+
+def pick_rows(t: int, valid: int, rows: int, row_elements: int = 0):
+    """Sorted row indices for quick mode: `rows` evenly spaced valid rows (the first included)
+    and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway, or when
+    every row (row_elements each, all parts) is cheaper to read than a pick."""
+    import torch
+
+    if rows <= 0 or t <= rows + PAD_PROBE or t * row_elements <= SMALL_ROWS_ELEMENTS:
+        return None
+    n = min(rows, valid)
+    # in plain Python: the torch ops (linspace, round, unique, cat) cost more than the arithmetic
+    step = (valid - 1) / (n - 1) if n > 1 else 0.0
+    picked = sorted({round(i * step) for i in range(n)})
+    if t > valid:
+        picked += sorted({valid, t - 1})[:PAD_PROBE]
+    return torch.tensor(picked, dtype=torch.long)
+
+
+def rows_pass(parts: list, pick, t: int):
+    """One pass over the rows (all of them, or `pick`) of P parts of equal width.
+
+    Returns norms [P, R] (float32), the cosine between neighbouring parts per row [P-1, R]
+    (None for one part), per part the NaN and Inf counts and the first row holding one, and
+    the rows read as float32 [P, R, H] when they fit one chunk (else None).
+    Full mode goes in chunks of rows so a 224 MiB sample never becomes a float32 copy at once.
+    """
+    import torch
+
+    n_parts, h = len(parts), parts[0].shape[1]
+    n_rows = t if pick is None else len(pick)
+    step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
+    if n_rows <= step and len({x.dtype for x in parts}) == 1:
+        # one chunk (every small file): no buffer, no copies into it, no slices to fill
+        chunk = torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts]).float()
+        n = torch.linalg.vector_norm(chunk, dim=-1)
+        cos = None
+        if n_parts > 1:
+            cos = torch.linalg.vecdot(chunk[:-1], chunk[1:], dim=-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
+        nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
+        return n, cos, nan, inf, first, chunk
+    norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
+    cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
+    nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
+    buf = torch.empty(n_parts, min(step, n_rows), h, dtype=torch.float32)
+    for r0 in range(0, n_rows, step):
+        r1 = min(n_rows, r0 + step)
+        chunk = buf[:, : r1 - r0]
+        for i, x in enumerate(parts):
+            # reads only these rows of the mapped file
+            chunk[i].copy_(x[r0:r1] if pick is None else x.index_select(0, pick[r0:r1]))
+        n = torch.linalg.vector_norm(chunk, dim=-1)
+        norms[:, r0:r1] = n
+        if cos is not None:
+            dots = torch.linalg.vecdot(chunk[:-1], chunk[1:], dim=-1)
+            cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
+        _nonfinite(chunk, n, r0, pick, nan, inf, first)
+    return norms, cos, nan, inf, first, None
+
+
+def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
+    """Add the NaN/Inf counts (and first rows) of a chunk of rows starting at row r0."""
+    import torch
+
+    # norms are >= 0: their sum is finite exactly when they all are (or it overflowed: exact check)
+    # (math.isfinite of the item: torch.isfinite on a single value costs ~20 us, several kernels)
+    if not math.isfinite(n.sum().item()) and not bool(torch.isfinite(n).all()):
+        for i in (~torch.isfinite(n)).any(dim=1).nonzero().flatten().tolist():
+            nan[i] += int(torch.isnan(chunk[i]).sum())
+            inf[i] += int(torch.isinf(chunk[i]).sum())
+            if first[i] is None:
+                at = r0 + int((~torch.isfinite(n[i])).nonzero()[0, 0])
+                first[i] = at if pick is None else int(pick[at])
+    return nan, inf, first
+
+
+def parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
+    """rows_pass for parts of different widths: one part at a time, and the cosine only
+    between neighbours that share a width (NaN where they do not)."""
+    import torch
+
+    n_rows = t if pick is None else len(pick)
+    norms = torch.empty(len(parts), n_rows, dtype=torch.float32)
+    cos = torch.full((max(len(parts) - 1, 0), n_rows), math.nan) if len(parts) > 1 else None
+    nan, inf, first = [], [], []
+    for i, x in enumerate(parts):
+        n, _, a, b, c, _ = rows_pass([x], pick, t)
+        norms[i] = n[0]
+        nan.append(a[0])
+        inf.append(b[0])
+        first.append(c[0])
+    for i in range(len(parts) - 1):
+        if parts[i].shape[1] == parts[i + 1].shape[1]:
+            _, c, *_ = rows_pass([parts[i], parts[i + 1]], pick, t)
+            cos[i] = c[0]
+    return norms, cos, nan, inf, first, None
+
+
+def all_finite(norms, cos) -> bool:
+    """Every norm and cosine is finite (one reduction: a NaN or Inf anywhere makes the sum one;
+    a sum that overflows only sends the caller down the exact, slower path)."""
+    total = norms.sum().item() if cos is None else norms.sum().item() + cos.sum().item()
+    return math.isfinite(total)
+
+
+def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan: list, inf: list,
+                   first: list, n_slots: int, has_final: bool, slots_same_width: bool):
+    """part_stats and signature at once when the valid rows read are the first n_valid of norms:
+    one reduction and one transfer to Python instead of a dozen small torch ops (what a small
+    file's statistics cost). None when a norm is not finite (the sums say so: norms are >= 0),
+    for the exact path; finite norms make finite cosines."""
+    import torch
+
+    p = len(norms)
+    vn = norms[:, :n_valid]
+    pieces = [vn.sum(1), vn.amax(1), norms[:, n_valid:].sum(1), vn[:, 0]]
+    if cos is not None:
+        pieces.append(cos[:, :n_valid].sum(1))
+    flat = torch.cat(pieces).tolist()
+    if not all(map(math.isfinite, flat)):
+        return None
+    sums, tops, pads, row0, cos_sums = flat[:p], flat[p : 2 * p], flat[2 * p : 3 * p], flat[3 * p : 4 * p], flat[4 * p :]
+    stats = []
+    for i in range(p):
+        mean = sums[i] / n_valid
+        if row0_stratum and n_valid > 1:  # row 0 is its own stratum (part_stats says why)
+            mean = (row0[i] + (valid - 1) * (sums[i] - row0[i]) / (n_valid - 1)) / valid
+        stats.append({"norm_mean": _finite(mean), "norm_max": _finite(tops[i]), "nan": nan[i], "inf": inf[i],
+                      "first_nonfinite_row": first[i], "_pad_nonzero": pads[i] > 0})
+    plain = [s / n_valid for s in sums]
+    sig = _signature_of(plain, [_finite(c / n_valid) for c in cos_sums], n_slots, has_final, slots_same_width)
+    return stats, sig
+
+
+def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool,
+                finite_prefix: int | None = None):
+    """Per part: the slot record (norm mean and max over the valid rows read).
+    finite_prefix: every norm is finite and the valid rows read are the first finite_prefix."""
+    import torch
+
+    if finite_prefix:
+        vn = norms[:, :finite_prefix]
+        mean = vn.sum(1) / finite_prefix
+        if quick and finite_prefix > 1 and int(positions[0]) == 0:
+            mean = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid  # row 0 stratum (below)
+        pn = norms[:, finite_prefix:]
+        pad_nonzero = pn.ne(0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
+        return [
+            {"norm_mean": _finite(m), "norm_max": _finite(x), "nan": nan[i], "inf": inf[i],
+             "first_nonfinite_row": first[i], "_pad_nonzero": bool(pad_nonzero[i])}
+            for i, (m, x) in enumerate(zip(mean.tolist(), vn.amax(1).tolist()))
+        ]
+    in_valid = positions < valid
+    vn = norms[:, in_valid]
+    ok = torch.isfinite(vn)
+    count = ok.sum(1)
+    plain = torch.where(ok, vn, 0.0).sum(1) / count.clamp_min(1)
+    mean = plain.clone()
+    if quick and vn.shape[1] > 1 and int(positions[0]) == 0:
+        # Row 0 is its own stratum: real models (and the demo one) put a massive activation on
+        # the first token, which would weigh 1/rows in the sample instead of 1/valid in the file.
+        strat = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid
+        mean = torch.where(ok.all(1), strat, mean)
+    top = torch.where(ok, vn, -math.inf).amax(1) if vn.shape[1] else torch.full((len(norms),), math.nan)
+    pn = norms[:, ~in_valid]
+    pad_nonzero = (pn != 0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
+    has = (count > 0).tolist()
+    mean_l, top_l = mean.tolist(), top.tolist()
+    stats = [
+        {
+            "norm_mean": _finite(mean_l[i]) if has[i] else None,
+            "norm_max": _finite(top_l[i]) if has[i] else None,
+            "nan": nan[i],
+            "inf": inf[i],
+            "first_nonfinite_row": first[i],
+            "_pad_nonzero": bool(pad_nonzero[i]),
+        }
+        for i in range(len(norms))
+    ]
+    return stats
+
+
+def signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width: bool,
+               finite: bool = False) -> dict[str, Any]:
+    """Cheap numbers that tell capture layers apart across files: each slot's norm relative to
+    the final state's, and the mean cosine between neighbouring slots (over `rows`: a slice or
+    row indices). finite: every norm and cosine is."""
+    import torch
+
+    count = (rows.stop - rows.start) if isinstance(rows, slice) else len(rows)
+    if not len(norms) or not count:
+        return {"rel_final": [], "cos_next": [], "cos_final": None}
+    pick = (lambda x: x[:, rows]) if isinstance(rows, slice) else (lambda x: x.index_select(1, rows))
+    vn = pick(norms)
+    if finite:
+        plain = (vn.sum(1) / count).tolist()
+        means = (pick(cos).sum(1) / count).tolist() if cos is not None else []
+        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width)
+    fin = torch.isfinite(vn)
+    plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
+    means: list = []
+    if cos is not None:
+        c = pick(cos)
+        ok = torch.isfinite(c)
+        m = torch.where(ok, c, 0.0).sum(1) / ok.sum(1).clamp_min(1)
+        means = [_finite(v) if n else None for v, n in zip(m.tolist(), ok.sum(1).tolist())]
+    return _signature_of(plain, means, n_slots, has_final, slots_same_width)
+
+
+def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+    ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
+    rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
+    cos_next = means[: max(n_slots - 1, 0)] if slots_same_width else []
+    cos_final = means[n_slots - 1] if has_final and n_slots and len(means) >= n_slots else None
+    return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
+
+
+def fingerprint(ids, parts: list, valid: int, rows_f32=None) -> str:
+    """Equal for files with the same ids and the same states (the first and last valid row of
+    each part, which both depths read): finds duplicates. The same in quick and full records,
+    so a cached record of either depth can be matched with a new one.
+
+    rows_f32: every row of the parts as float32 [P, T, H] when the caller has them (rows_pass):
+    the same bytes in one gather instead of one per part."""
+    h = hashlib.blake2b(digest_size=12)
+    if ids is not None:
+        h.update(ids.contiguous().numpy().tobytes())
+    import torch
+
+    rows = sorted({0, valid - 1}) if valid else None
+    held = rows_f32.numpy() if rows is not None and rows_f32 is not None else None
+    at = torch.tensor(rows) if rows is not None and held is None else None
+    for i, x in enumerate(parts):
+        h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+        if held is not None:  # the same bytes, row by row, without a gather
+            for r in rows:
+                h.update(held[i, r].tobytes())
+        elif at is not None:  # the rows' bytes back to back, as row by row (one gather instead of two)
+            h.update(x.index_select(0, at).float().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _finite(v: float | None) -> float | None:
+    if v is None or not math.isfinite(v):
+        return None
+    return v
