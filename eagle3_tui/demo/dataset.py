@@ -27,7 +27,7 @@ import torch
 from eagle3_tui.demo import bpe
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
-from eagle3_tui.demo.model import ModelConfig, build_model
+from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
 
 README_MARK = "eagle3-tui demo dataset"
 SHARD = "rows_0-2000"
@@ -156,6 +156,7 @@ class _Demo:
 
     def write_train(self) -> None:
         indices = [i for i in range(N_TRAIN) if i not in MISSING]
+        head_data: list[tuple[torch.Tensor, torch.Tensor]] = []
         # prompts for missing ones too: indices keep their prompts
         self.prompts = dict(enumerate(_chat_prompts(self.tokenizer, self.rng, N_TRAIN)))
         for start in range(0, len(indices), BATCH):
@@ -171,6 +172,8 @@ class _Demo:
             states, final = self.model.boundaries(ids, torch.float32)
             aux = self.aux_cat(states, self.aux)
             for row, i in enumerate(batch):
+                n = len(self.prompts[i].ids)
+                head_data.append((final[row, : n - 1], ids[row, 1:n]))
                 record = {
                     "input_ids": ids[row].clone(),
                     "loss_mask": mask[row].clone(),
@@ -183,6 +186,8 @@ class _Demo:
                 _save(record, os.path.join(self.dir, f"train_pt/{SHARD}/data_{i}.pt"))
                 self.train_files[i] = rel
                 self.padded[i] = ids[row].tolist()
+        # the target model "was trained on" these chats: its LM head predicts their next tokens
+        fit_lm_head(self.model, torch.cat([f for f, _ in head_data]), torch.cat([t for _, t in head_data]))
 
     def write_other_convention(self) -> None:
         """One sample of a run written with SpecForge layer ids CONVENTION_IDS (boundary = id + 1)."""
@@ -360,9 +365,9 @@ class _Demo:
         return max(free, key=lambda i: (len(self.padded[i]) - len(self.prompts[i].ids), -i))
 
     def decode(self, ids: list[int], steps: int) -> list[int]:
-        """Greedy decoding with the tied embedding as the LM head (bf16, like the engine)."""
+        """Greedy decoding with the model's LM head (bf16, like the engine)."""
         out = list(ids)
-        head = self.model.embed.weight
+        head = self.model.head()
         for _ in range(steps):
             _, fin = self.run(out)
             out.append(int((fin[-1].float() @ head.T).argmax()))
@@ -392,7 +397,9 @@ class _Demo:
             f"{MODEL_DIR}/  the target model every hidden state above comes from, a Llama that transformers loads",
             "    (config.json, model.safetensors, float32; run in float32 for train/). Like real models, its",
             "    layer 1 writes a massive activation (hundreds, in one channel) on <|im_start|> and a few other",
-            "    tokens. It names the layer of every slot (needs `pip install eagle3-tui[model]`):",
+            "    tokens. Its LM head is fitted to the chats, so its own next tokens mostly follow the text",
+            "    (accept --model takes them as targets). It names the layer of every slot (needs",
+            "    `pip install eagle3-tui[model]`):",
             f"    eagle3-tui identify {self.train_files[0]} --model {MODEL_DIR}",
             f"{MODEL_DIR}/tokenizer.json  the byte-level BPE the chats are tokenized with ({len(self.tokenizer)} "
             "tokens, <|pad|> = 0):",
@@ -485,8 +492,8 @@ def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> dict[
     torch.set_num_threads(1)
     try:
         demo = _Demo(directory, seed, drafter)
-        demo.write_model()
         demo.write_train()
+        demo.write_model()
         demo.write_other_convention()
         demo.write_vocab_mapping()
         demo.write_infer()

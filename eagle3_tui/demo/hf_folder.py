@@ -1,6 +1,6 @@
 """The demo model as a Hugging Face folder: config.json and model.safetensors of a LlamaForCausalLM
 that `transformers` loads and that reproduces TinyDecoder's states (demo/model.py is a Llama: same
-RMSNorm, rotary, attention, SwiGLU MLP, tied LM head; its massive activations are in the weights).
+RMSNorm, rotary, attention, SwiGLU MLP, LM head tied or fitted; its massive activations are in the weights).
 
 The safetensors file is written by hand (write_safetensors): the package does not depend on the
 `safetensors` package.
@@ -65,7 +65,7 @@ def hf_config(model) -> dict[str, Any]:
         "max_position_embeddings": 4096,
         "attention_bias": False,
         "mlp_bias": False,
-        "tie_word_embeddings": True,
+        "tie_word_embeddings": model.lm_head is None,
         "bos_token_id": 1,
         "eos_token_id": 2,
         "pad_token_id": 0,
@@ -75,7 +75,7 @@ def hf_config(model) -> dict[str, Any]:
 
 
 def hf_tensors(model) -> dict[str, torch.Tensor]:
-    """TinyDecoder's weights under Llama's names (fused qkv and gate_up split); LM head tied."""
+    """TinyDecoder's weights under Llama's names (fused qkv and gate_up split), lm_head when untied."""
     h, mlp = model.cfg.hidden, model.cfg.mlp
     out = {"model.embed_tokens.weight": model.embed.weight}
     for i, blk in enumerate(model.blocks):
@@ -93,6 +93,8 @@ def hf_tensors(model) -> dict[str, torch.Tensor]:
             pre + "mlp.down_proj.weight": blk.down.weight,
         })
     out["model.norm.weight"] = model.final_norm.weight
+    if model.lm_head is not None:
+        out["lm_head.weight"] = model.lm_head
     return {name: t.detach().float().contiguous() for name, t in out.items()}
 
 

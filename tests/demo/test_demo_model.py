@@ -99,3 +99,28 @@ def test_identify_names_each_runs_layers_on_the_demo(demo_dir):
     late = next(c for c in manifest["infer"] if os.path.basename(c["file"]).startswith("fault_layers_all"))
     shifted = identify_file(str(d / late["file"]), model, device="cpu", ids_from=str(d / late["train"]))
     assert [row["boundary"] for row in shifted["slots"]] == [3, 6, 8]
+
+
+def test_the_target_models_own_next_tokens_follow_the_text(demo_dir, llama):
+    """Its LM head was fitted to the chats: `accept --model` (targets from the model) then measures
+    the drafter against tokens that mostly are the text's, as with a trained target."""
+    d, manifest = demo_dir
+    hits = rows = 0
+    for rel in manifest["train"][:4]:
+        s = load_sample(str(d / rel))
+        v = s.valid_len
+        with torch.no_grad():
+            guess = llama(s.ids[None, :v], use_cache=False).logits[0, :-1].argmax(-1)
+        hits += int((guess == s.ids[1:v]).sum())
+        rows += v - 1
+    assert hits / rows > 0.6
+
+
+def test_readme_lists_the_model_and_the_drafter(tmp_path):
+    from eagle3_tui.demo.dataset import write_demo
+
+    manifest = write_demo(str(tmp_path / "d"), seed=0, drafter=True)
+    readme = (tmp_path / "d" / "README.txt").read_text()
+    assert "model/  the target model" in readme and "identify train/rows_0-2000/data_0.ckpt --model model" in readme
+    assert "drafter/  an EAGLE-3 drafter" in readme and manifest["drafter"] == "drafter"
+    assert (tmp_path / "d" / "drafter" / "config.json").is_file()
