@@ -44,7 +44,7 @@ class ModelConfig:
 #: the massive neuron of layer 1 (see TinyDecoder._install_massive): gate and up weights on the
 #: marker channel, and its down weight on the massive channel
 MASSIVE_GATE = 6.0
-MASSIVE_OUT = 8.0
+MASSIVE_OUT = 6.0
 
 
 class RMSNorm(nn.Module):
@@ -140,10 +140,10 @@ class TinyDecoder(nn.Module):
         cfg, h = self.cfg, self.cfg.hidden
         chan, mark = (int(c) for c in torch.randperm(h, generator=g)[:2])
         marked = torch.randperm(cfg.vocab - 1, generator=g)[: max(1, cfg.vocab // 30)] + 1
-        strength = 1.0 + 0.5 * torch.rand(len(marked), generator=g)
+        strength = 1.0 + 0.25 * torch.rand(len(marked), generator=g)
         self.embed.weight[:, mark] = 0.0
         self.embed.weight[marked, mark] = strength
-        self.embed.weight[1, mark] = 1.6  # the first token of every prompt: the strongest
+        self.embed.weight[1, mark] = 1.5  # the first token of every prompt: the strongest marker
         for blk in self.blocks[:2]:  # nothing writes MARK before layer 1's MLP reads it
             blk.out.weight[mark] = 0.0
         self.blocks[0].down.weight[mark] = 0.0
