@@ -1,5 +1,6 @@
 """`eagle3-tui demo [DIR] [--write-only] [--seed N]`: write the demo dataset, then open the TUI on it
-with the demo's tokenizer (tokens as text) and its drafter when it has one."""
+with the demo's tokenizer (tokens as text), its target model (the layers) and its drafter when it
+has one."""
 
 from __future__ import annotations
 
@@ -46,9 +47,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def tui_argv(manifest: dict) -> list[str]:
-    """The TUI's arguments for the written demo: the folder, its tokenizer, its drafter if any."""
+    """The TUI's arguments for the written demo: the folder, its tokenizer, its target model (the
+    layers: `I`, the dataset view), its drafter if any."""
     d = manifest["dir"]
     argv = [d, "--tokenizer", os.path.join(d, os.path.dirname(manifest["tokenizer"]))]
+    if manifest.get("target_model"):
+        argv += ["--model", os.path.join(d, manifest["target_model"])]
     if manifest.get("drafter"):
         argv += ["--drafter", os.path.join(d, manifest["drafter"])]
     return argv
@@ -63,7 +67,8 @@ def _print_written(manifest: dict) -> None:
     print(f"Wrote the demo dataset to {os.path.abspath(d)} ({size:.1f} MB, seed {manifest['seed']}):")
     print(f"  train/     {len(train)} SpecForge samples (.ckpt, one .ckpt.gz), right-padded, some indices missing")
     print("  train_pt/  the same samples under .pt names")
-    print(f"  {os.path.dirname(manifest['tokenizer'])}/     tokenizer.json: the ids are chats, shown as text with --tokenizer")
+    print(f"  {manifest['target_model']}/     the target model (config.json, model.safetensors): the layers with --model;")
+    print("            tokenizer.json: the ids are chats, shown as text with --tokenizer")
     if manifest.get("drafter"):
         print(f"  {manifest['drafter']}/   an EAGLE-3 drafter trained on train/: acceptance with --drafter")
     print(f"  infer/     {len(ok)} correctly wired captures and {len(faults)} with a known fault")
@@ -74,6 +79,8 @@ def _print_written(manifest: dict) -> None:
     print(f"  eagle3-tui summary {os.path.join(d, train[0])} --tokenizer {tokenizer}")
     for c in (ok[0], *faults[:2]):
         print(f"  eagle3-tui compare {os.path.join(d, c['train'])} {os.path.join(d, c['file'])}")
+    model = os.path.join(d, manifest["target_model"])
+    print(f"  eagle3-tui identify {os.path.join(d, train[0])} --model {model}")
     if manifest.get("drafter"):
         print(f"  eagle3-tui accept {os.path.join(d, train[0])} --drafter {os.path.join(d, manifest['drafter'])}")
     print(f"  eagle3-tui scan {os.path.join(d, 'train')}")

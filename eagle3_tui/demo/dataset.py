@@ -14,13 +14,11 @@ torch and stdlib only (as engines/, which runs on the remote box too).
 
 from __future__ import annotations
 
-import ctypes
 import gzip
 import io
 import json
 import os
 import random
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +26,8 @@ import torch
 
 from eagle3_tui.demo import bpe
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
-from eagle3_tui.demo.model import ModelConfig, build_model
+from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
+from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
 
 README_MARK = "eagle3-tui demo dataset"
 SHARD = "rows_0-2000"
@@ -36,7 +35,7 @@ N_TRAIN = 26  # global indices 0..25, minus MISSING
 MISSING = (7, 19)  # skipped by the producer (SpecForge drops samples with NaN)
 GZIPPED = 3  # this index is stored as data_3.ckpt.gz
 BATCH = 4  # SpecForge pads each batch on the right to its longest row
-MODEL_DIR = "model"  # tokenizer.json of the demo model (the TUI's --tokenizer)
+MODEL_DIR = "model"  # the demo's target model: config.json, model.safetensors, tokenizer.json
 DRAFTER_DIR = "drafter"  # a trained EAGLE-3 drafter, when the demo writes one (see _write_drafter)
 # issue 9's capture: a run written with SpecForge layer ids [0, 2, 3] (boundaries 1, 3, 4), its
 # capture with the ids read under the other convention (boundaries 0, 2, 3: each one shallower)
@@ -112,40 +111,11 @@ def _save(obj: Any, path: str, *, gz: bool = False) -> None:
         torch.save(obj, path)
 
 
-_ST_DTYPES = {torch.bfloat16: "BF16", torch.float16: "F16", torch.float32: "F32", torch.int64: "I64"}
-
-
-def write_safetensors(tensors: dict[str, torch.Tensor], path: str, metadata: dict[str, str] | None = None) -> None:
-    """The safetensors format by hand: u64 little-endian header size, JSON header, raw bytes.
-
-    engines/ may not import the safetensors package (the remote box may lack it).
-    """
-    header: dict[str, Any] = {}
-    blobs: list[bytes] = []
-    offset = 0
-    for name, t in tensors.items():
-        t = t.detach().contiguous()
-        data = ctypes.string_at(t.data_ptr(), t.numel() * t.element_size())
-        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    if metadata:
-        header["__metadata__"] = metadata
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # keep the data 8-byte aligned
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-
-
 class _Demo:
-    def __init__(self, directory: str, seed: int):
+    def __init__(self, directory: str, seed: int, drafter: bool = False):
         self.dir = directory
         self.seed = seed
+        self.drafter = drafter  # README.txt lists the drafter when the demo trains one
         self.cfg = ModelConfig(seed=seed)
         self.model = build_model(self.cfg)
         self.rng = random.Random(seed)
@@ -177,13 +147,16 @@ class _Demo:
         self.captures.append(Capture(f"infer/{name}", self.train_files[idx], fmt, expect, note, extra))
 
     # --- training side ---------------------------------------------------------------------
-    def write_tokenizer(self) -> None:
+    def write_model(self) -> None:
+        """The target model every state comes from, as a Hugging Face Llama folder (--model), and
+        the tokenizer (--tokenizer)."""
         folder = os.path.join(self.dir, MODEL_DIR)
-        os.makedirs(folder, exist_ok=True)
+        write_model_folder(self.model, folder)
         self.tokenizer.save(os.path.join(folder, "tokenizer.json"))
 
     def write_train(self) -> None:
         indices = [i for i in range(N_TRAIN) if i not in MISSING]
+        head_data: list[tuple[torch.Tensor, torch.Tensor]] = []
         # prompts for missing ones too: indices keep their prompts
         self.prompts = dict(enumerate(_chat_prompts(self.tokenizer, self.rng, N_TRAIN)))
         for start in range(0, len(indices), BATCH):
@@ -199,6 +172,8 @@ class _Demo:
             states, final = self.model.boundaries(ids, torch.float32)
             aux = self.aux_cat(states, self.aux)
             for row, i in enumerate(batch):
+                n = len(self.prompts[i].ids)
+                head_data.append((final[row, : n - 1], ids[row, 1:n]))
                 record = {
                     "input_ids": ids[row].clone(),
                     "loss_mask": mask[row].clone(),
@@ -211,6 +186,8 @@ class _Demo:
                 _save(record, os.path.join(self.dir, f"train_pt/{SHARD}/data_{i}.pt"))
                 self.train_files[i] = rel
                 self.padded[i] = ids[row].tolist()
+        # the target model "was trained on" these chats: its LM head predicts their next tokens
+        fit_lm_head(self.model, torch.cat([f for f, _ in head_data]), torch.cat([t for _, t in head_data]))
 
     def write_other_convention(self) -> None:
         """One sample of a run written with SpecForge layer ids CONVENTION_IDS (boundary = id + 1)."""
@@ -388,9 +365,9 @@ class _Demo:
         return max(free, key=lambda i: (len(self.padded[i]) - len(self.prompts[i].ids), -i))
 
     def decode(self, ids: list[int], steps: int) -> list[int]:
-        """Greedy decoding with the tied embedding as the LM head (bf16, like the engine)."""
+        """Greedy decoding with the model's LM head (bf16, like the engine)."""
         out = list(ids)
-        head = self.model.embed.weight
+        head = self.model.head()
         for _ in range(steps):
             _, fin = self.run(out)
             out.append(int((fin[-1].float() @ head.T).argmax()))
@@ -417,9 +394,23 @@ class _Demo:
             f"{CONVENTION_DIR}/{SHARD}/data_{CONVENTION_INDEX}.ckpt  a sample of another run, written with "
             f"SpecForge layer ids {list(CONVENTION_IDS)}",
             f"    (boundaries {[b + 1 for b in CONVENTION_IDS]}).",
+            f"{MODEL_DIR}/  the target model every hidden state above comes from, a Llama that transformers loads",
+            "    (config.json, model.safetensors, float32; run in float32 for train/). Like real models, its",
+            "    layer 1 writes a massive activation (hundreds, in one channel) on <|im_start|> and a few other",
+            "    tokens. Its LM head is fitted to the chats, so its own next tokens mostly follow the text",
+            "    (accept --model takes them as targets). It names the layer of every slot (needs",
+            "    `pip install eagle3-tui[model]`):",
+            f"    eagle3-tui identify {self.train_files[0]} --model {MODEL_DIR}",
             f"{MODEL_DIR}/tokenizer.json  the byte-level BPE the chats are tokenized with ({len(self.tokenizer)} "
             "tokens, <|pad|> = 0):",
             f"    eagle3-tui {self.train_files[0]} --tokenizer {MODEL_DIR}  shows the tokens as text.",
+        ]
+        if self.drafter:
+            lines += [
+                f"{DRAFTER_DIR}/  an EAGLE-3 drafter (SpecForge's layout) trained on train/: acceptance.",
+                f"    eagle3-tui accept {self.train_files[0]} --drafter {DRAFTER_DIR}",
+            ]
+        lines += [
             "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
             f"    The {self.draft[0]} most frequent loss-masked tokens; they cover {100 * self.draft[1]:.1f}% of "
             "the loss-masked tokens of train/.",
@@ -500,9 +491,9 @@ def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> dict[
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        demo = _Demo(directory, seed)
-        demo.write_tokenizer()
+        demo = _Demo(directory, seed, drafter)
         demo.write_train()
+        demo.write_model()
         demo.write_other_convention()
         demo.write_vocab_mapping()
         demo.write_infer()
@@ -527,6 +518,8 @@ def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> dict[
         "infer": [{"file": c.file, "train": c.train, "format": c.format, "expect": c.expect, "note": c.note,
                    **c.extra}
                   for c in demo.captures],
-        "other": ["vocab_mapping/vocab_mapping.pt", f"{MODEL_DIR}/tokenizer.json", "README.txt"],
+        "target_model": MODEL_DIR,
+        "other": ["vocab_mapping/vocab_mapping.pt", f"{MODEL_DIR}/tokenizer.json", f"{MODEL_DIR}/config.json",
+                  f"{MODEL_DIR}/model.safetensors", "README.txt"],
         "bytes": total,
     }

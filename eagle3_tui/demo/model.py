@@ -4,8 +4,12 @@ Used to make the demo dataset and test data: embeddings, pre-norm residual block
 non-trivial gains, causal attention with rotary positions, SwiGLU MLP), a final norm. Weights are
 seeded and rounded to bf16-representable values, so a float32 run and a bf16 run of the same
 model differ only by activation precision, as a float32 training dump and a bf16 engine do.
-Later blocks write larger updates, and one channel gets a large value on the first token (an
-"attention sink"), so residual norms grow with depth and vary per token like a real model's.
+Later blocks write larger updates, and layer 1's MLP writes a value in the hundreds into one
+channel on the first token (<|im_start|> / BOS) and a few delimiter-like tokens ("massive
+activations"), so residual norms grow with depth and vary per token like a real model's.
+
+It is a Llama: demo/hf_folder.py saves it as a LlamaForCausalLM folder that `transformers` loads
+and that reproduces its float32 states (every quirk is in the weights, none added to the states).
 
 torch and stdlib only, as engines/ (shipped to the remote box).
 """
@@ -35,6 +39,12 @@ class ModelConfig:
     def aux_boundaries(self) -> tuple[int, int, int]:
         """The common EAGLE-3 default capture: b = {2, L//2, L-3}."""
         return (2, self.layers // 2, self.layers - 3)
+
+
+#: the massive neuron of layer 1 (see TinyDecoder._install_massive): gate and up weights on the
+#: marker channel, and its down weight on the massive channel
+MASSIVE_GATE = 6.0
+MASSIVE_OUT = 6.0
 
 
 class RMSNorm(nn.Module):
@@ -86,6 +96,8 @@ class TinyDecoder(nn.Module):
         self.embed = nn.Embedding(cfg.vocab, cfg.hidden)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.layers))
         self.final_norm = RMSNorm(cfg.hidden)
+        #: the LM head [V, H]; None: tied to the embeddings (fit_lm_head gives the demo its own)
+        self.lm_head: torch.Tensor | None = None
         self._init_weights()
 
     @torch.no_grad()
@@ -113,19 +125,39 @@ class TinyDecoder(nn.Module):
             blk.gate_up.weight.copy_(normal(2 * cfg.mlp, h, std=1.0 / math.sqrt(h)))
             blk.down.weight.copy_(normal(h, cfg.mlp, std=1.2 * depth_gain / math.sqrt(cfg.mlp)))
         self.final_norm.weight.copy_(gains())
+        self._install_massive(g)
         for p in self.parameters():  # exactly representable in bf16: only activations differ
             p.copy_(p.bfloat16().float())
-        # "massive activations": one channel carries a huge value on the first token (from the
-        # embeddings on) and on a few delimiter-like tokens (written by layer 1), as in real
-        # models. Pre-norm norms then vary a lot per token; after the final norm they do not.
-        chan = int(torch.randint(h, (1,), generator=g))
-        self.register_buffer("_massive_dir", torch.zeros(h), persistent=False)
-        self._massive_dir[chan] = 1.0
-        size = torch.zeros(cfg.vocab)
-        delim = torch.randperm(cfg.vocab - 1, generator=g)[: max(1, cfg.vocab // 30)] + 1
-        size[delim] = 120.0 + 120.0 * torch.rand(len(delim), generator=g)
-        self.register_buffer("_massive_size", size, persistent=False)
+
+    @torch.no_grad()
+    def _install_massive(self, g: torch.Generator) -> None:
+        """"Massive activations", in the weights as a real model has them: one channel (CHAN) gets
+        a value in the hundreds on the first token (<|im_start|> / BOS, id 1) and on a few
+        delimiter-like tokens, written by one neuron of layer 1's MLP. Their embeddings carry a
+        marker in another channel (MARK) that layers 0 and 1 never write, so the neuron reads it
+        cleanly: silu(G m) * U m with m = 0 (no output at all) on every other token. Pre-norm norms
+        then vary a lot per token; after the final norm (gain 1 on CHAN) they do not."""
+        cfg, h = self.cfg, self.cfg.hidden
+        chan, mark = (int(c) for c in torch.randperm(h, generator=g)[:2])
+        marked = torch.randperm(cfg.vocab - 1, generator=g)[: max(1, cfg.vocab // 30)] + 1
+        strength = 1.0 + 0.25 * torch.rand(len(marked), generator=g)
+        self.embed.weight[:, mark] = 0.0
+        self.embed.weight[marked, mark] = strength
+        self.embed.weight[1, mark] = 1.5  # the first token of every prompt: the strongest marker
+        for blk in self.blocks[:2]:  # nothing writes MARK before layer 1's MLP reads it
+            blk.out.weight[mark] = 0.0
+        self.blocks[0].down.weight[mark] = 0.0
+        blk = self.blocks[1]
+        n = cfg.mlp - 1  # the massive neuron: gate and up read MARK only, down writes CHAN only
+        blk.mlp_norm.weight[mark] = 1.0
+        blk.gate_up.weight[n] = 0.0
+        blk.gate_up.weight[n, mark] = MASSIVE_GATE
+        blk.gate_up.weight[cfg.mlp + n] = 0.0
+        blk.gate_up.weight[cfg.mlp + n, mark] = MASSIVE_GATE
+        blk.down.weight[:, n] = 0.0
+        blk.down.weight[chan, n] = MASSIVE_OUT
         self.final_norm.weight[chan] = 1.0
+        self.massive_channel, self.marker_channel = chan, mark
 
     def rotary_tables(self, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         d = self.cfg.hidden // self.cfg.heads
@@ -141,21 +173,22 @@ class TinyDecoder(nn.Module):
         squeeze = ids.dim() == 1
         ids2 = ids.unsqueeze(0) if squeeze else ids
         model = self if dtype == torch.float32 else _cast(self, dtype)
-        massive = self._massive_dir.to(dtype)
         x = model.embed(ids2).to(dtype)
-        x[:, 0] += 150.0 * massive
         cos, sin = model.rotary_tables(ids2.shape[1], dtype)
         states = [x]
-        for i, blk in enumerate(model.blocks):
+        for blk in model.blocks:
             x = blk(x, cos, sin)
-            if i == 1:
-                x = x + self._massive_size[ids2].to(dtype)[..., None] * massive
             states.append(x)
         final = model.final_norm(x)
         if squeeze:
             states = [s[0] for s in states]
             final = final[0]
         return states, final
+
+
+    def head(self) -> torch.Tensor:
+        """The LM head's weight [V, H]: its own when fitted, else the tied embeddings."""
+        return self.embed.weight if self.lm_head is None else self.lm_head
 
 
 _CASTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {dtype: copy}
@@ -174,6 +207,30 @@ def build_model(cfg: ModelConfig | None = None, **overrides) -> TinyDecoder:
     if overrides:
         cfg = ModelConfig(**{**cfg.__dict__, **overrides})
     return TinyDecoder(cfg).eval()
+
+
+def fit_lm_head(model: TinyDecoder, finals: torch.Tensor, targets: torch.Tensor, *, steps: int = 20) -> None:
+    """Give `model` an LM head (untied) that predicts `targets` [N] from post-norm `finals` [N, H],
+    as if the model had been trained on that text: its greedy tokens, and the targets SpecForge
+    takes from it (`accept --model`), then follow the text. Over the tokens that occur as targets
+    (the others keep a zero row): a linear discriminant start, a few Adam steps of cross-entropy
+    (about 85% top-1 on the demo's training text, in a fraction of a second); bf16-representable."""
+    finals = finals.float()
+    tokens, cls = torch.unique(targets.long(), return_inverse=True)
+    count = torch.bincount(cls).float()[:, None]
+    means = torch.zeros(len(tokens), finals.shape[1]).index_add_(0, cls, finals) / count
+    cov = torch.cov(finals.T) + 1e-3 * torch.eye(finals.shape[1])
+    w = (0.1 * torch.linalg.solve(cov, means.T).T).requires_grad_(True)
+    opt = torch.optim.Adam([w], lr=0.4)
+    with torch.enable_grad():
+        for _ in range(steps):
+            loss = F.cross_entropy(finals @ w.T, cls)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    head = torch.zeros(model.cfg.vocab, finals.shape[1])
+    head[tokens] = w.detach()
+    model.lm_head = head.bfloat16().float()
 
 
 def run_model(model: TinyDecoder, ids: torch.Tensor, dtype: torch.dtype = torch.float32):

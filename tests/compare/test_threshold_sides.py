@@ -191,13 +191,14 @@ def test_eight_inserted_template_tokens_are_realigned(world):
 
 def test_a_lag_that_wins_by_less_than_the_gain_is_not_a_shift(world):
     # B rows are blends of A's rows t and t + 1, leaning slightly to t + 1 (lag 1 wins by about
-    # 0.07): not rows shifted against their ids. Catches SHIFT_GAIN lowered halfway to 0 (0.05).
+    # 0.07; the lean is tuned to the demo transformer's states, the first assertion guards it): not
+    # rows shifted against their ids. Catches SHIFT_GAIN lowered halfway to 0 (0.05).
     a = world.train(0)
     b = world.capture(0)
     for k, s in enumerate(b.slots):
         x = a.slots[k].tensor
         unit = lambda v: v / v.norm(dim=-1, keepdim=True)  # noqa: E731
-        blend = (unit(x) + 1.1 * unit(torch.cat([x[1:], x[-1:]]))) * x.norm(dim=-1, keepdim=True)
+        blend = (unit(x) + 1.15 * unit(torch.cat([x[1:], x[-1:]]))) * x.norm(dim=-1, keepdim=True)
         s.tensor = at_cosine(blend, 0.8, seed=30 + k).bfloat16()
     r = compare(a, b)
     lags = r["alignment"]["lag_scores"]

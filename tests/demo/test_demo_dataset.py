@@ -145,10 +145,13 @@ def test_demo_command_writes_then_opens_the_tui_and_may_rewrite_an_earlier_demo(
     opened = []
     monkeypatch.setattr(tui, "main", lambda argv: opened.append(argv) or 0)
     assert demo.run(parser.parse_args([str(target), "--seed", "0"])) == 0
-    # tokens shown as text, acceptance from the demo's own drafter
-    assert opened == [[str(target), "--tokenizer", str(target / "model"), "--drafter", str(target / "drafter")]]
+    # tokens shown as text, the layers from the demo's target model, acceptance from its own drafter
+    assert opened == [[str(target), "--tokenizer", str(target / "model"), "--model", str(target / "model"),
+                       "--drafter", str(target / "drafter")]]
     args = tui.build_parser().parse_args(opened[0])  # arguments the TUI accepts, naming real folders
     assert os.path.isfile(os.path.join(args.tokenizer, "tokenizer.json"))
+    assert os.path.isfile(os.path.join(args.model, "config.json"))
+    assert os.path.isfile(os.path.join(args.model, "model.safetensors"))
     assert os.path.isfile(os.path.join(args.drafter, "config.json"))
     assert os.path.isfile(os.path.join(args.drafter, "model.safetensors"))
     readme = (target / "README.txt").read_text()

@@ -2,9 +2,8 @@
 of tests/helpers/tiny_llama.py, shaped as the demo transformer: 10 layers, H 64, vocab 1000), wrapped
 so that tests/helpers/scan_build.py writes its datasets with it.
 
-The demo transformer itself cannot be saved as a Hugging Face folder: its "massive activation"
-channel (added after the embeddings and after layer 1) is no part of any HF architecture, so a
-Llama holding its weights would not reproduce its states.
+(The demo transformer itself is a Llama too, saved by demo/hf_folder.py; these tests keep an
+independent model made by transformers' own save_pretrained.)
 """
 
 from __future__ import annotations

@@ -43,8 +43,16 @@ def test_quick_reads_a_few_rows_and_agrees_with_full_on_norms(tmp_path):
         full = scan_file(str(tmp_path), name, size, 0.0, full=True)
         assert quick["rows_read"] <= 66 < full["rows_read"] == full["tokens"]
         assert quick["bytes_read"] < full["bytes_read"] / 3
-        for q, f in zip([*quick["slots"], quick["final"]], [*full["slots"], full["final"]]):
-            assert abs(q["norm_mean"] - f["norm_mean"]) <= 0.2 * f["norm_mean"], (name, q, f)  # a 64-row sample of heavy-tailed token norms
+        rec = torch.load(tmp_path / name, weights_only=True)
+        h = rec["hidden_state"].shape[-1]
+        parts = [*rec["aux_hidden_state"][0].split(h, dim=-1), rec["hidden_state"][0]]
+        for q, f, x in zip([*quick["slots"], quick["final"]], [*full["slots"], full["final"]], parts):
+            # a 64-row sample of heavy-tailed token norms (a few tokens carry massive activations):
+            # within 3 standard errors of such a sample's mean, and never off by half
+            norms = x.float().norm(dim=-1)[1:]  # row 0 is read as its own stratum
+            se = float(norms.std()) / 8 * (1 - 64 / len(norms)) ** 0.5
+            err = abs(q["norm_mean"] - f["norm_mean"])
+            assert err <= 3 * se + 0.01 * f["norm_mean"] and err < 0.5 * f["norm_mean"], (name, err, se, q, f)
             assert q["norm_max"] <= f["norm_max"] * (1 + 1e-6)
         for key in ("tokens", "valid_tokens", "k", "hidden", "dtype", "schema", "loss_ones"):
             assert quick[key] == full[key]
