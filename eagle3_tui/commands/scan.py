@@ -48,10 +48,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "files far below the rest (quick: the first N loss rows; --full: all; no cache)")
     p.add_argument("--model", metavar="DIR",
                    help="target model folder on the data's machine: after the scan, names the boundary each slot "
-                        f"holds by running the model on at most {MAX_IDENTIFY} files (one of the majority, one "
-                        "per layer_group finding, one per other shard when there are few; the first "
+                        f"holds on at most {MAX_IDENTIFY} files (one of the majority, one per "
+                        "layer_group finding, one per other shard when there are few), then verifies: every "
+                        "suspect (outliers, run edges) and a random sample sized so that a minority of "
+                        "--minority would show up with 99%% confidence (the first "
                         f"{IDENTIFY_TOKENS} tokens of each; runs every time, needs transformers there); with "
                         "--drafter also the embed_tokens of a drafter without them")
+    p.add_argument("--minority", type=float, default=1.0, metavar="P",
+                   help="with --model: the share of files at other layers, in percent, that the random sample "
+                        "must catch with 99%% confidence (default 1)")
+    p.add_argument("--identify-all", action="store_true",
+                   help="with --model: identify every usable file instead of a sample (a forward pass each)")
     p.add_argument("--accept", metavar="DIR",
                    help="EAGLE-3 drafter folder on the data's machine: after the findings (and --model's layers), "
                         "the drafter's step-1 top-1 and τ per group of files (the groups --model reports), on a "
@@ -68,6 +75,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
+    if not 0 < args.minority <= 100:
+        from eagle3_tui.commands._targets import say
+
+        say(f"scan: --minority {args.minority:g}: expected a share in percent, above 0 and at most 100")
+        return 2
     return asyncio.run(_scan(args))
 
 
@@ -135,7 +147,8 @@ def _options(args: argparse.Namespace, target):
                            drafter=on_host(args.drafter, target, "--drafter"),
                            model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
                            accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
-                           use_cache=not args.no_cache)
+                           use_cache=not args.no_cache, minority=args.minority / 100,
+                           identify_all=args.identify_all)
     except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2

@@ -103,7 +103,7 @@ def test_json_layers_give_each_group_its_boundaries_and_scores(shifted, target, 
     assert group["reading"]["output_of"] == [0, 3, 5] and group["reading"]["input_of"] == [1, 4, 6]
     assert {(f["ids_from"], f["reading"]) for f in group["reading"]["fits"]} >= {("SpecForge default ids", "input")}
     # without a drafter there is nothing to hold the groups against: the layer_group stays the warning
-    assert [f["code"] for f in last["findings"]] == ["layer_group", "padding_states"]
+    assert [f["code"] for f in last["findings"]] == ["layer_group", "padding_states", "layers_checked"]
 
 
 def test_with_a_drafter_the_group_reading_its_ids_otherwise_is_a_warning(shifted, target, drafter, capsys):
@@ -184,7 +184,7 @@ def test_model_on_another_host_is_refused_in_one_line(clean, capsys):
 def test_ctrl_c_while_identifying_stops_and_still_reports(shifted, target):
     """stderr on a terminal, so that the progress line shows "identifying"; the signal lands then."""
     code, text, last = interrupt_scan_at(
-        b"identifying 1/3: rows_0-12/data_0.ckpt", str(shifted), "--model", str(target.folder), "--json",
+        b"identifying 1/36: rows_0-12/data_0.ckpt", str(shifted), "--model", str(target.folder), "--json",
         "--no-cache", "--workers", "1")
     assert code == 130, text
     assert "Traceback" not in text and "interrupted; the layers cover" in text
