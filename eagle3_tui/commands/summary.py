@@ -34,7 +34,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if (usage := below_one(args, "summary", "slots", "hidden")) is not None:
         return usage
-    from eagle3_tui.commands._targets import summarize_targets
+    from eagle3_tui.commands._targets import local_folder_problem, summarize_targets
+    from eagle3_tui.target import TargetError, parse_target
+
+    try:
+        local = args.model is not None and not any(parse_target(p).is_remote for p in [*args.paths, args.model])
+    except TargetError:
+        local = False  # said per path below
+    if local and (problem := local_folder_problem(args.model)) is not None:
+        print(f"eagle3-tui summary: {printable(problem, message=True)}", file=sys.stderr, flush=True)
+        return 2
 
     failed = False
     for result in summarize_targets(args.paths, args):

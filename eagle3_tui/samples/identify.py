@@ -39,9 +39,9 @@ from eagle3_tui.samples.conventions import (
     convention_finding,
     drafter_layer_ids,
     num_layers,
-    read_json,
     text_config,
 )
+from eagle3_tui.samples.folder_config import read_model_config
 from eagle3_tui.samples.results import error_result, sort_findings
 from eagle3_tui.samples.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.samples.stats import Cancelled
@@ -55,7 +55,6 @@ UNRELATED_COS = 0.5
 #: rows per chunk when a boundary is reduced against the slots (caps the float32 temporaries)
 CHUNK_ROWS = 256
 INSTALL = "pip install eagle3-tui[model]"
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 
 
 class IdentifyError(Exception):
@@ -108,24 +107,9 @@ def _load(load_sample, path: str, what: str, **kw) -> Sample:
 
 
 def model_config(model: str) -> dict[str, Any]:
-    """config.json of a model folder, checked to be one (hidden size, layers, weights)."""
-    if not os.path.isdir(model):
-        what = "no such folder" if not os.path.exists(model) else "not a folder"
-        raise IdentifyError(f"model {model}: {what}")
-    if not os.path.isfile(os.path.join(model, "config.json")):
-        raise IdentifyError(f"model {model}: not a Hugging Face model folder (no config.json)")
-    try:
-        config = read_json(os.path.join(model, "config.json"), f"model {model}")
-    except ConfigError as err:
-        raise IdentifyError(str(err)) from None
-    inner = text_config(config)
-    if num_layers(config) is None or not isinstance(inner.get("hidden_size"), int):
-        raise IdentifyError(
-            f"model {model}: config.json has no num_hidden_layers/hidden_size: not a decoder model folder"
-        )
-    if not any(name.endswith(WEIGHT_SUFFIXES) for name in os.listdir(model)):
-        raise IdentifyError(f"model {model}: config.json but no weights (*.safetensors) in the folder")
-    return config
+    """config.json of a model folder, every value checked (samples/folder_config.py): a decoder
+    folder whose layer count, widths and vocabulary fit the weights it holds."""
+    return read_model_config(model).raw
 
 
 def identify(
@@ -163,11 +147,27 @@ def identify(
         n = min(n, tokens)
     if n < 1:
         raise IdentifyError(f"{sample.path}: no valid tokens to run the model on")
+    check_ids(ids[:n], inner.get("vocab_size"), f"{sample.path}", model)
     parts = [s.tensor[:n] for s in sample.slots] + ([sample.final.tensor[:n]] if sample.final else [])
     cos, ratio, info = score_boundaries(model, ids[:n], parts, layers, device=device, cancel=cancel)
     result = _result(sample, model, layers, n, cos, ratio, drafter_ids)
     result.update(info)
     return result
+
+
+def check_ids(ids, vocab: int | None, what: str, model: str) -> None:
+    """Token ids the model's embedding has: another tokenizer's ids are one line, not the
+    embedding's IndexError."""
+    import torch
+
+    ids = torch.as_tensor(ids)
+    if vocab is None or ids.numel() == 0:
+        return
+    low, top = int(ids.min()), int(ids.max())
+    if low < 0 or top >= vocab:
+        bad = low if low < 0 else top
+        raise IdentifyError(f"{what}: token id {bad} is outside the vocabulary of model {model} "
+                            f"({vocab} tokens): the ids are from another tokenizer")
 
 
 def _resplit(sample: Sample, width: int) -> Sample:
@@ -204,12 +204,10 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def config_dtype(config: dict[str, Any]):
+def config_dtype(model: str):
     import torch
 
-    name = config.get("torch_dtype") or config.get("dtype") or text_config(config).get("torch_dtype") or "float32"
-    dtype = getattr(torch, str(name).removeprefix("torch."), None)
-    return dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float32
+    return getattr(torch, read_model_config(model).dtype)
 
 
 def load_model(model: str, device: str):
@@ -242,7 +240,7 @@ def _load_model(model: str, device: str):
 
     _quiet(transformers)
 
-    dtype = config_dtype(read_json(os.path.join(model, "config.json"), f"model {model}"))
+    dtype = config_dtype(model)
     kw = {"dtype": dtype} if int(transformers.__version__.split(".")[0]) >= 5 else {"torch_dtype": dtype}
     try:
         lm = AutoModelForCausalLM.from_pretrained(model, **kw)
@@ -253,6 +251,8 @@ def _load_model(model: str, device: str):
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         if "mismatched_sizes" in first:  # its own text points at a report we keep off stderr
             first = "its weights have other shapes than its config.json says"
+        elif "weights_only" in first or "Weights only" in first:  # never pass on torch's advice
+            first = "its weights are a pickle that safe loading (weights_only) refuses; nothing was executed"
         raise IdentifyError(f"model {model}: transformers cannot load it ({first[:200]})") from None
     lm.eval().to(device)
     layers, norm = find_parts(lm, model)
