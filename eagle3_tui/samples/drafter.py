@@ -33,6 +33,7 @@ from eagle3_tui.samples.folder_config import (
     FolderConfigError,
     drafter_values,
     model_tied,
+    read_model_config,
     safetensors_header,
     tokenizer_vocab,
 )
@@ -111,7 +112,10 @@ class Drafter:
 
 
 def load_drafter(path: str, model: str | None = None) -> Drafter:
-    """The drafter in folder `path`; `model` (a target HF folder) supplies a missing embed_tokens."""
+    """The drafter in folder `path`; `model` (a target HF folder) supplies a missing embed_tokens.
+    The model's config goes through the same checked reader as identify's (folder_config)."""
+    if model is not None:
+        read_model_config(model)
     config = _read_config(path)
     weights, layout = _read_weights(path)
     layout = _layout(config, layout)
