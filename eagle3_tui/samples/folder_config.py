@@ -312,5 +312,5 @@ def _token_id(file: str, what: str, v: Any) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise FolderConfigError(f"{file}: a {what} is {_kind(v)}, not a token id")
     if not 0 <= v < MAX_SIZE:
-        raise FolderConfigError(f"{file}: a {what} = {v} is out of range (0..{MAX_SIZE - 1})")
+        raise FolderConfigError(f"{file}: a {what} = {v} is out of range (a token id from 0 to {MAX_SIZE - 1})")
     return v
