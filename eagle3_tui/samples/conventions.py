@@ -70,14 +70,16 @@ def num_layers(config: dict[str, Any]) -> int | None:
 
 def drafter_layer_ids(folder: str) -> tuple[list[int], str]:
     """(layer ids, the config key they came from) of a drafter folder; ConfigError when none."""
+    from eagle3_tui.samples.folder_config import layer_ids
+
     path = os.path.join(folder, "config.json") if os.path.isdir(folder) else folder
     config = read_json(path, f"drafter {folder}")
     for keys, name in ID_KEYS:
         value: Any = config
         for key in keys:
             value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, list) and value and all(isinstance(i, int) and not isinstance(i, bool) for i in value):
-            return list(value), name
+        if value is not None:
+            return layer_ids(f"drafter {folder}", name, value), name
     raise ConfigError(
         f"drafter {folder}: config.json names no layer ids (looked for "
         + ", ".join(name for _, name in ID_KEYS) + ")"

@@ -283,6 +283,21 @@ def drafter_values(folder: str, cfg: dict[str, Any]) -> DrafterValues:
     )
 
 
+def layer_ids(where: str, name: str, value: Any) -> list[int]:
+    """A drafter's aux layer ids (conventions.ID_KEYS names where): a non-empty list of whole
+    numbers from 0 to MAX_LAYERS - 1."""
+    if value == []:
+        raise FolderConfigError(f"{where}: config.json {name} is an empty list: no layer ids")
+    if not isinstance(value, list):
+        raise FolderConfigError(f"{where}: config.json {name} is {_kind(value)}, not a list of layer ids")
+    for i in value:
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise FolderConfigError(f"{where}: config.json {name} holds {_kind(i)}, not a layer id")
+        if not 0 <= i < MAX_LAYERS:
+            raise FolderConfigError(f"{where}: config.json {name} holds {i}: out of range (0..{MAX_LAYERS - 1})")
+    return list(value)
+
+
 # --------------------------------------------------------------------------- tokenizer folders
 
 

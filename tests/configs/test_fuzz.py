@@ -124,3 +124,21 @@ def test_tokenizer_values_through_accept_and_summary(folders, value):
     assert p.returncode == 0 and p.stderr == "", p.stderr[-2000:]
     (said,) = [line for line in p.stdout.splitlines() if line.strip().startswith("text:")]
     assert "tokenizer.json" in said
+
+
+def test_every_bad_layer_id_list_of_a_drafter_is_one_line(folders):
+    from eagle3_tui.samples.conventions import drafter_layer_ids
+
+    values = [(n, v) for n, v in VALUES.items() if n != "list"]  # [1] is a list of layer ids
+    for name, value in [*values, ("empty", []), ("ids", [1, "x", 6]), ("huge id", [1, 10**9]), ("negative id", [-2])]:
+        bad = folders.drafter_with("eagle_config", {"eagle_aux_hidden_state_layer_ids": value})
+        with pytest.raises(FolderConfigError) as err:
+            drafter_layer_ids(str(bad))
+        assert "eagle_aux_hidden_state_layer_ids" in str(err.value) and "\n" not in str(err.value), name
+
+
+@pytest.mark.parametrize("value", ["string", "huge"])
+def test_layer_ids_through_identify_and_scan_model(folders, value):
+    bad = folders.drafter_with("eagle_config", {"eagle_aux_hidden_state_layer_ids": [1, VALUES[value]]})
+    line = said_in_one_line(run_cli("identify", folders.sample, "--model", folders.model, "--drafter", bad))
+    assert "eagle_aux_hidden_state_layer_ids holds" in line
