@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 
 import pytest
 import torch
 
 from tests.helpers.folder_world import VOCAB, run_cli, said_in_one_line
-
 
 # ------------------------------------------------------------------ 4: a drafter config that is not numbers
 
@@ -145,7 +145,9 @@ def refused(tmp_path_factory):
     folder = tmp_path_factory.mktemp("refused")
     with open(folder / "plain.pkl", "wb") as fh:
         pickle.dump({"d2t": _Runs()}, fh, protocol=4)
-    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), str(folder / "script.pt"))
+    with warnings.catch_warnings():  # torch.jit says it is deprecated: a TorchScript file is what we need
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), str(folder / "script.pt"))
     return folder
 
 

@@ -13,7 +13,11 @@ import pytest
 
 from eagle3_tui.samples.accept import cached_drafter
 from eagle3_tui.samples.drafter import DrafterError, load_drafter
-from eagle3_tui.samples.folder_config import FolderConfigError, read_model_config, tokenizer_vocab
+from eagle3_tui.samples.folder_config import (
+    FolderConfigError,
+    read_model_config,
+    tokenizer_vocab,
+)
 from tests.helpers.folder_world import run_cli, said_in_one_line, tokenizer_json
 
 VALUES = {"string": "x", "zero": 0, "negative": -1, "huge": 10**15, "nan": float("nan"), "list": [1]}

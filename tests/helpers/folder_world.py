@@ -101,7 +101,8 @@ class Folders:
 def run_cli(*args, timeout: float = TIMEOUT, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`eagle3-tui ARGS` as a user runs it; a run past `timeout` fails the test as a hang."""
     try:
-        return subprocess.run([sys.executable, "-m", "eagle3_tui", *map(str, args)], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "eagle3_tui", *map(str, args)], check=False, capture_output=True,
+                              text=True,
                               env=subprocess_env(), cwd=str(cwd) if cwd else None, timeout=timeout,
                               preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
