@@ -111,6 +111,11 @@ def format_identify(r: dict[str, Any]) -> str:
     cols = "  {:<7} {:>9} {:>8} {:>7} {:>12} {:>7}  {}"
     out.append(cols.format("slot", "b", "cosine", "ratio", "runner-up", "margin", "status"))
     for s in r["slots"]:
+        if s.get("fault"):  # what the slot holds instead: its own cosine and margin
+            fault = s["fault"]
+            out.append(cols.format(s["label"], fault["short"], _f(fault["cosine"]), "-", "-",
+                                   _f(fault.get("margin"), 3), s["status"]))
+            continue
         b = (str(s["boundary"]) if s["boundary"] is not None
              else "post-norm" if s.get("norm") == "post" else f"({s['nearest']})")
         second = s.get("second") or {}
@@ -118,12 +123,19 @@ def format_identify(r: dict[str, Any]) -> str:
         out.append(cols.format(s["label"], b, _f(s["cosine"]), _f(s["norm_ratio"], 3), up,
                                _f(s.get("margin"), 3), s["status"]))
     fin = r.get("final")
-    if fin:
+    if fin and fin.get("fault"):
+        fault = fin["fault"]
+        out.append(cols.format("final", fault["short"], _f(fault["cosine"]), "-", "-",
+                               _f(fault.get("margin"), 3), fin["status"]))
+    elif fin:
         where = f"{fin['norm']}-norm" if fin.get("norm") else (
             f"b={fin['boundary']}" if fin.get("boundary") is not None else f"({fin.get('nearest')})")
         out.append(cols.format("final", where, _f(fin["cosine"]), _f(fin.get("norm_ratio"), 3), "-", "-",
                                fin["status"]))
     out.append("  b: 0 embeddings, i+1 output of layer i, L before the final norm; (n): nearest, not a match")
+    if any(p.get("fault") for p in [*r["slots"], fin or {}]):
+        out.append("  faults: 5+1 b=5 one token late (5-1 early); 5mlp, 5att, 5a+m layer 5's MLP, attention, "
+                   "both, without the residual; 5mid inside layer 5; 5nrm layer 5's normalized input")
     return "\n".join(out)
 
 

@@ -41,7 +41,9 @@ IDENTIFY_TOKENS = 512
 LOOK_AT = 400
 
 #: identify findings carried over to the dataset (about the states, not the convention)
-_LIFTED = ("slot_unmatched", "slot_scaled", "final_unmatched", "final_scaled", "final_norm", "boundary_label")
+_LIFTED = ("slot_unmatched", "slot_scaled", "slot_inexact", "slot_lag", "slot_no_residual", "slot_normalized",
+           "slot_mid_layer", "capture_lag", "final_unmatched", "final_scaled", "final_norm", "final_lag",
+           "final_no_residual", "final_normalized", "final_mid_layer", "boundary_label")
 _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_states": "HF hidden_states[k]"}
 
 
@@ -193,8 +195,8 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
         table = (r.get("conventions") or {}).get("readings") or []
         entry.update(
             layers=layers, tokens=r.get("tokens"), boundaries=bounds,
-            slots=[{k: s.get(k) for k in ("label", "boundary", "norm", "status", "cosine", "norm_ratio", "margin", "second")
-                    if k != "norm" or s.get("norm")} for s in r["slots"]],
+            slots=[{k: s.get(k) for k in ("label", "boundary", "norm", "status", "cosine", "norm_ratio", "margin", "second", "fault")
+                    if k not in ("norm", "fault") or s.get(k)} for s in r["slots"]],
             final=({k: r["final"].get(k) for k in ("norm", "boundary", "status", "cosine", "norm_ratio")}
                    if r.get("final") else None),
             reading=_reading(bounds, layers, table),

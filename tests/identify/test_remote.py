@@ -52,3 +52,25 @@ async def test_cli_over_ssh(home, world):  # noqa: F811 - OpenSSH only, as tests
     assert [s["boundary"] for s in r["slots"]] == list(DEFAULT)
     rc, out, err = await cli(home, "identify", f"box:{sample}", "--model", str(world.model.parent / "nope"))
     assert rc == 2 and out == "" and "no such folder" in err
+
+
+async def test_a_capture_fault_is_named_on_the_box_as_here(server, shared_box, tmp_path):
+    """The fault catalogue runs inside the agent: a capture one token late and a branch without
+    the residual come back named, and equal to the local answer."""
+    import torch
+
+    from eagle3_tui.sources.local import LocalSource
+    from tests.helpers.capture_world import capture, lagged, make_close_llama, prompt
+
+    model = make_close_llama(tmp_path / "llama")
+    got = capture(model, prompt(0), torch.bfloat16)
+    path = tmp_path / "capture.pt"
+    torch.save({"input_ids": torch.tensor(prompt(0)),
+                "aux_hidden_state": torch.cat([lagged(got["bounds"][3], 1), got["mlp"][5]], -1).bfloat16()}, path)
+    box = await shared_box()
+    remote = await box.identify(str(path), model=str(model), device="cpu")
+    local = await LocalSource().identify(str(path), model=str(model), device="cpu")
+    assert remote.pop("computed") == "remote" and local.pop("computed") == "local"
+    assert [s["status"] for s in remote["slots"]] == ["lag", "no_residual"]
+    assert {f["code"] for f in remote["findings"]} >= {"slot_lag", "slot_no_residual"}
+    assert remote == local

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from eagle3_tui.samples.sample import Sample
+from eagle3_tui.samples.compare.faults import report_faults
 from eagle3_tui.samples.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
 from eagle3_tui.samples.compare.thresholds import MATCH_COS, NORM_FIT_RESIDUAL, RATIO_CV, SHIFT_GAIN, UNRELATED_COS
 
@@ -274,6 +275,7 @@ class Judgement:
                 how = " (a mix of readings)"
             return f"{tag} slots b {{{shown}}}{how}"
 
+        report_faults(ident, self.add)
         self.add("slots_identified", "info",
                  f"identified against {ident.get('model')} (L = {post - 1}): {side('A', got[0])}, "
                  f"{side('B', got[1])}" + ("; B run on A's token ids" if ident.get("b_ids_from") == "a" else ""),

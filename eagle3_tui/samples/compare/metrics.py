@@ -134,9 +134,9 @@ class Measurement:
         ratio = rb / ra
         e2 = errn[ok, col].pow(2)
         rel_tok = e2.sqrt() / ra
-        worst = int(rel_tok.nan_to_num(0).argmax())
+        worst = _first_near(rel_tok.nan_to_num(0), largest=True)
         worst_b = int(rows[ok][worst])
-        cmin = int(c.argmin())
+        cmin = _first_near(c, largest=False)
         out.update({
             "cos_mean": num(c.mean()), "cos_min": num(c[cmin]), "cos_min_b_row": int(rows[ok][cmin]),
             "norm_ratio_mean": num(ratio.mean()), "norm_ratio_median": num(ratio.median()),
@@ -349,3 +349,15 @@ def short(x, digits: int = 5) -> list:
         return None if math.isnan(v) or math.isinf(v) else v
 
     return clean(out)
+
+
+def _first_near(values, *, largest: bool, rel: float = 1e-4) -> int:
+    """The first row whose value is within `rel` of the extreme: rows that tie up to float noise
+    (a scaled capture has the same error on every row) give the same row on every CPU, where
+    argmax would pick whichever the last bit favoured."""
+    import torch
+
+    top = values.max() if largest else values.min()
+    band = rel * max(float(top.abs()), 1e-30)
+    near = values >= top - band if largest else values <= top + band
+    return int(torch.nonzero(near)[0, 0])

@@ -299,7 +299,8 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.identified[message.path] = got
         if message.path == self.shown and self.view.summary is not None:
             self.view.show(attach(dict(self.view.summary), got))
-        shown = ", ".join("?" if s["boundary"] is None else str(s["boundary"]) for s in got["slots"])
+        shown = ", ".join(s["fault"]["short"] if s.get("fault") else "?" if s["boundary"] is None
+                          else str(s["boundary"]) for s in got["slots"])
         self.say(f"{name}: slots at b {shown} (b* in the table: identified against the model)")
 
     def cancel_identify(self) -> None:

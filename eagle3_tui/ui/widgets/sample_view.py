@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from eagle3_tui.names import printable
+from eagle3_tui.samples.capture_faults import fault_words
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.format import (
     bin_kind,
@@ -218,7 +219,10 @@ class SampleView(Widget):
         label_w = max(5, *(len(label) for label, _ in rows))
         wide = width >= NARROW
         # identified boundaries (2*, post*, 3≠2*) take a wider b column
-        b_w = 6 if any(slot.get("identified") for _, slot in rows) else 4
+        b_w = 4
+        for _, slot in rows:
+            if slot.get("identified"):
+                b_w = max(b_w, 6, len(_identified_b(slot["identified"], slot.get("boundary"))[0]))
         cols = [("b", b_w), ("‖x‖ mean", 8)]
         if wide:
             cols += [("min", 7), ("max", 7)]
@@ -258,6 +262,11 @@ class SampleView(Widget):
             return
         out.append(f"b*: identified (model L = {ident.get('layers')}, {ident.get('tokens')} tokens)"
                    " · ~n*: nearest, none matches\n", self._s("sample--dim"))
+        for label, slot in self._rows(s):
+            fault = (slot.get("identified") or {}).get("fault")
+            if fault:  # what the capture holds instead, in words (the b column has its short name)
+                out.append(f"{label} {fault['short']}*: {fault_words(fault)} (cosine {fault['cosine']:.4f})\n",
+                           self._s("sample--bad"))
 
     def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
@@ -354,7 +363,10 @@ class SampleView(Widget):
 def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
     """(b column text, style) of an identified slot: 2* (the file said nothing or the same),
     post* after the final norm, ~3* when no boundary matches (3 the nearest), 3≠2* when the file's
-    own label disagrees with the states."""
+    own label disagrees with the states; a capture fault its short name (5+1*: b = 5 one token
+    late, 5mlp*: layer 5's MLP output without the residual, 5mid*, 5nrm*: see capture_faults)."""
+    if got.get("fault"):
+        return f"{got['fault']['short']}*", "sample--bad"
     if got.get("boundary") is not None:
         text = f"{got['boundary']}*"
         if said is not None and said != got["boundary"]:

@@ -1,0 +1,105 @@
+"""Llamas whose neighbouring boundaries are as close as a real model's middle layers, and what a
+serving engine's capture code records from them when it is right and when it is wrong.
+
+A random-weight Llama changes its residual stream a lot in every layer (neighbouring boundaries
+at mean cosine ~0.9); a real model's middle layers add small updates (0.96-0.98). `make_close_llama`
+scales the output projections of attention and MLP (o_proj, down_proj) until the neighbours sit
+there, and `capture` runs the model (bf16 by default, as an engine does) with hooks that record
+every boundary and the states inside each layer that capture code takes by mistake.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+HIDDEN, LAYERS, VOCAB = 64, 12, 256
+#: o_proj / down_proj scale that puts neighbouring boundaries at mean cosine 0.96-0.98
+BRANCH_SCALE = 0.08
+
+
+def make_close_llama(folder: Path, *, seed: int = 0, layers: int = LAYERS, scale: float = BRANCH_SCALE) -> Path:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        hidden_size=HIDDEN, intermediate_size=2 * HIDDEN + 44, num_hidden_layers=layers,
+        num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=2048,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config)
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(0.5 + torch.rand(p.shape, generator=g))
+            elif p.dim() == 2:
+                p.normal_(0, 1.0 / p.shape[1] ** 0.5, generator=g)
+                if name.endswith(("o_proj.weight", "down_proj.weight")):
+                    p.mul_(scale)
+        model.model.embed_tokens.weight.mul_(2.0)
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def capture(folder: Path, ids: list[int], dtype=torch.bfloat16) -> dict:
+    """Every state of one run of the model in `dtype`, as float32 [T, H] tensors:
+    "bounds" [L + 1] (b = 0..L), "post" (the final norm's output), and per layer i:
+    "normalized"[i] (input_layernorm's output), "mid"[i] (the residual after attention),
+    "attn"[i], "mlp"[i] (the branch outputs, without the residual)."""
+    from transformers import LlamaForCausalLM
+
+    model = LlamaForCausalLM.from_pretrained(folder, dtype=dtype).eval()
+    L = model.config.num_hidden_layers
+    got: dict = {"normalized": [None] * L, "mid": [None] * L, "attn": [None] * L, "mlp": [None] * L}
+    hooks = []
+    for i, layer in enumerate(model.model.layers):
+        hooks += [
+            layer.input_layernorm.register_forward_hook(lambda _m, _a, o, i=i: got["normalized"].__setitem__(i, o[0])),
+            layer.post_attention_layernorm.register_forward_hook(lambda _m, a, _o, i=i: got["mid"].__setitem__(i, a[0][0])),
+            layer.self_attn.register_forward_hook(lambda _m, _a, o, i=i: got["attn"].__setitem__(i, o[0][0])),
+            layer.mlp.register_forward_hook(lambda _m, _a, o, i=i: got["mlp"].__setitem__(i, o[0])),
+        ]
+    seen = {}
+    hooks.append(model.model.norm.register_forward_hook(lambda _m, a, o: seen.update(pre=a[0][0], post=o[0])))
+    with torch.no_grad():
+        out = model(torch.tensor([ids]), output_hidden_states=True, use_cache=False)
+    for h in hooks:
+        h.remove()
+    bounds = [h[0] for h in out.hidden_states[:-1]] + [seen["pre"]]
+    f = lambda t: t.detach().float().clone()
+    return {"bounds": [f(b) for b in bounds], "post": f(seen["post"]),
+            **{k: [f(t) for t in v] for k, v in got.items()}}
+
+
+def lagged(state: torch.Tensor, shift: int) -> torch.Tensor:
+    """Row t holds row t - shift (a capture `shift` tokens late; negative: early); the rows that
+    have no source repeat the nearest one, as a slice that is off by some rows leaves them."""
+    T = state.shape[0]
+    idx = (torch.arange(T) - shift).clamp(0, T - 1)
+    return state[idx]
+
+
+def fp8_round_trip(x: torch.Tensor) -> torch.Tensor:
+    """Per-tensor scaled e4m3, as FP8 KV/activation captures store them, back to float32."""
+    scale = x.abs().max().clamp_min(1e-12) / 448.0
+    return (x / scale).to(torch.float8_e4m3fn).float() * scale
+
+
+def kernel_noise(x: torch.Tensor, seed: int, rel: float = 0.01) -> torch.Tensor:
+    """1% of each row's RMS as Gaussian noise: another kernel's rounding, generously."""
+    g = torch.Generator().manual_seed(seed)
+    rms = x.norm(dim=-1, keepdim=True) / x.shape[-1] ** 0.5
+    return x + torch.randn(x.shape, generator=g) * rms * rel
+
+
+def prompt(seed: int, t: int = 48) -> list[int]:
+    g = torch.Generator().manual_seed(2000 + seed)
+    return torch.randint(1, VOCAB, (t,), generator=g).tolist()
+
+
+def neighbour_cosines(bounds: list[torch.Tensor]) -> list[float]:
+    """Mean cosine of each boundary with the next (the closeness a real model's layers have)."""
+    cs = torch.nn.functional.cosine_similarity
+    return [float(cs(a, b, dim=-1).mean()) for a, b in zip(bounds, bounds[1:])]
