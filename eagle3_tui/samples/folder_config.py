@@ -26,7 +26,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from eagle3_tui.samples.conventions import ConfigError, read_json, text_config
 from eagle3_tui.samples.sample import SampleError
 
 #: more decoder layers than any model has; the bound when the weights cannot be counted
@@ -40,6 +39,31 @@ EMBED_NAMES = ("model.embed_tokens.weight", "model.language_model.embed_tokens.w
 _LAYER = re.compile(r"^(?P<prefix>(?:[\w]+\.)*?)(?:layers|h)\.(?P<i>\d+)\.")
 _OTHER_TOWERS = ("vision", "visual", "audio", "mtp", "speech")
 HEADER_LIMIT = 100 * 1024 * 1024
+
+
+class ConfigError(Exception):
+    """A config file that cannot be read. One line for the user."""
+
+
+def read_json(path: str, what: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{what}: no {os.path.basename(path)} in {os.path.dirname(path) or '.'}") from None
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{what}: cannot read {path} ({type(err).__name__}: {err})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what}: {path} is not a JSON object")
+    return data
+
+
+def text_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The language model's part of a config (multimodal configs nest it in text_config)."""
+    inner = config.get("text_config")
+    if isinstance(inner, dict) and "num_hidden_layers" in inner:
+        return inner
+    return config
 
 
 class FolderConfigError(ConfigError, SampleError):
