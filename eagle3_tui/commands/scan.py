@@ -124,7 +124,7 @@ class _Progress:
 
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
-    from eagle3_tui.commands._targets import on_host, say
+    from eagle3_tui.commands._targets import local_folder_problem, on_host, say
     from eagle3_tui.engines.scan.options import ScanOptions
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
@@ -143,15 +143,21 @@ def _options(args: argparse.Namespace, target):
             say(f"scan: --vocab-mapping: {err}")
             return 2
     try:
-        return ScanOptions(full=args.full, rows=args.rows, workers=args.workers,
-                           drafter=on_host(args.drafter, target, "--drafter"),
-                           model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
-                           accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
-                           use_cache=not args.no_cache, minority=args.minority / 100,
-                           identify_all=args.identify_all)
+        options = ScanOptions(full=args.full, rows=args.rows, workers=args.workers,
+                              drafter=on_host(args.drafter, target, "--drafter"),
+                              model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
+                              accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
+                              use_cache=not args.no_cache, minority=args.minority / 100,
+                              identify_all=args.identify_all)
     except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2
+    # a model or --accept drafter here is checked before the scan, as --vocab-mapping is (a
+    # drafter given with --drafter is checked by the scan itself, next to the data)
+    if not target.is_remote and (problem := local_folder_problem(options.model, options.accept)) is not None:
+        say(f"scan: {problem}")
+        return 2
+    return options
 
 
 async def _scan(args: argparse.Namespace) -> int:
@@ -342,6 +348,11 @@ def _num(v: float | None) -> str:
     return f"{v:.3g}"
 
 
+def _count(v: float | None) -> str:
+    """A (mean) token count as a whole number: 100000, never 1e+05."""
+    return "-" if v is None else str(round(v))
+
+
 def format_report(records, findings, summary, layers: str | None = None, acceptance: str | None = None) -> str:
     lines = []
     if findings:
@@ -377,8 +388,8 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
         bad = sum(any(p["nan"] or p["inf"] for p in [*r["slots"], *([r["final"]] if r.get("final") else [])]) for r in ok)
         mean = (lambda key: sum(r[key] for r in ok) / len(ok)) if ok else (lambda key: None)
         lines.append(
-            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_num(mean('tokens')):>7} "
-            f"{_num(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
+            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_count(mean('tokens')):>7} "
+            f"{_count(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
             f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
         )
     from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter

@@ -167,12 +167,12 @@ def test_cached_records_still_give_the_layers(clean, target, capsys):
     assert code == 0 and [e["boundaries"] for e in last["layers"]] == [AUX] * 3
 
 
-def test_a_folder_that_is_not_a_model_is_a_warning_and_the_scan_still_reports(clean, tmp_path, capsys):
-    code, last = scan_json(capsys, clean, "--model", tmp_path)
-    assert code == 1 and last["summary"]["files"] == 36
-    (f,) = [f for f in last["findings"] if f["code"] == "identify_failed"]
-    assert "no config.json" in f["message"] and len(f["paths"]) == 3
-    assert all("no config.json" in e["error"] for e in last["layers"])
+def test_a_folder_here_that_is_not_a_model_is_refused_before_the_scan(clean, tmp_path, capsys):
+    """Checked up front as --vocab-mapping is (issue 21): one line, exit 2, nothing scanned."""
+    assert main(["scan", str(clean), "--model", str(tmp_path), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [
+        f"eagle3-tui: scan: --model: model {tmp_path}: not a Hugging Face model folder (no config.json)"]
 
 
 def test_model_on_another_host_is_refused_in_one_line(clean, capsys):
