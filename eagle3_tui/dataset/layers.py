@@ -184,7 +184,7 @@ def plan(records: list[dict[str, Any]], findings: list[dict[str, Any]], *, minor
 
     picks = choose(records, findings)
     more, checks = verify_picks(records, findings, {p["path"] for p in picks}, minority=minority,
-                                identify_all=identify_all, usable=usable)
+                                identify_all=identify_all, usable=usable, decoded=decoded)
     return picks + more, checks
 
 

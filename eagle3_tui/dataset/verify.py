@@ -40,13 +40,12 @@ def sample_size(population: int, minority: float, confidence: float = CONFIDENCE
 
 
 def verify_picks(records: list[dict[str, Any]], findings: list[dict[str, Any]], chosen: set[str], *,
-                 minority: float = MINORITY, identify_all: bool = False, usable=None, seed: int = 0,
-                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 minority: float = MINORITY, identify_all: bool = False, usable=None, decoded=lambda r: r,
+                 seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(picks to identify after the representatives, the plan): suspects first, then the drawn
-    sample, in natural path order. `usable(record)` says whether a file can be identified."""
-    from eagle3_tui.dataset.layers import decoded
-
-    suspects: list[str] = []
+    sample, in natural path order. `usable(record)` says whether a file can be identified;
+    `decoded(record)` turns a lazy cached record into the record (layers.decoded)."""
+    suspects: list[str] = past_the_limit(records, decoded)
     for f in findings:
         if f.get("code") == "signature_outliers":
             suspects += f.get("paths") or []
@@ -68,6 +67,25 @@ def verify_picks(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
     plan = {"suspects": len(suspects), "drawn": len(drawn), "pool": len(pool), "minority": minority,
             "confidence": CONFIDENCE, "all": identify_all or len(drawn) == len(pool)}
     return picks, plan
+
+
+def past_the_limit(records: list[dict[str, Any]], decoded=lambda r: r) -> list[str]:
+    """The files whose signature goes past the outlier limit (dataset/outliers.py), named in a
+    finding or not (a single file there may be an unusual prompt, or a file at other layers)."""
+    import math
+
+    from eagle3_tui.dataset.findings import _features, _order_key
+    from eagle3_tui.dataset.outliers import outliers
+
+    rows = [r for r in (decoded(r) for r in records) if "error" not in r and r.get("signature")]
+    if not rows:
+        return []
+    width = max(len(_features(r)) for r in rows)
+    rows = sorted((r for r in rows if len(_features(r)) == width), key=_order_key)
+    found = outliers([[math.nan if v is None else v for v in _features(r)] for r in rows])
+    if not found:
+        return []
+    return [r["path"] for r, s in zip(rows, found["scores"]) if s > found["threshold"]]
 
 
 def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: dict[str, Any] | None,

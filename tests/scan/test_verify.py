@@ -94,3 +94,22 @@ def test_minority_out_of_range_is_one_line(world, capsys):
     root, target, _ = world
     assert main(["scan", str(root / "data"), "--model", str(target.folder), "--minority", "0"]) == 2
     assert "--minority 0: expected a share in percent" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", [0, 150, 299])
+def test_a_single_file_at_other_layers_is_a_suspect_and_named(world, tmp_path, capsys, where):
+    """One file re-captured one boundary deeper (a run of one, at the start, middle or end in
+    path order): too few to be a finding by its signature alone, it goes past the outlier limit,
+    so --model identifies it first and names it."""
+    root, target, files = world
+    data = tmp_path / "data"
+    data.mkdir()
+    for f in files:
+        (data / f.name).write_bytes(f.read_bytes())
+    odd = sorted(f.name for f in files)[where]
+    replant(data / odd, +1, target=target)
+    main(["scan", str(data), "--model", str(target.folder), "--json", "--no-cache"])
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    by_code = {f["code"]: f for f in last["findings"]}
+    assert by_code["layer_minority"]["paths"] == [odd]
+    assert by_code["layers_checked"]["suspects"] >= 1
