@@ -5,7 +5,9 @@ Face folder as the target.
 Baseline: the quick scan alone (`eagle3-tui scan DIR --no-cache`) plus identifying the stated
 sample alone (identify_file on the same number of files, one process, the model loaded once).
 Ours: `eagle3-tui scan DIR --model MODEL --no-cache`, which plans and identifies the sample.
-Target: at most 1.5x. Each side is a fresh process (both pay the torch import).
+Target: at most 1.5x. Each side is a fresh process (both pay the torch import); the baseline runs
+identify on one torch thread (on a shared 2-core machine the demo model's small ops are several
+times slower on two).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 N = int(os.environ.get("EAGLE3_BENCH_VERIFY_FILES", "2000"))
 
 _IDENTIFY = """
-import sys, json, time
+import sys, json, time, torch
+torch.set_num_threads(1)  # as the scan's own process runs after its scan: tiny models spin on more
 from eagle3_tui.engines.model.identify import identify_file
 paths = json.loads(sys.stdin.read())
 for p in paths:

@@ -35,6 +35,8 @@ import stat as stat_mod
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from eagle3_tui.engines.model import vocab
@@ -121,13 +123,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
               vocab_mapping: str | None = None) -> dict[str, Any]:
     """The record of one file; every problem becomes an error record, never an exception."""
     name = rel.rsplit("/", 1)[-1]
-    base = {
-        "path": rel,
-        "index": file_index(name),
-        "shard": rel.rsplit("/", 1)[0] if "/" in rel else "",
-        "size": size,
-        "mtime": mtime,
-    }
+    base = _base(rel, size, mtime)
     path = os.path.join(root, rel)
     if size is None:
         why = _why_unread(path)
@@ -154,6 +150,15 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         return {**base, "error": "out of memory while reading the file"}
     except Exception as err:  # one odd file must never stop a 100,000-file scan
         return {**base, "error": f"{type(err).__name__}: {str(err)[:200]}"}
+
+
+def _base(rel: str, size: int | None, mtime: float | None) -> dict[str, Any]:
+    return {"path": rel, "index": file_index(rel.rsplit("/", 1)[-1]),
+            "shard": rel.rsplit("/", 1)[0] if "/" in rel else "", "size": size, "mtime": mtime}
+
+
+#: the record of a file whose worker process died (killed, out of memory) with its batch
+LOST = "the scan worker reading this file's batch died (killed, or out of memory): not read"
 
 
 def _why_unread(path: str) -> str:
@@ -217,6 +222,18 @@ def _init_worker() -> None:
     # lose its chunk and leave the parent waiting
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
+
+
+def _stop(pool) -> None:
+    """Cancel what has not started and end the workers now (a cancelled scan does not wait for
+    the batches in flight; the pool's own shutdown would)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to stop them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
 
 
 def _scan_chunk(args) -> list[dict[str, Any]]:
@@ -332,16 +349,21 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=No
     # (and so copy, page by page) the whole heap torch's import left in the parent
     gc.freeze()
     try:
-        pool = ctx.Pool(workers, initializer=_init_worker)
+        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker)
+        jobs = {pool.submit(_scan_chunk, (root, c, full, rows, drafter, vocab_mapping)): c for c in chunks}
     finally:
         gc.unfreeze()
     try:
-        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
-                                                       for c in chunks]):
+        for job in as_completed(jobs):
+            try:
+                batch = job.result()
+            except BrokenProcessPool:
+                # a worker died: every batch not yet returned is lost with the pool; say so per file
+                # rather than wait for records that will never come
+                batch = [{**_base(rel, size, mtime), "error": LOST} for rel, size, mtime in jobs[job]]
             for record in batch:
                 yield record
             if cancel.is_set():
                 return
     finally:
-        pool.terminate()
-        pool.join()
+        _stop(pool)
