@@ -26,6 +26,7 @@ from typing import Any
 
 import asyncssh
 
+from eagle3_tui.engines.results import error_result, finding
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentError
@@ -123,7 +124,7 @@ class SshSource(SshSession):
             return await self._with_text(remote, tokenizer, "tokenizer" in args)
         local = await self._local_copy(path)
         if isinstance(local, str):
-            return {"path": path, "error": local, "computed": "local"}
+            return error_result(path, local, computed="local")
         result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copy here is summarised, not identified
             result["identify"] = {"model": model, "error": self._no_model_run()}
@@ -146,7 +147,7 @@ class SshSource(SshSession):
         if isinstance(local_a, str) or isinstance(local_b, str):
             # the shape compare_files gives when a side cannot be loaded
             sides = {
-                key: {"path": path, "error": got} if isinstance(got, str) else {"path": path}
+                key: error_result(path, got) if isinstance(got, str) else {"path": path}
                 for key, path, got in (("a", a, local_a), ("b", b, local_b))
             }
             failed = [k for k in ("a", "b") if "error" in sides[k]]
@@ -155,9 +156,9 @@ class SshSource(SshSession):
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copies here are compared, not identified
             result["identified"] = {"model": model, "error": self._no_model_run()}
-            result.setdefault("findings", []).append({
-                "code": "identify_failed", "severity": "warning", "model": model,
-                "message": f"--model {model}: {self._no_model_run()}: the boundaries are not identified"})
+            result.setdefault("findings", []).append(finding(
+                "identify_failed", "warning",
+                f"--model {model}: {self._no_model_run()}: the boundaries are not identified", model=model))
         return await self._with_text(_restore_paths(result, {str(local_a): a, str(local_b): b}), tokenizer, False)
 
     # -- token text ------------------------------------------------------------------------
@@ -210,7 +211,7 @@ class SshSource(SshSession):
             if "error" in remote:
                 remote.setdefault("model", model)
             return remote
-        return {"path": path, "model": model, "computed": "local", "error": self._no_model_run()}
+        return error_result(path, self._no_model_run(), model=model, computed="local")
 
     def _no_model_run(self) -> str:
         why = "no agent" if self._agent is None else "no usable torch"
@@ -228,9 +229,8 @@ class SshSource(SshSession):
             remote.setdefault("drafter", drafter)
             return remote
         # No SFTP fallback: a drafter (and its target's embedding) can be gigabytes; it runs where it is.
-        return {"path": path, "drafter": drafter, "computed": "local",
-                "error": f"cannot run the drafter on {self.target.host}: no usable Python with torch there "
-                         "(see --remote-python)"}
+        return error_result(path, f"cannot run the drafter on {self.target.host}: no usable Python with torch "
+                                  "there (see --remote-python)", drafter=drafter, computed="local")
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
@@ -284,7 +284,7 @@ class SshSource(SshSession):
                     self._status(f"cannot compute on {self.target.host} ({err}): computing locally", once=True)
                     return None
                 path = args.get("path") or args.get("a")
-                return {"path": path, "error": str(err), "computed": "remote"}
+                return error_result(path, str(err), computed="remote")
             result = reply["result"]
             result["computed"] = "remote"
             return result

@@ -13,8 +13,8 @@ from typing import Any
 from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
-from eagle3_tui.engines.results import error_result, sort_findings
 from eagle3_tui.engines.read.sample import Sample, SampleError
+from eagle3_tui.engines.results import error_result, finding, sort_findings
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
@@ -144,7 +144,7 @@ class Comparison(Alignment, Measurement, Judgement):
                  b_valid=self.b_valid, length=alignment["length"])
 
     def add(self, code: str, severity: str, message: str, **details: Any) -> None:
-        self.findings.append({"code": code, "severity": severity, "message": message, **details})
+        self.findings.append(finding(code, severity, message, **details))  # type: ignore[arg-type]
 
 
 def _header(s: Sample) -> dict[str, Any]:

@@ -30,14 +30,26 @@ from textual.widgets import Footer, OptionList, ProgressBar
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline
-from eagle3_tui.names import printable
+from eagle3_tui.engines.results import finding
 from eagle3_tui.engines.scan.options import ScanOptions
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.dataset_messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
+from eagle3_tui.ui.dataset_messages import (
+    FindingsReady,
+    LayersReady,
+    ScanEnded,
+    layers_tail,
+    progress_text,
+)
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
-from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
+from eagle3_tui.ui.messages import (
+    FileAction,
+    ScanMarksWanted,
+    ShowSample,
+    StatusMessage,
+)
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
 from eagle3_tui.ui.widgets.norm_strip import NormStrip
@@ -166,7 +178,7 @@ class DatasetScreen(Screen):
         except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
             why = f"{type(err).__name__}: {err}"
             self.post_message(ScanEnded(generation, "failed", why) if pipeline.ended is None else FindingsReady(
-                generation, [{"code": "findings_failed", "severity": "error", "message": why}]))
+                generation, [finding("findings_failed", "error", why)]))
 
     def _on_event(self, generation: int, event, pipeline: DatasetPipeline) -> None:
         if isinstance(event, pl.Progress):

@@ -21,6 +21,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
+from eagle3_tui.engines.results import error_result
 from eagle3_tui.names import printable
 
 RUNNING = {"running": True}
@@ -53,11 +54,11 @@ async def run_accept(source, path: str, drafter: str, model: str | None,
     try:
         return await source.accept(path, drafter, model=model, order=order)
     except SourceError as err:
-        return {"path": path, "drafter": drafter, "error": str(err)}
+        return error_result(path, str(err), drafter=drafter)
     except NotImplementedError:
-        return {"path": path, "drafter": drafter, "error": "this source cannot run a drafter"}
+        return error_result(path, "this source cannot run a drafter", drafter=drafter)
     except Exception as err:  # noqa: BLE001 - shown in the view; the app keeps running
-        return {"path": path, "drafter": drafter, "error": f"{type(err).__name__}: {err}"}
+        return error_result(path, f"{type(err).__name__}: {err}", drafter=drafter)
 
 
 class SampleAcceptance:

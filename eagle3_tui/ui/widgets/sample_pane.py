@@ -21,12 +21,13 @@ from textual.markup import escape
 from textual.message import Message
 from textual.timer import Timer
 
+from eagle3_tui.engines.results import error_result
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.messages import SummaryLoaded
 from eagle3_tui.ui.widgets import acceptance
-from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.sample_text import SampleText
+from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.token_table import TokenPanel, TokenTable
 
 if TYPE_CHECKING:
@@ -170,9 +171,9 @@ class SamplePane(VerticalScroll, can_focus=False):
             summary = await self._text.finish(summary, analysis=analysis, source=self.source,
                                               target=target, folder=posixpath.dirname(path))
         except SourceError as err:
-            summary = {"path": path, "error": str(err)}
+            summary = error_result(path, str(err))
         except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
-            summary = {"path": path, "error": f"{type(err).__name__}: {err}"}
+            summary = error_result(path, f"{type(err).__name__}: {err}")
         self.post_message(SummaryLoaded(path, k, summary))
 
     def on_summary_loaded(self, message: SummaryLoaded) -> None:
@@ -276,9 +277,9 @@ class SamplePane(VerticalScroll, can_focus=False):
         try:
             result = await self.source.identify(path, model=model)
         except SourceError as err:
-            result = {"path": path, "model": model, "error": str(err)}
+            result = error_result(path, str(err), model=model)
         except Exception as err:  # noqa: BLE001 - the status line shows it; the app keeps running
-            result = {"path": path, "model": model, "error": f"{type(err).__name__}: {err}"}
+            result = error_result(path, f"{type(err).__name__}: {err}", model=model)
         self.post_message(Identified(path, result))
 
     def on_identified(self, message: Identified) -> None:
