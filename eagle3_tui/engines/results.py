@@ -86,6 +86,14 @@ class Summary(TypedDict, total=False):
     text: list[str]
     loss_spans: list[dict[str, Any]]
     text_error: str
+    # with a model (engines/model/identify.py summarize_identified): {"model", ...} or {"model", "error"}
+    identify: dict[str, Any]
+    # a file that cannot be summarised: {"path", "error"} (error_result)
+    error: str
+    not_sample: bool
+    contents: dict[str, str]
+    vocab_mapping: dict[str, Any]  # a vocab_mapping.pt: what it holds
+    vocab_mapping_error: str
 
 
 class ComparisonResult(TypedDict, total=False):
@@ -194,6 +202,12 @@ class ScanRecord(TypedDict, total=False):
     mapped: bool
     accept: dict[str, Any]  # scan --drafter: the drafter's top-1 on this file, or {"error"}
     draft_vocab: dict[str, Any]  # loss tokens in/out of the draft vocabulary, with a mapping
+
+
+class ScanProgressItem(TypedDict):
+    """What a source's scan yields between records: {"progress": ScanProgress.to_json()}."""
+
+    progress: dict[str, Any]
 
 
 def error_result(path: str, error: BaseException | str, **extra: Any) -> ErrorResult:

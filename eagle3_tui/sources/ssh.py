@@ -26,7 +26,16 @@ from typing import Any
 
 import asyncssh
 
-from eagle3_tui.engines.results import error_result, finding
+from eagle3_tui.engines.results import (
+    AcceptResult,
+    ComparisonResult,
+    IdentifyResult,
+    ScanProgressItem,
+    ScanRecord,
+    Summary,
+    error_result,
+    finding,
+)
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentError
@@ -112,7 +121,7 @@ class SshSource(SshSession):
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         args = {"path": path, "k": k, "slots": slots, "hidden": hidden}
         await self._retrying(f"summarising {path}", self._ensure)  # the agent's hello decides below
         if self._decodes_here(tokenizer):
@@ -133,7 +142,7 @@ class SshSource(SshSession):
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ComparisonResult:
         args = {"a": a, "b": b, "slots": slots, "hidden": hidden}
         await self._retrying(f"comparing {a} and {b}", self._ensure)
         if self._decodes_here(tokenizer):
@@ -204,7 +213,7 @@ class SshSource(SshSession):
             raise SourceError(KIND_PROBLEMS.get(entry.kind, "not a file"))
         return await self.cached_copy(path, entry)
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
         # The model lives on the box: without torch there, there is nothing to fall back to.
         remote = await self._remote("identify", f"identifying {path}", {"path": path, "model": model, **options})
         if remote is not None:
@@ -221,7 +230,7 @@ class SshSource(SshSession):
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None,
-    ) -> dict[str, Any]:
+    ) -> AcceptResult:
         args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
                 "order": order}
         remote = await self._remote("accept", f"running the drafter on {path}", args)
@@ -236,7 +245,7 @@ class SshSource(SshSession):
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
         await self._retrying(f"scanning {path}", self._ensure)
         if self._agent is None or not self._remote_compute:

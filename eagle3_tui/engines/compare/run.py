@@ -14,12 +14,17 @@ from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
 from eagle3_tui.engines.read.sample import Sample, SampleError
-from eagle3_tui.engines.results import error_result, finding, sort_findings
+from eagle3_tui.engines.results import (
+    ComparisonResult,
+    error_result,
+    finding,
+    sort_findings,
+)
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
                   cancel: threading.Event | None = None, model: str | None = None,
-                  device: str = "auto") -> dict[str, Any]:
+                  device: str = "auto") -> ComparisonResult:
     """Comparison JSON object of two files. `slots`/`hidden` settle an ambiguous capture (B);
     without them, a bare B tensor is split by A's hidden size. A file that cannot be loaded
     gives {"a": {...}, "b": {...}, "error": "..."} with the failing side's {"path", "error"}.
@@ -71,7 +76,7 @@ def _split_like(b: Sample, a: Sample) -> Sample:
 
 
 def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None,
-            identified: dict[str, Any] | None = None) -> dict[str, Any]:
+            identified: dict[str, Any] | None = None) -> ComparisonResult:
     """Compare training sample `a` with inference capture `b` (see the module docstring).
     `identified`: both sides' slots identified against the target model (identify_pair)."""
     import torch

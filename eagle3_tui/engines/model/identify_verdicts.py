@@ -12,7 +12,7 @@ from typing import Any
 from eagle3_tui.engines.model import capture_faults
 from eagle3_tui.engines.model.capture_faults import NEAR_COS
 from eagle3_tui.engines.model.conventions import convention_finding
-from eagle3_tui.engines.results import finding, sort_findings
+from eagle3_tui.engines.results import IdentifyResult, finding, sort_findings
 
 #: |median norm ratio - 1| beyond which a matched slot differs by a scale (noise: <= 0.0021)
 SCALE_TOL = 0.02
@@ -149,7 +149,7 @@ def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
 
 
 def result(sample, model: str, layers: int, n: int, scores, drafter_ids, *, borrowed_ids: bool = False
-           ) -> dict[str, Any]:
+           ) -> IdentifyResult:
     tol = capture_faults.tolerance(sample.dtype)
     slots, findings = [], []
     for i, s in enumerate(sample.slots):

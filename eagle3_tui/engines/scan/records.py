@@ -119,7 +119,7 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
 
 def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
               rows: int = DEFAULT_ROWS, drafter: tuple[str, str | None] | None = None,
-              vocab_mapping: str | None = None) -> dict[str, Any]:
+              vocab_mapping: str | None = None) -> ScanRecord:
     """The record of one file; every problem becomes an error record, never an exception."""
     name = rel.rsplit("/", 1)[-1]
     base = {
@@ -225,7 +225,7 @@ def _init_worker() -> None:
     torch.set_num_threads(1)
 
 
-def _scan_chunk(args) -> list[dict[str, Any]]:
+def _scan_chunk(args) -> list[ScanRecord]:
     root, chunk, full, rows, drafter, vocab_mapping = args
     return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping)
             for rel, size, mtime in chunk]
@@ -260,7 +260,7 @@ def scan_tree(
     progress: Callable[[ScanProgress], None] | None = None,
     drafter: tuple[str, str | None] | None = None,
     vocab_mapping: str | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[ScanRecord]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
     drafter: (drafter folder, model folder or None): each record gets the drafter's top-1
@@ -314,7 +314,7 @@ def scan_tree(
             progress(state)
 
 
-def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[dict[str, Any]]:
+def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[ScanRecord]:
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
         with one_torch_thread(bool(todo)):

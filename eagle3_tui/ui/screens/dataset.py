@@ -30,7 +30,7 @@ from textual.widgets import Footer, OptionList, ProgressBar
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results import Finding, finding
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
@@ -87,7 +87,7 @@ class DatasetScreen(Screen):
         self._bin_round: list[int | None] = []
         self._bins_new: list = []
         self._bins_at = self._bins_cost = self._started = 0.0
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[Finding] = []
         self._filter_index: int | None = None
         self.scan_error: str | None = None
         self.model, self.drafter, self.model_given = model, drafter, model_given
