@@ -104,3 +104,24 @@ def test_the_result_types_are_the_ones_the_engines_build():
     assert {"slots", "final", "conventions", "findings", "error"} <= set(results.IdentifyResult.__annotations__)
     assert {"top1", "steps", "tau", "per_token", "error"} <= set(results.AcceptResult.__annotations__)
     assert not hasattr(results, "Comparison")  # the compare engine's class keeps that name
+
+
+def test_every_scan_record_field_is_in_the_type_and_the_view_keeps_it(tmp_path):
+    """A real tree (samples, a NaN, a non-sample, a vocabulary mapping, a dead link, a README):
+    every key of every record is a ScanRecord field, so the dataset view, whose Record takes its
+    fields from the type, keeps all of them but the few only the CLI's report reads."""
+    from eagle3_tui.engines.results import ScanRecord, SlotRecord
+    from eagle3_tui.engines.scan.records import scan_tree
+    from eagle3_tui.ui.dataset_model import _NOT_KEPT, Record
+    from tests.helpers.tree import make_tree
+
+    root = make_tree(tmp_path / "data")
+    records = list(scan_tree(str(root), workers=1))
+    assert {"error", "not_sample"} <= {k for r in records for k in r}  # the odd files are in
+    fields = set(ScanRecord.__annotations__)
+    for r in records:
+        assert set(r) <= fields, (r["path"], set(r) - fields)
+        for part in [*r.get("slots", ()), *([r["final"]] if r.get("final") else [])]:
+            assert set(part) <= set(SlotRecord.__annotations__), r["path"]
+        kept = Record(r)
+        assert {k for k in r if k not in _NOT_KEPT} == {k for k in fields if k in kept}, r["path"]
