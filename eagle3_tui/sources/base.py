@@ -15,12 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eagle3_tui.engines.results import (
-    AcceptResult,
-    ComparisonResult,
-    IdentifyResult,
-    ScanProgressItem,
-    ScanRecord,
-    Summary,
+    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 

@@ -11,12 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from eagle3_tui.engines.results import (
-    AcceptResult,
-    ComparisonResult,
-    IdentifyResult,
-    ScanProgressItem,
-    ScanRecord,
-    Summary,
+    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError

@@ -27,14 +27,7 @@ from typing import Any
 import asyncssh
 
 from eagle3_tui.engines.results import (
-    AcceptResult,
-    ComparisonResult,
-    IdentifyResult,
-    ScanProgressItem,
-    ScanRecord,
-    Summary,
-    error_result,
-    finding,
+    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary, error_result, finding,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback

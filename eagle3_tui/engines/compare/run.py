@@ -14,12 +14,7 @@ from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
 from eagle3_tui.engines.read.sample import Sample, SampleError
-from eagle3_tui.engines.results import (
-    ComparisonResult,
-    error_result,
-    finding,
-    sort_findings,
-)
+from eagle3_tui.engines.results import ComparisonResult, error_result, finding, sort_findings
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,

@@ -36,20 +36,9 @@ from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.dataset_messages import (
-    FindingsReady,
-    LayersReady,
-    ScanEnded,
-    layers_tail,
-    progress_text,
-)
+from eagle3_tui.ui.dataset_messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
-from eagle3_tui.ui.messages import (
-    FileAction,
-    ScanMarksWanted,
-    ShowSample,
-    StatusMessage,
-)
+from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
 from eagle3_tui.ui.widgets.norm_strip import NormStrip
