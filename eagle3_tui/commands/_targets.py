@@ -136,6 +136,26 @@ def on_host(value: str | None, target, what: str) -> str | None:
     return t.path
 
 
+def local_folder_problem(model: str | None, drafter: str | None = None, option: str = "--accept") -> str | None:
+    """One line saying why a --model folder or a drafter folder on this machine cannot be used
+    (its config.json through engines/model/folder_config.py, the drafter loaded), checked before any
+    work starts; None when both are usable or not given."""
+    if model is not None:
+        from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
+
+        try:
+            read_model_config(model)
+        except FolderConfigError as err:
+            return f"--model: {err}"
+    if drafter is not None:
+        from eagle3_tui.engines.scan.agreement import check_drafter
+
+        problem = check_drafter(drafter, model)
+        if problem is not None:
+            return f"{option}: {problem}"
+    return None
+
+
 def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """Summary objects in the order of `paths`; each says where it was computed."""
     from eagle3_tui.sources.base import SourceError

@@ -48,10 +48,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "files far below the rest (quick: the first N loss rows; --full: all; no cache)")
     p.add_argument("--model", metavar="DIR",
                    help="target model folder on the data's machine: after the scan, names the boundary each slot "
-                        f"holds by running the model on at most {MAX_IDENTIFY} files (one of the majority, one "
-                        "per layer_group finding, one per other shard when there are few; the first "
+                        f"holds on at most {MAX_IDENTIFY} files (one of the majority, one per "
+                        "layer_group finding, one per other shard when there are few), then verifies: every "
+                        "suspect (outliers, run edges) and a random sample sized so that a minority of "
+                        "--minority would show up with 99%% confidence (the first "
                         f"{IDENTIFY_TOKENS} tokens of each; runs every time, needs transformers there); with "
                         "--drafter also the embed_tokens of a drafter without them")
+    p.add_argument("--minority", type=float, default=1.0, metavar="P",
+                   help="with --model: the share of files at other layers, in percent, that the random sample "
+                        "must catch with 99%% confidence (default 1)")
+    p.add_argument("--identify-all", action="store_true",
+                   help="with --model: identify every usable file instead of a sample (a forward pass each)")
     p.add_argument("--accept", metavar="DIR",
                    help="EAGLE-3 drafter folder on the data's machine: after the findings (and --model's layers), "
                         "the drafter's step-1 top-1 and τ per group of files (the groups --model reports), on a "
@@ -68,6 +75,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
+    if not 0 < args.minority <= 100:
+        from eagle3_tui.commands._targets import say
+
+        say(f"scan: --minority {args.minority:g}: expected a share in percent, above 0 and at most 100")
+        return 2
     return asyncio.run(_scan(args))
 
 
@@ -112,7 +124,7 @@ class _Progress:
 
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
-    from eagle3_tui.commands._targets import on_host, say
+    from eagle3_tui.commands._targets import local_folder_problem, on_host, say
     from eagle3_tui.engines.scan.options import ScanOptions
     from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
@@ -131,14 +143,21 @@ def _options(args: argparse.Namespace, target):
             say(f"scan: --vocab-mapping: {err}")
             return 2
     try:
-        return ScanOptions(full=args.full, rows=args.rows, workers=args.workers,
-                           drafter=on_host(args.drafter, target, "--drafter"),
-                           model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
-                           accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
-                           use_cache=not args.no_cache)
+        options = ScanOptions(full=args.full, rows=args.rows, workers=args.workers,
+                              drafter=on_host(args.drafter, target, "--drafter"),
+                              model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
+                              accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
+                              use_cache=not args.no_cache, minority=args.minority / 100,
+                              identify_all=args.identify_all)
     except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2
+    # a model or --accept drafter here is checked before the scan, as --vocab-mapping is (a
+    # drafter given with --drafter is checked by the scan itself, next to the data)
+    if not target.is_remote and (problem := local_folder_problem(options.model, options.accept)) is not None:
+        say(f"scan: {problem}")
+        return 2
+    return options
 
 
 async def _scan(args: argparse.Namespace) -> int:
@@ -329,6 +348,11 @@ def _num(v: float | None) -> str:
     return f"{v:.3g}"
 
 
+def _count(v: float | None) -> str:
+    """A (mean) token count as a whole number: 100000, never 1e+05."""
+    return "-" if v is None else str(round(v))
+
+
 def format_report(records, findings, summary, layers: str | None = None, acceptance: str | None = None) -> str:
     lines = []
     if findings:
@@ -364,8 +388,8 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
         bad = sum(any(p["nan"] or p["inf"] for p in [*r["slots"], *([r["final"]] if r.get("final") else [])]) for r in ok)
         mean = (lambda key: sum(r[key] for r in ok) / len(ok)) if ok else (lambda key: None)
         lines.append(
-            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_num(mean('tokens')):>7} "
-            f"{_num(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
+            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_count(mean('tokens')):>7} "
+            f"{_count(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
             f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
         )
     from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter

@@ -34,7 +34,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if (usage := below_one(args, "summary", "slots", "hidden")) is not None:
         return usage
-    from eagle3_tui.commands._targets import summarize_targets
+    from eagle3_tui.commands._targets import local_folder_problem, summarize_targets
+    from eagle3_tui.target import TargetError, parse_target
+
+    try:
+        local = args.model is not None and not any(parse_target(p).is_remote for p in [*args.paths, args.model])
+    except TargetError:
+        local = False  # said per path below
+    # a --model folder that cannot be used is a usage error (exit 2); the summaries still stand,
+    # each saying why it is not identified
+    unusable = local and local_folder_problem(args.model) is not None
 
     failed = False
     for result in summarize_targets(args.paths, args):
@@ -53,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{printable(result['path'])}: failed (message on stderr)", flush=True)
         else:
             print(format_summary(result), flush=True)
-    return 1 if failed else 0
+    return 2 if unusable else 1 if failed else 0
 
 
 def _num(v: float | None, width: int = 9) -> str:

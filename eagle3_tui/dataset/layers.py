@@ -139,6 +139,8 @@ async def identify_picks(
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []
     for i, pick in enumerate(picks):
+        if pick["group"] in ("suspect", "sample") and results and all("error" in r for r in results):
+            break  # not one representative could be identified: the model, not the files, is the problem
         if on_progress is not None:
             on_progress(i + 1, len(picks), pick["path"])
         path = join(root, pick["path"])
@@ -174,14 +176,34 @@ def _reading(bounds: list[int | None], layers: int, table: list[dict[str, Any]])
     }
 
 
+def plan(records: list[dict[str, Any]], findings: list[dict[str, Any]], *, minority: float = 0.01,
+         identify_all: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(every file to identify: the representatives (choose), then the suspects and the random
+    sample that verify the rest (verify.py), the verification plan)."""
+    from eagle3_tui.dataset.verify import verify_picks
+
+    picks = choose(records, findings)
+    more, checks = verify_picks(records, findings, {p["path"] for p in picks}, minority=minority,
+                                identify_all=identify_all, usable=usable, decoded=decoded)
+    return picks + more, checks
+
+
 def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: str | None = None,
-           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+           checks: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(one "layers" entry per group identified, findings for the dataset). Picks beyond the
-    results (an interrupted run) are left out; `drafter` is the folder identify was given."""
+    results (an interrupted run) are left out; `drafter` is the folder identify was given; the
+    verified files (suspects, the drawn sample) give findings of their own (verify.py)."""
+    from eagle3_tui.dataset.verify import verdicts
+
     entries: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     failed: dict[str, list[str]] = defaultdict(list)
+    verified = [(pick, r) for pick, r in zip(picks, results) if pick["group"] in ("suspect", "sample")]
     for pick, r in zip(picks, results):
+        if pick["group"] in ("suspect", "sample"):
+            if "error" in r:
+                failed[r["error"]].append(pick["path"])
+            continue
         entry = {k: pick[k] for k in ("group", "label", "files", "range")}
         entry["paths"] = [pick["path"]]
         entry["computed"] = r.get("computed")
@@ -212,6 +234,9 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
                                  "group": pick["label"], "paths": [pick["path"]]})
         entries.append(entry)
     _compare_with_majority(entries, picks, findings)
+    major = entries[0] if entries and entries[0]["group"] == "majority" and "error" not in entries[0] else None
+    known = {p for pick in picks if pick["group"] == "layer_group" for p in pick["paths"]}
+    findings += verdicts([p for p, _ in verified], [r for _, r in verified], major, checks, known)
     for error, paths in failed.items():
         findings.append({"code": "identify_failed", "severity": "warning", "paths": paths,
                          "message": f"--model could not identify {_quote(paths)}: {error}"})

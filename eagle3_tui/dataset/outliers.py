@@ -16,7 +16,9 @@ neighbouring-part cosines the scan measures) gets a robust multivariate distance
    limit, in scattered directions; files captured at other layers go far past it, together.
 
 Measured on clean datasets in tests/scan/test_outliers.py (demo transformer, SpecForge and ModelOpt
-layouts, six seeds each): no finding. Pure Python: runs in the TUI's process, which never
+layouts, six seeds each): no finding. A single file at other layers is told from an unusual
+prompt only when it goes far out (ALONE); the files past the limit are the suspects that
+`scan --model` identifies first (verify.py), which names such a file exactly. Pure Python: runs in the TUI's process, which never
 imports torch.
 """
 
@@ -35,9 +37,11 @@ MIN_FILES = 12
 #: a cluster larger than this share of the files is no minority: the dataset has two groups
 MINORITY = 0.35
 #: a file alone (no other outlier near it) must go this much further than the limit: a clean
-#: dataset's tail holds single odd files (an unusual prompt) in scattered directions, while a
-#: capture at other layers comes from a run and moves its files together
-ALONE = 1.5
+#: dataset's tail holds single odd files (an unusual prompt; with massive activations on some
+#: tokens, up to 1.65x the limit measured) in scattered directions, while a capture at other
+#: layers comes from a run and moves its files together. A single file between the limit and
+#: this is a suspect that `scan --model` identifies (verify.py), not a finding
+ALONE = 2.0
 #: two outlying files link when they depart from the centre in nearly the same direction (the
 #: cosine of their whitened departures): a wrong capture moves its files the same way
 LINK_COS = 0.8

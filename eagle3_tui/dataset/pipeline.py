@@ -285,10 +285,12 @@ class DatasetPipeline:
         return True
 
     async def _layers(self, findings) -> AsyncIterator[Any]:
-        from eagle3_tui.dataset.layers import choose, identify_picks, report
+        from eagle3_tui.dataset.layers import identify_picks, plan, report
 
         o = self.options
-        picks = await asyncio.to_thread(choose, self.records, findings)
+        picks, checks = await asyncio.to_thread(
+            lambda: plan(self.records, findings, minority=o.minority, identify_all=o.identify_all))
+        reps = sum(p["group"] not in ("suspect", "sample") for p in picks)
 
         def run(shown, done):
             return identify_picks(self.source, self.path, picks, model=o.model, drafter=o.drafter,
@@ -301,8 +303,8 @@ class DatasetPipeline:
             results, interrupted, error = item
             if error is not None and len(results) < len(picks):
                 results.append(error_result(picks[len(results)]["path"], error))
-            entries, extra = report(picks, results, o.drafter)
-            yield Layers(entries, len(picks), extra, interrupted, error)
+            entries, extra = report(picks, results, o.drafter, checks)
+            yield Layers(entries, reps, extra, interrupted, error)
 
     async def _acceptance(self, findings) -> AsyncIterator[Any]:
         from eagle3_tui.dataset.acceptance import choose_files, report, score

@@ -427,7 +427,7 @@ class _Demo:
             f.write("\n".join(lines))
 
 
-#: Adam steps of the demo drafter: ~6 s on one core; training samples reach 65-75% step-1
+#: Adam steps of the demo drafter: ~4 s on one core; training samples reach 65-75% step-1
 #: top-1 (chance is well under 1%), a capture one layer off falls to 7-35%
 DRAFTER_STEPS = 400
 

@@ -133,6 +133,36 @@ def ttt_logits(w: dict, s: Shape, aux, ids, steps: int) -> list:
     return out
 
 
+class Adam:
+    """torch.optim.Adam's update (default betas and eps, no weight decay), in a few lines:
+    constructing torch.optim.Adam imports torch's compiler stack, seconds of the demo's time."""
+
+    def __init__(self, params: list, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        import torch
+
+        self.params, self.lr, self.betas, self.eps, self.t = params, lr, betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in params]
+        self.v = [torch.zeros_like(p) for p in params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        import torch
+
+        b1, b2 = self.betas
+        self.t += 1
+        c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
+        with torch.no_grad():
+            for p, m, v in zip(self.params, self.m, self.v):
+                if p.grad is None:
+                    continue
+                m.lerp_(p.grad, 1 - b1)
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                p.addcdiv_(m, (v.sqrt() / math.sqrt(c2)).add_(self.eps), value=-self.lr / c1)
+
+
 def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | None = None, steps: int = 300,
                   ttt: int = 2, seed: int = 0, lr: float = 4e-3) -> dict:
     """Weights (SpecForge names, float32, d2t/t2d included) of a drafter trained on `seqs`.
@@ -167,7 +197,7 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
             h = head.float()[keep]
             w["lm_head.weight"].copy_(h / h.norm(dim=-1, keepdim=True).mean())
     w["embed_tokens.weight"].requires_grad_(False)
-    opt = torch.optim.Adam([p for p in w.values() if p.requires_grad], lr=lr)
+    opt = Adam([p for p in w.values() if p.requires_grad], lr=lr)
     rng = random.Random(seed)
     for _ in range(steps):
         seq = seqs[rng.randrange(len(seqs))]

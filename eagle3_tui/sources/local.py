@@ -197,12 +197,13 @@ class LocalSource(Source):
             from eagle3_tui.engines.scan.records import scan_tree
             from eagle3_tui.engines.scan.agreement import check_drafter
 
-            problem = check_drafter(*drafter) if drafter is not None else None
-            if problem is not None:
-                loop.call_soon_threadsafe(queue.put_nowait, SourceError(f"--drafter: {problem}"))
-                loop.call_soon_threadsafe(queue.put_nowait, done)
-                return
+            # every end of this thread, an exception included, hands `done` over (finally below):
+            # the awaiting side never waits for a thread that has gone
             try:
+                problem = check_drafter(*drafter) if drafter is not None else None
+                if problem is not None:
+                    loop.call_soon_threadsafe(queue.put_nowait, SourceError(f"--drafter: {problem}"))
+                    return
                 # the stubs of unchanged files come during the listing, thousands in a burst:
                 # handed over STUB_BATCH at a time (one by one, the loop woke for every few)
                 stubs: list = []

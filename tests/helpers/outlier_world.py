@@ -23,10 +23,11 @@ def model():
     return _MODEL
 
 
-def modelopt_set(root: Path, n: int, *, seed: int = 0) -> list[Path]:
+def modelopt_set(root: Path, n: int, *, seed: int = 0, target=None) -> list[Path]:
     """n conversations in ModelOpt's HF dump layout: input_ids [T], aux_hidden_states [T, 3H] at the
-    default boundaries, hidden_states [T, H] post-norm, loss_mask [T], conversation_id."""
-    m = model()
+    default boundaries, hidden_states [T, H] post-norm, loss_mask [T], conversation_id. `target`:
+    another model with the demo model's interface (tests/helpers/hf_target.py)."""
+    m = target or model()
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -46,10 +47,10 @@ def specforge_set(root: Path, *, shards: int = 3, per_shard: int = 16, seed: int
     return build(root, shards=shards, per_shard=per_shard, seed=seed, model=model())
 
 
-def replant(path: Path, shift: int) -> None:
+def replant(path: Path, shift: int, target=None) -> None:
     """Capture the file's prompt again with every aux boundary moved by `shift` (a re-run with
     other layer ids), in the file's own layout."""
-    m = model()
+    m = target or model()
     d = torch.load(path, weights_only=True)
     key = "aux_hidden_states" if "aux_hidden_states" in d else "aux_hidden_state"
     ids = d["input_ids"].reshape(1, -1)

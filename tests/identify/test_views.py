@@ -63,8 +63,9 @@ def test_summary_model_table_marks_identified_boundaries(world):
 
 
 def test_summary_model_that_is_not_a_model_keeps_the_summary_and_says_why(world, tmp_path):
+    """A --model folder that cannot be used is a usage error (exit 2, issue 21); the summary stands."""
     p = run("summary", str(world.specforge("sf.ckpt")), "--model", str(tmp_path))
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert table_rows(p.stdout)["aux0"] == "b=?"
     assert "not identified:" in p.stdout
     err = p.stderr.strip().splitlines()

@@ -129,12 +129,13 @@ def test_source_accept_calls_stay_within_the_bound(shifted, trained, calls, caps
     assert "--accept-files must be at least 1" in capsys.readouterr().err
 
 
-def test_a_folder_that_is_no_drafter_stops_at_once_with_one_warning(shifted, calls, capsys):
-    code, last = scan_json(capsys, shifted, "--accept", shifted)
-    assert code == 1 and len(calls) == 1
-    (f,) = [f for f in last["findings"] if f["code"] == "accept_failed"]
-    assert f["severity"] == "warning" and str(shifted) in f["message"]
-    assert not [f for f in last["findings"] if f["code"] == "group_low_acceptance"]
+def test_a_folder_here_that_is_no_drafter_is_refused_before_the_scan(shifted, calls, capsys):
+    """Checked up front as --drafter and --vocab-mapping are (issue 21): one line, exit 2."""
+    assert main(["scan", str(shifted), "--accept", str(shifted), "--json", "--workers", "1", "--no-cache"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and calls == []
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"eagle3-tui: scan: --accept: {shifted}: ") and "not a drafter folder" in line
 
 
 @pytest.mark.asyncio(loop_scope="session")

@@ -103,7 +103,7 @@ def test_json_layers_give_each_group_its_boundaries_and_scores(shifted, target, 
     assert group["reading"]["output_of"] == [0, 3, 5] and group["reading"]["input_of"] == [1, 4, 6]
     assert {(f["ids_from"], f["reading"]) for f in group["reading"]["fits"]} >= {("SpecForge default ids", "input")}
     # without a drafter there is nothing to hold the groups against: the layer_group stays the warning
-    assert [f["code"] for f in last["findings"]] == ["layer_group", "padding_states"]
+    assert [f["code"] for f in last["findings"]] == ["layer_group", "padding_states", "layers_checked"]
 
 
 def test_with_a_drafter_the_group_reading_its_ids_otherwise_is_a_warning(shifted, target, drafter, capsys):
@@ -167,12 +167,12 @@ def test_cached_records_still_give_the_layers(clean, target, capsys):
     assert code == 0 and [e["boundaries"] for e in last["layers"]] == [AUX] * 3
 
 
-def test_a_folder_that_is_not_a_model_is_a_warning_and_the_scan_still_reports(clean, tmp_path, capsys):
-    code, last = scan_json(capsys, clean, "--model", tmp_path)
-    assert code == 1 and last["summary"]["files"] == 36
-    (f,) = [f for f in last["findings"] if f["code"] == "identify_failed"]
-    assert "no config.json" in f["message"] and len(f["paths"]) == 3
-    assert all("no config.json" in e["error"] for e in last["layers"])
+def test_a_folder_here_that_is_not_a_model_is_refused_before_the_scan(clean, tmp_path, capsys):
+    """Checked up front as --vocab-mapping is (issue 21): one line, exit 2, nothing scanned."""
+    assert main(["scan", str(clean), "--model", str(tmp_path), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [
+        f"eagle3-tui: scan: --model: model {tmp_path}: not a Hugging Face model folder (no config.json)"]
 
 
 def test_model_on_another_host_is_refused_in_one_line(clean, capsys):
@@ -184,7 +184,7 @@ def test_model_on_another_host_is_refused_in_one_line(clean, capsys):
 def test_ctrl_c_while_identifying_stops_and_still_reports(shifted, target):
     """stderr on a terminal, so that the progress line shows "identifying"; the signal lands then."""
     code, text, last = interrupt_scan_at(
-        b"identifying 1/3: rows_0-12/data_0.ckpt", str(shifted), "--model", str(target.folder), "--json",
+        b"identifying 1/36: rows_0-12/data_0.ckpt", str(shifted), "--model", str(target.folder), "--json",
         "--no-cache", "--workers", "1")
     assert code == 130, text
     assert "Traceback" not in text and "interrupted; the layers cover" in text

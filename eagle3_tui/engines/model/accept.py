@@ -111,6 +111,11 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
     ids = sample.ids[:n].to(torch.int64)
     if n < 3:
         raise SampleError(f"only {n} valid rows: too short to score")
+    rows = int(d.weights["embed_tokens.weight"].shape[0])
+    if n and (int(ids.min()) < 0 or int(ids.max()) >= rows):
+        bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
+        raise SampleError(f"token id {bad} is outside the drafter's vocabulary ({rows} tokens): "
+                          "the ids are from another tokenizer")
     targets, source = target_tokens(sample, d, model, n, notes)
 
     def tok(shift: int) -> torch.Tensor:  # ids[t + shift], 0 past the end (SpecForge's padding)

@@ -19,10 +19,15 @@ Standard library only: shipped to the remote box with the rest of engines/.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
+from eagle3_tui.engines.model.folder_config import (  # noqa: F401 - the reader's names, re-exported for callers
+    ConfigError,
+    layer_ids,
+    read_json,
+    text_config,
+)
 from eagle3_tui.engines.results import finding
 
 READINGS = (
@@ -40,31 +45,6 @@ ID_KEYS = (
 )
 
 
-class ConfigError(Exception):
-    """A config file that cannot be read. One line for the user."""
-
-
-def read_json(path: str, what: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{what}: no {os.path.basename(path)} in {os.path.dirname(path) or '.'}") from None
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{what}: cannot read {path} ({type(err).__name__}: {err})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{what}: {path} is not a JSON object")
-    return data
-
-
-def text_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The language model's part of a config (multimodal configs nest it in text_config)."""
-    inner = config.get("text_config")
-    if isinstance(inner, dict) and "num_hidden_layers" in inner:
-        return inner
-    return config
-
-
 def num_layers(config: dict[str, Any]) -> int | None:
     n = text_config(config).get("num_hidden_layers")
     return n if isinstance(n, int) and n > 0 else None
@@ -78,8 +58,8 @@ def drafter_layer_ids(folder: str) -> tuple[list[int], str]:
         value: Any = config
         for key in keys:
             value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, list) and value and all(isinstance(i, int) and not isinstance(i, bool) for i in value):
-            return list(value), name
+        if value is not None:
+            return layer_ids(f"drafter {folder}", name, value), name
     raise ConfigError(
         f"drafter {folder}: config.json names no layer ids (looked for "
         + ", ".join(name for _, name in ID_KEYS) + ")"

@@ -29,6 +29,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from eagle3_tui.engines.model.folder_config import (
+    FolderConfigError,
+    drafter_values,
+    model_tied,
+    read_model_config,
+    safetensors_header,
+    tokenizer_vocab,
+)
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
 from eagle3_tui.engines.read.sample import SampleError
 
@@ -104,7 +112,10 @@ class Drafter:
 
 
 def load_drafter(path: str, model: str | None = None) -> Drafter:
-    """The drafter in folder `path`; `model` (a target HF folder) supplies a missing embed_tokens."""
+    """The drafter in folder `path`; `model` (a target HF folder) supplies a missing embed_tokens.
+    The model's config goes through the same checked reader as identify's (folder_config)."""
+    if model is not None:
+        read_model_config(model)
     config = _read_config(path)
     weights, layout = _read_weights(path)
     layout = _layout(config, layout)
@@ -115,38 +126,31 @@ def load_drafter(path: str, model: str | None = None) -> Drafter:
     layer = config.get("transformer_layer_config") if isinstance(config.get("transformer_layer_config"), dict) else {}
     cfg = {**config, **layer}
 
+    values = _values(path, cfg)
     fc = weights["fc.weight"]
     hidden = int(fc.shape[0])
-    target_hidden = int(cfg.get("target_hidden_size") or hidden)
+    target_hidden = values.target_hidden or hidden
     if fc.dim() != 2 or fc.shape[1] % target_hidden:
         raise DrafterError(f"{path}: fc.weight is {list(fc.shape)}, not [H, k*{target_hidden}] "
                            f"(target_hidden_size {target_hidden})")
     k = int(fc.shape[1]) // target_hidden
-    heads = int(cfg.get("num_attention_heads") or 0)
-    if heads < 1:
-        raise DrafterError(f"{path}: config.json lacks num_attention_heads")
-    head_dim = int(cfg.get("head_dim") or hidden // heads)
+    heads = values.heads
+    head_dim = values.head_dim or hidden // heads
     q = weights["midlayer.self_attn.q_proj.weight"]
     kproj = weights["midlayer.self_attn.k_proj.weight"]
-    if q.shape[1] != 2 * hidden or q.shape[0] != heads * head_dim or kproj.shape[0] % head_dim:
+    if head_dim < 1 or q.shape[1] != 2 * hidden or q.shape[0] != heads * head_dim or kproj.shape[0] % head_dim:
         raise DrafterError(f"{path}: attention weights {list(q.shape)} do not fit an EAGLE-3 layer of width "
                            f"{hidden} with {heads} heads of {head_dim} (q_proj must take 2H = {2 * hidden})")
     kv_heads = int(kproj.shape[0]) // head_dim
-    lm_head = weights["lm_head.weight"]
-    draft_vocab = int(lm_head.shape[0])
-    vocab = int(cfg.get("vocab_size") or draft_vocab)
-    if "d2t" not in weights:
-        if draft_vocab != vocab:
-            raise DrafterError(f"{path}: draft vocabulary {draft_vocab} != vocab_size {vocab} and no d2t mapping")
-        import torch
-
-        weights["d2t"] = torch.zeros(draft_vocab, dtype=torch.int64)
-    rope_theta, rope_scaling = _rope(cfg)
+    draft_vocab = int(weights["lm_head.weight"].shape[0])
+    vocab = values.vocab or draft_vocab
+    check_vocab_maps(path, weights, vocab, draft_vocab, values.draft_vocab)
+    check_finite(path, weights)
     drafter = Drafter(
         path=path, layout=layout, hidden=hidden, target_hidden=target_hidden, k=k, heads=heads,
         kv_heads=kv_heads, head_dim=head_dim, vocab=vocab, draft_vocab=draft_vocab,
-        eps=float(cfg.get("rms_norm_eps") or 1e-6), rope_theta=rope_theta, rope_scaling=rope_scaling,
-        norm_output=bool(cfg.get("norm_output", True)), weights=weights,
+        eps=values.eps, rope_theta=values.rope_theta, rope_scaling=values.rope_scaling,
+        norm_output=values.norm_output, weights=weights,
     )
     if "embed_tokens.weight" not in weights:
         if model is None:
@@ -156,7 +160,60 @@ def load_drafter(path: str, model: str | None = None) -> Drafter:
     emb = weights["embed_tokens.weight"]
     if emb.dim() != 2 or emb.shape[1] != hidden:
         raise DrafterError(f"embed_tokens is {list(emb.shape)}, the drafter's width is {hidden}")
+    if emb.shape[0] < vocab:
+        raise DrafterError(f"{path}: embed_tokens has {emb.shape[0]} rows but vocab_size is {vocab}")
     return drafter
+
+
+def _values(path: str, cfg: dict[str, Any]):
+    try:
+        return drafter_values(path, cfg)
+    except FolderConfigError as err:
+        raise DrafterError(str(err)) from None
+
+
+def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab: int, said: int | None) -> None:
+    """d2t (and t2d when the drafter has one) checked as a vocab_mapping.pt is (engines/model/vocab.py):
+    offsets that land inside the target vocabulary, on the ids t2d marks; draft_vocab_size and
+    the sizes of d2t and t2d agree with lm_head and vocab_size. A drafter without d2t proposes
+    target ids directly: its head must cover the whole vocabulary."""
+    import torch
+
+    from eagle3_tui.engines.model.vocab import VocabError, check_offsets, mapping_from
+
+    if said is not None and said != draft_vocab:
+        raise DrafterError(f"{path}: config.json draft_vocab_size = {said} but lm_head has {draft_vocab} rows")
+    if "d2t" not in weights:
+        if draft_vocab != vocab:
+            raise DrafterError(f"{path}: draft vocabulary {draft_vocab} != vocab_size {vocab} and no d2t mapping")
+        weights["d2t"] = torch.zeros(draft_vocab, dtype=torch.int64)
+        return
+    d2t = weights["d2t"]
+    try:
+        if d2t.dim() != 1 or d2t.numel() != draft_vocab or d2t.is_floating_point():
+            raise VocabError(f"{path}: d2t is {list(d2t.shape)} {str(d2t.dtype).removeprefix('torch.')}, "
+                             f"not {draft_vocab} whole-number offsets (one per lm_head row)")
+        if "t2d" in weights:
+            t2d = weights["t2d"]
+            if t2d.dim() != 1 or t2d.numel() != vocab:
+                raise VocabError(f"{path}: t2d has {t2d.numel()} entries, vocab_size is {vocab}")
+            mapping_from({"d2t": d2t, "t2d": t2d}, path)
+        else:
+            check_offsets(d2t, vocab, path)
+    except VocabError as err:
+        raise DrafterError(str(err)) from None
+
+
+def check_finite(path: str, weights: dict[str, Any]) -> None:
+    """Weights with NaN or Inf draft nothing (every score NaN): said once, by name, at load. A
+    float64 sum per tensor: no temporary as large as the tensor."""
+    import math
+
+    import torch
+
+    for name, t in weights.items():
+        if t.is_floating_point() and t.numel() and not math.isfinite(float(t.sum(dtype=torch.float64))):
+            raise DrafterError(f"{path}: the drafter's weights hold NaN or Inf ({name}): it cannot draft")
 
 
 def _read_config(path: str) -> dict[str, Any]:
@@ -224,14 +281,6 @@ def _layout(config: dict[str, Any], from_keys: str) -> str:
     return from_keys
 
 
-def _rope(cfg: dict[str, Any]) -> tuple[float, dict | None]:
-    params = cfg.get("rope_parameters")
-    if isinstance(params, dict) and "rope_theta" in params:
-        return float(params["rope_theta"]), params
-    scaling = cfg.get("rope_scaling")
-    return float(cfg.get("rope_theta") or 10000.0), scaling if isinstance(scaling, dict) else None
-
-
 # --------------------------------------------------------------------------- the target model
 
 
@@ -261,7 +310,7 @@ def _find_shard(model: str, names: tuple[str, ...]) -> tuple[str, str] | None:
         return None
     single = os.path.join(model, "model.safetensors")
     if os.path.isfile(single):
-        header = _safetensors_header(single)
+        header = safetensors_header(single)
         for name in names:
             if name in header:
                 return single, name
@@ -269,31 +318,10 @@ def _find_shard(model: str, names: tuple[str, ...]) -> tuple[str, str] | None:
     raise DrafterError(f"{model}: no model.safetensors or model.safetensors.index.json")
 
 
-def _safetensors_header(file: str) -> dict[str, Any]:
-    import struct
-
-    with open(file, "rb") as fh:
-        (n,) = struct.unpack("<Q", fh.read(8))
-        try:
-            return json.loads(fh.read(n))
-        except ValueError:
-            raise DrafterError(f"{file}: corrupt safetensors header") from None
-
-
-def target_config(model: str) -> dict[str, Any]:
-    try:
-        with open(os.path.join(model, "config.json"), encoding="utf-8") as fh:
-            cfg = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return cfg if isinstance(cfg, dict) else {}
-
-
 def read_target_head(model: str) -> tuple[Any, str]:
     """The target's LM head [V, Ht]: lm_head.weight, or the embedding when the config ties them."""
-    cfg = target_config(model)
     shard = _find_shard(model, HEAD_NAMES)
-    if shard is None and cfg.get("tie_word_embeddings", False):
+    if shard is None and model_tied(model):
         return read_target_tensor(model, EMBED_NAMES, "tied embed_tokens (LM head)")
     if shard is None:
         raise DrafterError(f"{model}: no lm_head.weight in the model's safetensors and tie_word_embeddings is off")
@@ -309,13 +337,4 @@ def read_vocab(model: str | None) -> dict[int, str] | None:
             tok = json.load(fh)
     except (OSError, ValueError):
         return None
-    out: dict[int, str] = {}
-    vocab = (tok.get("model") or {}).get("vocab")
-    if isinstance(vocab, dict):
-        out = {int(i): str(t) for t, i in vocab.items()}
-    elif isinstance(vocab, list):  # Unigram: [[piece, score], ...]
-        out = {i: str(p[0]) for i, p in enumerate(vocab) if isinstance(p, list) and p}
-    for added in tok.get("added_tokens") or []:
-        if isinstance(added, dict) and "id" in added:
-            out[int(added["id"])] = str(added.get("content", ""))
-    return out
+    return tokenizer_vocab(os.path.join(model, "tokenizer.json"), tok)

@@ -20,7 +20,6 @@ optional `model` extra), and this module is shipped to the remote box with the r
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -29,9 +28,9 @@ from eagle3_tui.engines.model.conventions import (
     ConfigError,
     drafter_layer_ids,
     num_layers,
-    read_json,
     text_config,
 )
+from eagle3_tui.engines.model.folder_config import read_model_config
 from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's door, re-exported for callers
     INSTALL,
     IdentifyError,
@@ -46,8 +45,6 @@ from eagle3_tui.engines.model.identify_verdicts import SCALE_TOL, UNRELATED_COS,
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled
 from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
-
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 
 
 # ------------------------------------------------------------------------------ entry points
@@ -96,24 +93,9 @@ def _load(load_sample, path: str, what: str, **kw) -> Sample:
 
 
 def model_config(model: str) -> dict[str, Any]:
-    """config.json of a model folder, checked to be one (hidden size, layers, weights)."""
-    if not os.path.isdir(model):
-        what = "no such folder" if not os.path.exists(model) else "not a folder"
-        raise IdentifyError(f"model {model}: {what}")
-    if not os.path.isfile(os.path.join(model, "config.json")):
-        raise IdentifyError(f"model {model}: not a Hugging Face model folder (no config.json)")
-    try:
-        config = read_json(os.path.join(model, "config.json"), f"model {model}")
-    except ConfigError as err:
-        raise IdentifyError(str(err)) from None
-    inner = text_config(config)
-    if num_layers(config) is None or not isinstance(inner.get("hidden_size"), int):
-        raise IdentifyError(
-            f"model {model}: config.json has no num_hidden_layers/hidden_size: not a decoder model folder"
-        )
-    if not any(name.endswith(WEIGHT_SUFFIXES) for name in os.listdir(model)):
-        raise IdentifyError(f"model {model}: config.json but no weights (*.safetensors) in the folder")
-    return config
+    """config.json of a model folder, every value checked (engines/model/folder_config.py): a decoder
+    folder whose layer count, widths and vocabulary fit the weights it holds."""
+    return read_model_config(model).raw
 
 
 def identify(
@@ -152,11 +134,27 @@ def identify(
         n = min(n, tokens)
     if n < 1:
         raise IdentifyError(f"{sample.path}: no valid tokens to run the model on")
+    check_ids(ids[:n], inner.get("vocab_size"), f"{sample.path}", model)
     parts = [s.tensor[:n] for s in sample.slots] + ([sample.final.tensor[:n]] if sample.final else [])
     scores = score_states(model, ids[:n], parts, layers, device=device, cancel=cancel)
     out = result(sample, model, layers, n, scores, drafter_ids, borrowed_ids=borrowed)
     out.update(scores.info)
     return out
+
+
+def check_ids(ids, vocab: int | None, what: str, model: str) -> None:
+    """Token ids the model's embedding has: another tokenizer's ids are one line, not the
+    embedding's IndexError."""
+    import torch
+
+    ids = torch.as_tensor(ids)
+    if vocab is None or ids.numel() == 0:
+        return
+    low, top = int(ids.min()), int(ids.max())
+    if low < 0 or top >= vocab:
+        bad = low if low < 0 else top
+        raise IdentifyError(f"{what}: token id {bad} is outside the vocabulary of model {model} "
+                            f"({vocab} tokens): the ids are from another tokenizer")
 
 
 def _resplit(sample: Sample, width: int) -> Sample:

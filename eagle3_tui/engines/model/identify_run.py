@@ -27,7 +27,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from eagle3_tui.engines.model.conventions import read_json, text_config
 from eagle3_tui.engines.read.stats import Cancelled
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
@@ -83,12 +82,13 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def config_dtype(config: dict[str, Any]):
+def config_dtype(model: str):
+    """The torch dtype the model folder's config names (checked by engines/model/folder_config.py)."""
     import torch
 
-    name = config.get("torch_dtype") or config.get("dtype") or text_config(config).get("torch_dtype") or "float32"
-    dtype = getattr(torch, str(name).removeprefix("torch."), None)
-    return dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float32
+    from eagle3_tui.engines.model.folder_config import read_model_config
+
+    return getattr(torch, read_model_config(model).dtype)
 
 
 def load_model(model: str, device: str):
@@ -121,7 +121,7 @@ def _load_model(model: str, device: str):
 
     _quiet(transformers)
 
-    dtype = config_dtype(read_json(os.path.join(model, "config.json"), f"model {model}"))
+    dtype = config_dtype(model)
     kw = {"dtype": dtype} if int(transformers.__version__.split(".")[0]) >= 5 else {"torch_dtype": dtype}
     try:
         lm = AutoModelForCausalLM.from_pretrained(model, **kw)
@@ -132,6 +132,8 @@ def _load_model(model: str, device: str):
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         if "mismatched_sizes" in first:  # its own text points at a report we keep off stderr
             first = "its weights have other shapes than its config.json says"
+        elif "weights_only" in first or "Weights only" in first:  # never pass on torch's advice
+            first = "its weights are a pickle that safe loading (weights_only) refuses; nothing was executed"
         raise IdentifyError(f"model {model}: transformers cannot load it ({first[:200]})") from None
     lm.eval().to(device)
     layers, norm = find_parts(lm, model)

@@ -51,12 +51,16 @@ class VocabMapping:
 
 
 def load_mapping(path: str) -> VocabMapping:
-    import torch
+    """The mapping in `path`, loaded as samples are (load.read_object: weights_only, torch's
+    warnings and advice kept off stderr, one line for a file it refuses)."""
+    from eagle3_tui.engines.read.load import read_object
 
+    if not os.path.exists(path):
+        raise VocabError(f"{path}: no such vocab mapping file")
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise VocabError(f"{path}: no such vocab mapping file") from None
+        obj, _ = read_object(path)
+    except SampleError as err:
+        raise VocabError(f"{path}: not a vocab mapping ({err})") from None
     except Exception as err:  # noqa: BLE001 - unpickling raises anything; one line says which file
         raise VocabError(f"{path}: not a vocab mapping ({type(err).__name__})") from None
     return mapping_from(obj, path)
@@ -74,10 +78,25 @@ def mapping_from(obj: Any, path: str) -> VocabMapping:
     draft = d2t.numel()
     if int(t2d.sum()) != draft:
         raise VocabError(f"{path}: t2d marks {int(t2d.sum())} target tokens but d2t has {draft}")
-    targets = torch.arange(draft) + d2t.long()
-    if draft and (int(targets.min()) < 0 or int(targets.max()) >= t2d.numel() or not bool(t2d[targets].all())):
+    targets = check_offsets(d2t, t2d.numel(), path)
+    if draft and not bool(t2d[targets].all()):
         raise VocabError(f"{path}: d2t points at target ids that t2d does not mark")
     return VocabMapping(t2d, d2t, path)
+
+
+def check_offsets(d2t: Any, target: int, where: str) -> Any:
+    """The target ids d2t's offsets give (draft id + d2t[draft id]), checked to lie inside a
+    target vocabulary of `target` ids; VocabError otherwise. Used for vocab_mapping.pt and for a
+    drafter's own d2t (engines/model/drafter.py)."""
+    import torch
+
+    if d2t.is_floating_point() or d2t.is_complex():
+        raise VocabError(f"{where}: d2t holds {str(d2t.dtype).removeprefix('torch.')} values, not whole-number offsets")
+    targets = torch.arange(d2t.numel()) + d2t.long()
+    if d2t.numel() and (int(targets.min()) < 0 or int(targets.max()) >= target):
+        bad = int(targets.min()) if int(targets.min()) < 0 else int(targets.max())
+        raise VocabError(f"{where}: d2t points at target id {bad}, outside the target vocabulary of {target}")
+    return targets
 
 
 _loaded: dict[tuple, VocabMapping] = {}

@@ -266,11 +266,24 @@ def _torch_load(src, *, mmap: bool) -> Any:
             raise SampleError("truncated or corrupt torch file (zip archive unreadable)") from None
         if "magic number" in text.lower():
             raise SampleError("not a torch.save file (a plain pickle, not torch's format)") from None
-        raise SampleError(f"cannot load torch file: {text[:200]}") from None
+        if "TorchScript" in text:
+            raise SampleError("a TorchScript archive (a program, not tensors): not loaded") from None
+        raise SampleError(f"cannot load torch file: {without_advice(text)[:200]}") from None
     except (SampleError, MemoryError):
         raise
     except Exception as err:  # noqa: BLE001 - whatever torch raises on a hostile file: one line
         raise SampleError(f"cannot load torch file ({type(err).__name__}: {_first_line(err)})") from None
+
+
+def without_advice(text: str) -> str:
+    """torch's message without its advice to load with weights_only=False (never to be taken on
+    a file we refused): cut where the advice starts."""
+    refused = "safe loading (weights_only) refused the file; nothing was executed"
+    marks = [k for k in (text.find(m) for m in ("In PyTorch 2.6", "Weights only load failed",
+                                                  "Re-running `torch.load`", "weights_only")) if k >= 0]
+    if not marks:
+        return text
+    return text[: min(marks)].rstrip(" .:;(") or refused
 
 
 def _broken_zip(src) -> bool:
@@ -309,8 +322,10 @@ def _unpickling_message(err: Exception) -> str:
         )
     if "magic number" in text.lower() or "legacy" in text.lower():
         return "not a torch.save file (a plain pickle, not torch's format)"
-    first = text.strip().splitlines()[0] if text.strip() else "unpickling failed"
-    return f"refused by safe loading: {first[:200]}"
+    # torch's text is advice to load unsafely around the reason: only the reason is kept
+    reason = re.search(r"WeightsUnpickler error:\s*(.+)", text)
+    first = reason.group(1).strip().splitlines()[0] if reason else without_advice(text.strip().splitlines()[0] if text.strip() else "")
+    return f"refused by safe loading: {first[:200] or 'unpickling failed'}; nothing was executed"
 
 
 def _describe_head(head: bytes) -> str:

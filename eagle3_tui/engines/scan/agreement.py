@@ -43,6 +43,11 @@ def check_drafter(drafter: str, model: str | None = None) -> str | None:
         return str(err)
     except OSError as err:
         return f"{drafter}: {err.strerror or err}"
+    except MemoryError:
+        return f"{drafter}: out of memory while loading the drafter"
+    except Exception as err:  # noqa: BLE001 - a folder no check foresaw: one line, never a dead worker
+        text = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        return f"{drafter}: cannot load the drafter ({type(err).__name__}{': ' + text if text else ''})"
     return None
 
 

@@ -41,6 +41,8 @@ class ScanOptions:
     accept: str | None = None  # scan --accept: τ per group of files
     accept_files: int = ACCEPT_FILES
     use_cache: bool = True
+    minority: float = 0.01  # scan --model: the share of files at other layers that the check must see (99%)
+    identify_all: bool = False  # scan --model --identify-all: every usable file, not a sample
 
     # --------------------------------------------------------------- to the box and back
 

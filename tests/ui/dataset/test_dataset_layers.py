@@ -91,8 +91,12 @@ async def test_the_view_names_each_groups_layers_and_a_layer_finding_filters_the
         await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), timeout=240,
                          what="the layers")
         assert screen.layers_state == "done"
-        assert len(source.calls) == 3  # the majority, the layer_group, the third shard: no more
+        # the majority, the layer_group, the third shard first; then the verification: the run's
+        # edges and a sample of the rest (36 files: a 1% minority is one file, so every file)
+        assert [c.rsplit("/", 1)[-1] for c in source.calls[:3]] == ["data_0.ckpt", "data_12.ckpt", "data_24.ckpt"]
+        assert len(source.calls) == len(set(source.calls)) == 36  # every file, once
         text = " ".join(screen_text(app).split())
+        assert "layers checked on 33 files" in text and "every file's layers are known" in text, text
         assert f"layers (identified with --model {target.folder} on 3 files):" in text, text
         for line in (MAJORITY, SHIFTED, THIRD):
             assert line in text, text
@@ -131,7 +135,7 @@ async def test_leaving_the_view_while_identifying_cancels_it(shifted, target):
         screen = await open_dataset(pilot, shifted.parent, on=shifted.name)
         await wait_until(pilot, lambda: source.calls, timeout=120, what="the first identify call")
         text = screen_text(app)
-        assert "identifying 1/3: rows_0-12/data_0.ckpt…" in text, text
+        assert "identifying 1/36: rows_0-12/data_0.ckpt…" in text, text  # 3 representatives, 33 verified
         await pilot.press("j")
         assert screen.table.cursor == 1, "a key is answered while identifying"
         await pilot.press("q")
