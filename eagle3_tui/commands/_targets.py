@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from eagle3_tui.engines.results import error_result
 
 # Progress chatter from the SSH source; shown on a terminal, left out of logs and pipes.
 _PROGRESS = ("connecting to ", "starting agent", "connected (", "fetching ")
@@ -169,11 +170,11 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
             try:
                 target = parse_target(path)
             except TargetError as err:
-                yield {"path": path, "error": str(err)}
+                yield error_result(path, str(err))
                 continue
             source = hosts.get(target)
             if isinstance(source, SourceError):
-                yield {"path": path, "error": str(source)}
+                yield error_result(path, str(source))
                 continue
             model, model_error = None, None
             if getattr(args, "model", None):
@@ -186,7 +187,7 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
                     target.path, k=args.k, slots=args.slots, hidden=args.hidden,
                     tokenizer=tokenizer.on_source(target), model=model))
             except SourceError as err:
-                result = {"path": path, "error": str(err), "computed": source.computed}
+                result = error_result(path, str(err), computed=source.computed)
             if model_error and "error" not in result:
                 result["identify"] = {"model": args.model, "error": model_error}
             result = tokenizer.finish(result, target)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
+from eagle3_tui.engines.results import error_result, finding
 from eagle3_tui.engines.scan.agreement import MIN_GAP
 from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
 from eagle3_tui.sources.base import natural_key
@@ -129,7 +130,7 @@ def report(plan: list[dict[str, Any]], results: list[dict[str, Any]], drafter: s
                      steps=[_mean([r["steps"][i] for r in ok]) for i in range(min((len(r["steps"]) for r in ok), default=0))],
                      computed=got[0].get("computed"))
         if errors:
-            entry["errors"] = [{"path": r["path"], "error": r["error"]} for r in errors]
+            entry["errors"] = [error_result(r["path"], r["error"]) for r in errors]
         entries.append(entry)
     findings: list[dict[str, Any]] = []
     major = entries[0] if entries and entries[0]["group"] == "majority" and entries[0]["top1"] is not None else None
@@ -139,19 +140,20 @@ def report(plan: list[dict[str, Any]], results: list[dict[str, Any]], drafter: s
             continue
         e["drop"] = round(100 * (major["top1"] - e["top1"]), 1)  # points below the majority
         if major["top1"] - e["top1"] > MIN_DROP:
-            findings.append({
-                "code": "group_low_acceptance", "severity": "warning", "group": e["label"],
-                "paths": paths_of[e["label"]], "top1": e["top1"], "majority_top1": major["top1"],
-                "drop": e["drop"],
-                "message": f"{_line(e, major)}: the drafter accepts far less on these files "
-                           f"(more than {100 * MIN_DROP:.0f} points below the majority); compare one with "
-                           "a majority file (scan --model names the layers each side holds)",
-            })
+            findings.append(finding(
+                "group_low_acceptance", "warning",
+                f"{_line(e, major)}: the drafter accepts far less on these files "
+                f"(more than {100 * MIN_DROP:.0f} points below the majority); compare one with "
+                "a majority file (scan --model names the layers each side holds)",
+                group=e["label"], paths=paths_of[e["label"]], top1=e["top1"], majority_top1=major["top1"],
+                drop=e["drop"],
+            ))
     failed = [x for e in entries for x in e.get("errors", [])]
     if failed:
-        findings.append({"code": "accept_failed", "severity": "warning", "paths": [x["path"] for x in failed],
-                         "message": f"--accept could not score {len(failed)} file{'s' if len(failed) != 1 else ''} "
-                                    f"(e.g. {failed[0]['path']}: {failed[0]['error']})"})
+        findings.append(finding("accept_failed", "warning",
+                                f"--accept could not score {len(failed)} file{'s' if len(failed) != 1 else ''} "
+                                f"(e.g. {failed[0]['path']}: {failed[0]['error']})",
+                                paths=[x["path"] for x in failed]))
     return entries, findings
 
 

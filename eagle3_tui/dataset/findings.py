@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.dataset.layer_group import MIN_RUN
-from eagle3_tui.engines.results import sort_findings
+from eagle3_tui.engines.results import Finding, finding, sort_findings
 from eagle3_tui.engines.scan.agreement import low_acceptance
 
 #: files at each end of a run that layer_group may not split off (too few to judge)
@@ -60,8 +60,8 @@ def _quote(items: list, show: int = SHOW) -> str:
     return text + (f" and {len(items) - show} more" if len(items) > show else "")
 
 
-def _finding(code: str, severity: str, message: str, **fields: Any) -> dict[str, Any]:
-    return {"code": code, "severity": severity, "message": message, **fields}
+def _finding(code: str, severity: str, message: str, **fields: Any) -> Finding:
+    return finding(code, severity, message, **fields)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------------------- per file

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
-from eagle3_tui.engines.results import sort_findings
+from eagle3_tui.engines.results import error_result, sort_findings
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
 
@@ -302,7 +302,7 @@ class DatasetPipeline:
                 continue
             results, interrupted, error = item
             if error is not None and len(results) < len(picks):
-                results.append({"path": picks[len(results)]["path"], "error": error})
+                results.append(error_result(picks[len(results)]["path"], error))
             entries, extra = report(picks, results, o.drafter, checks)
             yield Layers(entries, reps, extra, interrupted, error)
 
@@ -322,6 +322,6 @@ class DatasetPipeline:
                 continue
             results, interrupted, error = item
             if error is not None and len(results) < len(paths):
-                results.append({"path": paths[len(results)], "error": error})
+                results.append(error_result(paths[len(results)], error))
             entries, extra = report(plan, results, o.accept)
             yield Acceptance(entries, len(paths), len(results), extra, interrupted, error)

@@ -18,6 +18,7 @@ import random
 from collections import defaultdict
 from typing import Any
 
+from eagle3_tui.engines.results import finding
 from eagle3_tui.sources.base import natural_key
 
 #: the chance that a minority of the stated share shows up among the drawn files
@@ -122,12 +123,12 @@ def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: 
             d = diffs.pop()
             how = f": every slot {abs(d)} boundar{'y' if abs(d) == 1 else 'ies'} {'deeper' if d > 0 else 'lower'}" if d else ""
         listed = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-        out.append({"code": "layer_minority", "severity": "warning", "paths": paths, "boundaries": list(bounds),
-                    "message": f"{len(paths)} verified file{'s' if len(paths) != 1 else ''} hold slots at b "
-                               f"{shown(bounds)}, the majority's at b {shown(major['boundaries'])}{how}: {listed}"})
+        out.append(finding("layer_minority", "warning",
+                           f"{len(paths)} verified file{'s' if len(paths) != 1 else ''} hold slots at b "
+                           f"{shown(bounds)}, the majority's at b {shown(major['boundaries'])}{how}: {listed}",
+                           paths=paths, boundaries=list(bounds)))
     if plan is not None and checked:
-        out.append({"code": "layers_checked", "severity": "info", **plan, "checked": checked, "failed": failed,
-                    "message": guarantee(plan, checked)})
+        out.append(finding("layers_checked", "info", guarantee(plan, checked), **plan, checked=checked, failed=failed))
     return out
 
 

@@ -1,10 +1,12 @@
-"""The shapes of what the engines return (JSON-ready dicts), and the one way to build an error.
+"""The shapes of what the engines return (JSON-ready dicts), and the one way to build an error
+and a finding.
 
 Every engine (summary, compare, identify, accept, scan) answers with a plain dict, so that the
 remote agent can send it as one JSON line and the CLI can print it as it is; these TypedDicts
-say what those dicts hold, for readers and type checkers. A file that cannot be used is always
-{"path", "error"} (+ "not_sample" and "contents" for a readable file that is not a sample), made
-by `error_result`, whatever engine met it.
+say what those dicts hold, and the engines, the sources and the views use them in their
+signatures. A file that cannot be used is always {"path", "error"} (+ "not_sample" and
+"contents" for a readable file that is not a sample), made by `error_result`, whatever engine
+met it; a finding is always {"code", "severity", "message", ...details}, made by `finding`.
 
 Standard library only (shipped to the remote box with the engines).
 """
@@ -24,6 +26,11 @@ class Finding(TypedDict, total=False):
     severity: Severity
     message: str  # one sentence with the numbers that prove it
     # plus details that depend on the code (slots, factor, offset, paths, ...)
+
+
+def finding(code: str, severity: Severity, message: str, **details: Any) -> Finding:
+    """{"code", "severity", "message", **details}: the one way a finding is built."""
+    return {"code": code, "severity": severity, "message": message, **details}  # type: ignore[typeddict-item]
 
 
 class ErrorResult(TypedDict, total=False):
@@ -79,9 +86,17 @@ class Summary(TypedDict, total=False):
     text: list[str]
     loss_spans: list[dict[str, Any]]
     text_error: str
+    # with a model (engines/model/identify.py summarize_identified): {"model", ...} or {"model", "error"}
+    identify: dict[str, Any]
+    # a file that cannot be summarised: {"path", "error"} (error_result)
+    error: str
+    not_sample: bool
+    contents: dict[str, str]
+    vocab_mapping: dict[str, Any]  # a vocab_mapping.pt: what it holds
+    vocab_mapping_error: str
 
 
-class Comparison(TypedDict, total=False):
+class ComparisonResult(TypedDict, total=False):
     """`compare --json`: training sample A against inference capture B."""
 
     a: dict[str, Any]  # header of each side: path, schema, tokens, valid_tokens, hidden, k, ...
@@ -94,6 +109,105 @@ class Comparison(TypedDict, total=False):
     rows: dict[str, Any]  # aligned ids (and text with a tokenizer)
     error: str  # set (with the failing side's {"path", "error"}) when a side cannot be loaded
     computed: str
+
+
+class IdentifyResult(TypedDict, total=False):
+    """`identify --json` (engines/model/identify.py): every slot against the model's boundaries,
+    or {"path", "model", "error"}."""
+
+    path: str
+    model: str
+    layers: int  # decoder layers of the model
+    schema: str
+    tokens: int  # rows the model ran on
+    hidden: int
+    dtype: str
+    tolerance: float  # 1 - cosine a capture's noise can reach
+    slots: list[dict[str, Any]]  # per slot: boundary, cosine, norm_ratio, status, second, said, fault
+    final: dict[str, Any] | None  # norm ("pre" | "post" | None), cosine, boundary, status
+    conventions: dict[str, Any] | None  # the layer-id convention the slots follow
+    findings: list[Finding]
+    assumptions: list[str]
+    matrix: list[list[float | None]]  # mean cosine of slot i against boundary b
+    error: str
+    computed: str
+
+
+class AcceptResult(TypedDict, total=False):
+    """`accept --json` (engines/model/accept.py): the drafter's acceptance on one sample, or
+    {"path", "drafter", "error"}."""
+
+    path: str
+    drafter: str
+    rows: int  # rows scored
+    top1: float | None
+    steps: list[float | None]  # acceptance per draft step
+    tau: float | None  # mean accepted length
+    per_token: list[dict[str, Any]]  # row, target, draft, p, hit, accepted (+ texts)
+    target_source: str
+    rows_from: str  # "loss mask" | "all rows"
+    valid_tokens: int
+    order: list[int] | None
+    drafter_info: dict[str, Any]
+    notes: list[str]
+    error: str
+    computed: str
+
+
+class SlotRecord(TypedDict, total=False):
+    """One part (slot or final) in a scan record."""
+
+    norm_mean: float | None
+    norm_max: float | None
+    nan: int
+    inf: int
+    first_nonfinite_row: int | None
+
+
+class ScanRecord(TypedDict, total=False):
+    """One file of `scan` (engines/scan/records.py and measure.py), the most travelled object:
+    from the workers (or the agent, as JSON lines) to the cache, the findings and the views.
+
+    A measured sample holds every field but "error"; a file that cannot be used holds the first
+    five, "error" (+ "not_sample"); a file known from the cache comes as a stub {"path", "size",
+    "mtime", "cached"}. The source adds "computed"."""
+
+    path: str  # relative to the scanned root
+    index: int | None  # N of data_N.ckpt
+    shard: str  # relative folder
+    size: int | None
+    mtime: float | None
+    error: str
+    not_sample: bool
+    cached: bool
+    computed: str  # "local" | "remote"
+    mode: str  # "quick" | "full"
+    schema: str
+    tokens: int
+    valid_tokens: int
+    padding: int  # trailing padding rows
+    padding_nonzero: bool
+    masked_zero_tail: int  # loss-masked rows in a trailing run of id 0
+    loss_ones: int | None
+    k: int  # number of slots
+    hidden: int
+    dtype: str
+    final_norm: str | None
+    slots: list[SlotRecord]
+    final: SlotRecord | None
+    signature: dict[str, Any]  # rel_final [k], cos_next [k-1], cos_final
+    fingerprint: str
+    rows_read: int
+    bytes_read: int
+    mapped: bool
+    accept: dict[str, Any]  # scan --drafter: the drafter's top-1 on this file, or {"error"}
+    draft_vocab: dict[str, Any]  # loss tokens in/out of the draft vocabulary, with a mapping
+
+
+class ScanProgressItem(TypedDict):
+    """What a source's scan yields between records: {"progress": ScanProgress.to_json()}."""
+
+    progress: dict[str, Any]
 
 
 def error_result(path: str, error: BaseException | str, **extra: Any) -> ErrorResult:

@@ -14,6 +14,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.engines.results import (
+    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
+)
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 
 _DIGITS = re.compile(r"(\d+)")
@@ -141,7 +144,7 @@ class Source(ABC):
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         """The summary JSON object of `eagle3-tui summary --json`, with "computed" set; with
         `tokenizer` (a tokenizer.json or model folder on this source), the token text too; with
         `model` (a model folder on this source), each slot's "identified" boundary (the model
@@ -154,11 +157,11 @@ class Source(ABC):
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ComparisonResult:
         """The comparison JSON object of `eagle3-tui compare --json` (token text as for summarize;
         with `model`, both sides identified and the exact boundaries in the findings)."""
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
         """The JSON object of `eagle3-tui identify --json`: the sample's slots matched against the
         boundaries of the model folder `model` (on the same machine). Options: drafter, tokens,
         device, ids_from, slots, hidden. Unusable input comes back as {"path", "model", "error"}."""
@@ -167,7 +170,7 @@ class Source(ABC):
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None,
-    ) -> dict[str, Any]:
+    ) -> AcceptResult:
         """The acceptance JSON object of `eagle3-tui accept --json` (engines/model/accept.py), with
         "computed" set. The drafter (and model) folders are paths on the same machine as `path`.
         Unusable inputs come back as {"path", "drafter", "error"}."""
@@ -178,7 +181,7 @@ class Source(ABC):
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         """Scan the dataset under folder `path` where it lives (engines/scan/records.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
         items; known: rel -> (size, mtime[, variant]) (engines/scan/records.py scan_tree). Closing the

@@ -10,6 +10,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from eagle3_tui.engines.results import (
+    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
+)
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
 
@@ -106,7 +109,7 @@ class LocalSource(Source):
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.engines.read.stats import summarize_file
             from eagle3_tui.engines.read.tokens import annotate
@@ -124,7 +127,7 @@ class LocalSource(Source):
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None,
-    ) -> dict[str, Any]:
+    ) -> AcceptResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.engines.model.accept import accept_file
 
@@ -136,7 +139,7 @@ class LocalSource(Source):
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ComparisonResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.engines.compare import compare_files
             from eagle3_tui.engines.read.tokens import annotate
@@ -145,7 +148,7 @@ class LocalSource(Source):
 
         return await self._computed_here(run)
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.engines.model.identify import identify_file
 
@@ -157,7 +160,7 @@ class LocalSource(Source):
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         cancel = threading.Event()

@@ -26,6 +26,9 @@ from typing import Any
 
 import asyncssh
 
+from eagle3_tui.engines.results import (
+    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary, error_result, finding,
+)
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentError
@@ -111,7 +114,7 @@ class SshSource(SshSession):
     async def summarize(
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         args = {"path": path, "k": k, "slots": slots, "hidden": hidden}
         await self._retrying(f"summarising {path}", self._ensure)  # the agent's hello decides below
         if self._decodes_here(tokenizer):
@@ -123,7 +126,7 @@ class SshSource(SshSession):
             return await self._with_text(remote, tokenizer, "tokenizer" in args)
         local = await self._local_copy(path)
         if isinstance(local, str):
-            return {"path": path, "error": local, "computed": "local"}
+            return error_result(path, local, computed="local")
         result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copy here is summarised, not identified
             result["identify"] = {"model": model, "error": self._no_model_run()}
@@ -132,7 +135,7 @@ class SshSource(SshSession):
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ComparisonResult:
         args = {"a": a, "b": b, "slots": slots, "hidden": hidden}
         await self._retrying(f"comparing {a} and {b}", self._ensure)
         if self._decodes_here(tokenizer):
@@ -146,7 +149,7 @@ class SshSource(SshSession):
         if isinstance(local_a, str) or isinstance(local_b, str):
             # the shape compare_files gives when a side cannot be loaded
             sides = {
-                key: {"path": path, "error": got} if isinstance(got, str) else {"path": path}
+                key: error_result(path, got) if isinstance(got, str) else {"path": path}
                 for key, path, got in (("a", a, local_a), ("b", b, local_b))
             }
             failed = [k for k in ("a", "b") if "error" in sides[k]]
@@ -155,9 +158,9 @@ class SshSource(SshSession):
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copies here are compared, not identified
             result["identified"] = {"model": model, "error": self._no_model_run()}
-            result.setdefault("findings", []).append({
-                "code": "identify_failed", "severity": "warning", "model": model,
-                "message": f"--model {model}: {self._no_model_run()}: the boundaries are not identified"})
+            result.setdefault("findings", []).append(finding(
+                "identify_failed", "warning",
+                f"--model {model}: {self._no_model_run()}: the boundaries are not identified", model=model))
         return await self._with_text(_restore_paths(result, {str(local_a): a, str(local_b): b}), tokenizer, False)
 
     # -- token text ------------------------------------------------------------------------
@@ -203,14 +206,14 @@ class SshSource(SshSession):
             raise SourceError(KIND_PROBLEMS.get(entry.kind, "not a file"))
         return await self.cached_copy(path, entry)
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
         # The model lives on the box: without torch there, there is nothing to fall back to.
         remote = await self._remote("identify", f"identifying {path}", {"path": path, "model": model, **options})
         if remote is not None:
             if "error" in remote:
                 remote.setdefault("model", model)
             return remote
-        return {"path": path, "model": model, "computed": "local", "error": self._no_model_run()}
+        return error_result(path, self._no_model_run(), model=model, computed="local")
 
     def _no_model_run(self) -> str:
         why = "no agent" if self._agent is None else "no usable torch"
@@ -220,7 +223,7 @@ class SshSource(SshSession):
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None,
-    ) -> dict[str, Any]:
+    ) -> AcceptResult:
         args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
                 "order": order}
         remote = await self._remote("accept", f"running the drafter on {path}", args)
@@ -228,15 +231,14 @@ class SshSource(SshSession):
             remote.setdefault("drafter", drafter)
             return remote
         # No SFTP fallback: a drafter (and its target's embedding) can be gigabytes; it runs where it is.
-        return {"path": path, "drafter": drafter, "computed": "local",
-                "error": f"cannot run the drafter on {self.target.host}: no usable Python with torch there "
-                         "(see --remote-python)"}
+        return error_result(path, f"cannot run the drafter on {self.target.host}: no usable Python with torch "
+                                  "there (see --remote-python)", drafter=drafter, computed="local")
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
         await self._retrying(f"scanning {path}", self._ensure)
         if self._agent is None or not self._remote_compute:
@@ -284,7 +286,7 @@ class SshSource(SshSession):
                     self._status(f"cannot compute on {self.target.host} ({err}): computing locally", once=True)
                     return None
                 path = args.get("path") or args.get("a")
-                return {"path": path, "error": str(err), "computed": "remote"}
+                return error_result(path, str(err), computed="remote")
             result = reply["result"]
             result["computed"] = "remote"
             return result

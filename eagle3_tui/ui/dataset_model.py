@@ -4,7 +4,8 @@ No Textual here: the widgets (ui/widgets/dataset_table.py, norm_strip.py) only d
 holds, and the screen (ui/screens/dataset.py) feeds it records as a scan streams them.
 
 A scan record (engines/scan/records.py) decoded from JSON costs about 5 KB of Python objects; 100,000 of
-them would be half a gigabyte. `Record` keeps the same fields in __slots__ (about 1.3 KB) and
+them would be half a gigabyte. `Record` keeps the fields of the record's type (ScanRecord in
+engines/results.py; less the few only the CLI's report reads) in __slots__ (about 1.3 KB) and
 still reads like the dict (r["k"], r.get("final"), "error" in r), so dataset_findings() takes
 these records as they are.
 """
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.engines.results import ScanRecord, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
 
@@ -43,9 +45,9 @@ class _Fields:
 
 
 class SlotStats(_Fields):
-    __slots__ = ("norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row")
+    __slots__ = tuple(SlotRecord.__annotations__)  # norm_mean, norm_max, nan, inf, first_nonfinite_row
 
-    def __init__(self, d: dict[str, Any]) -> None:
+    def __init__(self, d: SlotRecord) -> None:
         self.norm_mean = d.get("norm_mean")
         self.norm_max = d.get("norm_max")
         self.nan = d.get("nan") or 0
@@ -63,18 +65,17 @@ class Signature(_Fields):
 
 
 _INTERNED = ("shard", "schema", "dtype", "mode", "final_norm", "computed", "error")
+#: the scan record's fields the view does not keep (the CLI's report reads them)
+_NOT_KEPT = ("rows_read", "mapped", "accept", "draft_vocab")
 
 
 class Record(_Fields):
     __slots__ = (
-        "path", "index", "shard", "size", "mtime", "error", "not_sample", "cached", "computed",
-        "mode", "schema", "tokens", "valid_tokens", "padding", "padding_nonzero",
-        "masked_zero_tail", "loss_ones", "k", "hidden", "dtype", "final_norm", "slots", "final",
-        "signature", "fingerprint", "bytes_read",
+        *(name for name in ScanRecord.__annotations__ if name not in _NOT_KEPT),
         "status",  # the view's: status_of(), raised by the findings that name the file
     )
 
-    def __init__(self, d: dict[str, Any]) -> None:
+    def __init__(self, d: ScanRecord) -> None:
         # over the record's keys (about 20), not the 27 slots: this runs once per streamed file
         for name, value in d.items():
             if name in _RECORD_FIELDS:

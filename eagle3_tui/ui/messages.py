@@ -11,6 +11,7 @@ from typing import Any
 
 from textual.message import Message
 
+from eagle3_tui.engines.results import Summary
 from eagle3_tui.sources.base import Entry, Source
 from eagle3_tui.target import Target
 
@@ -73,7 +74,7 @@ class ShardsFound(Message):
 
 
 class SummaryLoaded(Message):
-    def __init__(self, path: str, k: int, summary: dict[str, Any]) -> None:
+    def __init__(self, path: str, k: int, summary: Summary) -> None:
         super().__init__()
         self.path = path
         self.k = k

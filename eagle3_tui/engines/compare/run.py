@@ -13,13 +13,13 @@ from typing import Any
 from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
-from eagle3_tui.engines.results import error_result, sort_findings
 from eagle3_tui.engines.read.sample import Sample, SampleError
+from eagle3_tui.engines.results import ComparisonResult, error_result, finding, sort_findings
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
                   cancel: threading.Event | None = None, model: str | None = None,
-                  device: str = "auto") -> dict[str, Any]:
+                  device: str = "auto") -> ComparisonResult:
     """Comparison JSON object of two files. `slots`/`hidden` settle an ambiguous capture (B);
     without them, a bare B tensor is split by A's hidden size. A file that cannot be loaded
     gives {"a": {...}, "b": {...}, "error": "..."} with the failing side's {"path", "error"}.
@@ -71,7 +71,7 @@ def _split_like(b: Sample, a: Sample) -> Sample:
 
 
 def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None,
-            identified: dict[str, Any] | None = None) -> dict[str, Any]:
+            identified: dict[str, Any] | None = None) -> ComparisonResult:
     """Compare training sample `a` with inference capture `b` (see the module docstring).
     `identified`: both sides' slots identified against the target model (identify_pair)."""
     import torch
@@ -144,7 +144,7 @@ class Comparison(Alignment, Measurement, Judgement):
                  b_valid=self.b_valid, length=alignment["length"])
 
     def add(self, code: str, severity: str, message: str, **details: Any) -> None:
-        self.findings.append({"code": code, "severity": severity, "message": message, **details})
+        self.findings.append(finding(code, severity, message, **details))  # type: ignore[arg-type]
 
 
 def _header(s: Sample) -> dict[str, Any]:

@@ -44,10 +44,9 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any
 
 from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter, read_target_head, read_vocab
-from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.results import AcceptResult, error_result
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.stats import Cancelled
 
@@ -57,7 +56,7 @@ ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logit
 
 def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
                 order: list[int] | None = None, slots: int | None = None, hidden: int | None = None,
-                cancel: threading.Event | None = None) -> dict[str, Any]:
+                cancel: threading.Event | None = None) -> AcceptResult:
     """Acceptance JSON object for one sample; unusable inputs become {"path", "drafter", "error"}."""
     from eagle3_tui.engines.read.load import load_sample
 
@@ -96,7 +95,7 @@ def cached_drafter(path: str, model: str | None) -> Drafter:
 
 def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
            order: list[int] | None = None, cancel: threading.Event | None = None,
-           limit: int | None = None) -> dict[str, Any]:
+           limit: int | None = None) -> AcceptResult:
     """limit: run on the first `limit` valid rows only. Attention is causal, so rows inside the
     prefix get exactly the drafter's output on the whole sample; rows whose targets lie past the
     prefix are not scored (a quick scan reads no more of a big file than that prefix)."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from eagle3_tui.engines.results import finding
+
 #: 1 - mean cosine within which a slot holds a state (a capture in bf16, fp16 or float32)
 TOLERANCE = 1.6e-3
 #: the same for a capture stored in an 8-bit float (one more rounding of 3 mantissa bits)
@@ -119,9 +121,9 @@ def explain(label: str, p: int, scores, layers: int, tol: float, *, prefix: str 
     if second:
         numbers += f"; next best {state_name(second)} {second['cosine']:.4f}"
     code, message = _finding(best, label)
-    finding = {"code": f"{prefix}_{code}", "severity": "warning", "slot": label,
-               "message": f"{message} ({numbers})", "fault": {k: v for k, v in fault.items() if k != "second"}}
-    return fault, [finding]
+    found = finding(f"{prefix}_{code}", "warning", f"{message} ({numbers})", slot=label,
+                    fault={k: v for k, v in fault.items() if k != "second"})
+    return fault, [found]
 
 
 def _own_boundary(c: dict[str, Any], layers: int) -> int | None:
@@ -168,10 +170,10 @@ def common_lag(faults: list[dict[str, Any] | None]) -> int | None:
 
 
 def capture_lag_finding(shift: int, n: int) -> dict[str, Any]:
-    return {"code": "capture_lag", "severity": "warning", "shift": shift,
-            "message": f"the whole capture is {_rows(shift)}: all {n} parts match their boundaries "
-                       f"shifted by {shift:+d} rows; shift the rows back (or fix the capture's slicing) "
-                       "before training or comparing"}
+    return finding("capture_lag", "warning",
+                   f"the whole capture is {_rows(shift)}: all {n} parts match their boundaries "
+                   f"shifted by {shift:+d} rows; shift the rows back (or fix the capture's slicing) "
+                   "before training or comparing", shift=shift)
 
 
 def own_boundary(fault: dict[str, Any]) -> int | str | None:

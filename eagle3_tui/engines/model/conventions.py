@@ -28,6 +28,7 @@ from eagle3_tui.engines.model.folder_config import (  # noqa: F401 - the reader'
     read_json,
     text_config,
 )
+from eagle3_tui.engines.results import finding
 
 READINGS = (
     ("output", "output of layer id (SpecForge, SGLang explicit ids, speculators legacy): b = id + 1", 1),
@@ -143,9 +144,9 @@ def convention_finding(
                 text += f"; the common default capture is b {_set(default, layers)}"
         if others:
             text += f"; read as {_short(others[0]['reading'])} they would be b {_set(others[0]['boundaries'], layers)}"
-        findings.append({"code": "layer_convention", "severity": severity, "message": text,
-                         "follows": r["reading"], "ids": r["ids"], "ids_from": r["ids_from"],
-                         "disagrees": others[0]["reading"] if others else None})
+        findings.append(finding("layer_convention", severity, text,
+                                follows=r["reading"], ids=r["ids"], ids_from=r["ids_from"],
+                                disagrees=others[0]["reading"] if others else None))
         return block, findings
     # mixed: every slot fits some reading of the same ids, but no single reading fits them all
     for ids, source in id_sets:
@@ -156,21 +157,21 @@ def convention_finding(
             per_slot.append(fits)
         if complete and all(per_slot) and len({f[0] for f in per_slot}) > 1:
             parts = ", ".join(f"b={b} ({' or '.join(f)})" for b, f in zip(identified, per_slot))
-            findings.append({
-                "code": "layer_convention", "severity": "warning", "follows": "mixed", "ids": ids,
-                "ids_from": source, "disagrees": None,
-                "message": f"slots at b {got_text} mix readings of {source} {ids}: {parts}; "
-                           "one part of the ids was read under the other convention (ids nested in "
-                           "a config section that one engine ignores, or two settings)",
-            })
+            findings.append(finding(
+                "layer_convention", "warning",
+                f"slots at b {got_text} mix readings of {source} {ids}: {parts}; "
+                "one part of the ids was read under the other convention (ids nested in "
+                "a config section that one engine ignores, or two settings)",
+                follows="mixed", ids=ids, ids_from=source, disagrees=None,
+            ))
             return block, findings
     readings_text = "; ".join(show(r) for r in table if r["reading"] != "hf_hidden_states")
     missing = "" if complete else f" ({len(identified) - len(known)} slot(s) matched no boundary)"
-    findings.append({
-        "code": "layer_convention", "severity": "warning", "follows": None, "ids": id_sets[0][0],
-        "ids_from": id_sets[0][1], "disagrees": None,
-        "message": f"slots at b {got_text}{missing} follow no reading of the layer ids: {readings_text}",
-    })
+    findings.append(finding(
+        "layer_convention", "warning",
+        f"slots at b {got_text}{missing} follow no reading of the layer ids: {readings_text}",
+        follows=None, ids=id_sets[0][0], ids_from=id_sets[0][1], disagrees=None,
+    ))
     return block, findings
 
 

@@ -42,9 +42,9 @@ from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's 
     score_states,
 )
 from eagle3_tui.engines.model.identify_verdicts import SCALE_TOL, UNRELATED_COS, result  # noqa: F401
-from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled
+from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
 
 
 # ------------------------------------------------------------------------------ entry points
@@ -61,7 +61,7 @@ def identify_file(
     slots: int | None = None,
     hidden: int | None = None,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> IdentifyResult:
     """The identify JSON object for one file; unusable input gives {"path", "model", "error"}."""
     from eagle3_tui.engines.read.load import load_sample
 
@@ -108,7 +108,7 @@ def identify(
     device: str = "auto",
     drafter_ids: tuple[list[int], str] | None = None,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> IdentifyResult:
     """Identify every slot (and the final state) of `sample` against the model in folder `model`.
 
     `ids` replaces the sample's own token ids (a capture without ids); `tokens` caps the rows.
@@ -228,7 +228,7 @@ def attach(summary: dict[str, Any], identified: dict[str, Any]) -> dict[str, Any
 
 def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None = None,
                          hidden: int | None = None, device: str = "auto",
-                         cancel: threading.Event | None = None) -> dict[str, Any]:
+                         cancel: threading.Event | None = None) -> Summary:
     """The summary JSON object of `path` with the slots identified against `model`, from one
     load of the file. A file that cannot be summarised gives the summary's error; a model that
     cannot identify it gives the summary with summary["identify"]["error"]."""

@@ -12,7 +12,7 @@ from typing import Any
 from eagle3_tui.engines.model import capture_faults
 from eagle3_tui.engines.model.capture_faults import NEAR_COS
 from eagle3_tui.engines.model.conventions import convention_finding
-from eagle3_tui.engines.results import sort_findings
+from eagle3_tui.engines.results import IdentifyResult, finding, sort_findings
 
 #: |median norm ratio - 1| beyond which a matched slot differs by a scale (noise: <= 0.0021)
 SCALE_TOL = 0.02
@@ -60,23 +60,24 @@ def slot_verdict(label: str, p: int, scores, layers: int, tol: float, *, borrowe
         return row, findings
     if best_cos is not None and best_cos >= NEAR_COS:
         row["status"] = "inexact"
-        return row, [{"code": "slot_inexact", "severity": "warning", "slot": label,
-                      "message": f"{label} is near {where} but not it: cosine {best_cos:.4f}, 1 - cosine "
-                                 f"{1 - best_cos:.1e} is {(1 - best_cos) / tol:.0f}x what a capture's noise "
-                                 f"gives (<= {tol:.1e}); no state of the fault catalogue is closer: a state "
-                                 "from inside a layer of another kind, a lossy capture or another checkpoint"}]
+        return row, [finding("slot_inexact", "warning",
+                             f"{label} is near {where} but not it: cosine {best_cos:.4f}, 1 - cosine "
+                             f"{1 - best_cos:.1e} is {(1 - best_cos) / tol:.0f}x what a capture's noise "
+                             f"gives (<= {tol:.1e}); no state of the fault catalogue is closer: a state "
+                             "from inside a layer of another kind, a lossy capture or another checkpoint",
+                             slot=label)]
     if best_cos is not None and best_cos >= UNRELATED_COS:
         row["status"] = "noisy"
-        return row, [{"code": "slot_unmatched", "severity": "warning", "slot": label,
-                      "message": f"{label} matches no boundary of this model (nearest {where}, cosine "
-                                 f"{best_cos:.3f}): heavily noised or quantised, or from another "
-                                 "checkpoint of the model"}]
+        return row, [finding("slot_unmatched", "warning",
+                             f"{label} matches no boundary of this model (nearest {where}, cosine "
+                             f"{best_cos:.3f}): heavily noised or quantised, or from another "
+                             "checkpoint of the model", slot=label)]
     shown = "-" if best_cos is None else f"{best_cos:.3f}"
     source = ("another model, or the token ids given are another prompt's" if borrowed_ids
               else "another model (or the file's token ids are not the ones its states were computed on)")
-    return row, [{"code": "slot_unmatched", "severity": "warning", "slot": label,
-                  "message": f"{label} matches no boundary of this model, shifted or not, nor any state "
-                             f"inside its layers (best cosine {shown} at {where}): from {source}"}]
+    return row, [finding("slot_unmatched", "warning",
+                         f"{label} matches no boundary of this model, shifted or not, nor any state "
+                         f"inside its layers (best cosine {shown} at {where}): from {source}", slot=label)]
 
 
 def _status(fault: dict[str, Any]) -> str:
@@ -93,16 +94,14 @@ def _matched(row, label, best, second, layers, tol) -> list[dict[str, Any]]:
         row["boundary"] = best
     if best_ratio is not None and abs(best_ratio - 1) > SCALE_TOL:
         row["status"] = "scaled"
-        findings.append({"code": "slot_scaled", "severity": "warning", "slot": label,
-                         "message": f"{label} is {where} (cosine {best_cos:.4f}) scaled by "
-                                    f"{best_ratio:.3g}: same direction, another magnitude"})
+        findings.append(finding("slot_scaled", "warning", f"{label} is {where} (cosine {best_cos:.4f}) scaled by "
+                                f"{best_ratio:.3g}: same direction, another magnitude", slot=label))
     else:
         row["status"] = "match"
     runner = row["second"]["cosine"] if row["second"] else None
     if runner is not None and 1 - runner <= tol:
-        findings.append({"code": "slot_ambiguous", "severity": "info", "slot": label,
-                         "message": f"{label}: {where} and {_where(second, layers)} both match (cosine "
-                                    f"{best_cos:.4f} vs {runner:.4f}); {where} is the closer"})
+        findings.append(finding("slot_ambiguous", "info", f"{label}: {where} and {_where(second, layers)} both match "
+                                f"(cosine {best_cos:.4f} vs {runner:.4f}); {where} is the closer", slot=label))
     return findings
 
 
@@ -122,11 +121,12 @@ def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
         findings = []
         if r is not None and abs(r - 1) > SCALE_TOL:
             final["status"] = "scaled"
-            findings.append({"code": "final_scaled", "severity": "warning", "slot": "final",
-                             "message": f"final is the {norm}-norm state scaled by {r:.3g}"})
+            findings.append(finding("final_scaled", "warning", f"final is the {norm}-norm state scaled by {r:.3g}",
+                                    slot="final"))
         if said and said != norm:
-            findings.append({"code": "final_norm", "severity": "warning", "slot": "final",
-                             "message": f"final is {norm}-norm (cosine {c:.4f}) but the file's schema says {said}-norm"})
+            findings.append(finding("final_norm", "warning",
+                                    f"final is {norm}-norm (cosine {c:.4f}) but the file's schema says {said}-norm",
+                                    slot="final"))
         return final, findings
     best = int(cos[: layers + 2].argmax())
     c = _f(cos[best])
@@ -136,7 +136,7 @@ def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
     if final["boundary"] is not None:
         msg = (f"final matches neither the final norm's input nor its output but b={best} "
                f"(cosine {c:.4f}): an auxiliary layer stored as the final state")
-        return final, [{"code": "final_unmatched", "severity": "warning", "slot": "final", "message": msg}]
+        return final, [finding("final_unmatched", "warning", msg, slot="final")]
     fault, findings = capture_faults.explain("final", p, scores, layers, tol, prefix="final")
     if fault is not None:
         final["status"], final["fault"] = _status(fault), fault
@@ -145,19 +145,20 @@ def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
         return final, findings
     msg = (f"final matches neither b={layers} (pre-norm, cosine {_f(cos[pre]):.3f}) nor the "
            f"post-norm output (cosine {_f(cos[post]):.3f}), shifted or not: noised or from another model")
-    return final, [{"code": "final_unmatched", "severity": "warning", "slot": "final", "message": msg}]
+    return final, [finding("final_unmatched", "warning", msg, slot="final")]
 
 
 def result(sample, model: str, layers: int, n: int, scores, drafter_ids, *, borrowed_ids: bool = False
-           ) -> dict[str, Any]:
+           ) -> IdentifyResult:
     tol = capture_faults.tolerance(sample.dtype)
     slots, findings = [], []
     for i, s in enumerate(sample.slots):
         row, f = slot_verdict(s.label, i, scores, layers, tol, borrowed_ids=borrowed_ids)
         row["said"] = s.boundary
         if s.boundary is not None and row["boundary"] is not None and s.boundary != row["boundary"]:
-            f.append({"code": "boundary_label", "severity": "warning", "slot": s.label,
-                      "message": f"{s.label}: the file says b={s.boundary}, the states are b={row['boundary']}"})
+            f.append(finding("boundary_label", "warning",
+                             f"{s.label}: the file says b={s.boundary}, the states are b={row['boundary']}",
+                             slot=s.label))
         slots.append(row)
         findings += f
     final = None

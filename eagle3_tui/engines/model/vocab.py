@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.engines.results import finding
 
 FILE_NAME = "vocab_mapping.pt"
 #: below this share of loss tokens in the draft vocabulary, scan warns
@@ -229,9 +230,9 @@ def coverage_finding(records: list[dict[str, Any]], mapping: str | None = None) 
         if worst:
             message += "; most outside in " + ", ".join(r["path"] for r in worst[:3])
     severity = "warning" if coverage is not None and coverage < WARN_BELOW else "info"
-    return {"code": "draft_vocab_coverage", "severity": severity, "message": message,
-            "coverage": coverage, "in_vocab": n_in, "out_of_vocab": n_out, "files": len(counted),
-            "paths": [r["path"] for r in worst[:5]]}
+    return finding("draft_vocab_coverage", severity, message,
+                   coverage=coverage, in_vocab=n_in, out_of_vocab=n_out, files=len(counted),
+                   paths=[r["path"] for r in worst[:5]])
 
 
 def mapping_for_scan(root: str, given: str | None, rels: list[str]) -> str | None:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
-from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.results import ErrorResult, Summary, error_result
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
@@ -26,7 +26,7 @@ class Cancelled(Exception):
     """The caller asked the summary to stop (a newer request replaced it)."""
 
 
-def _not_sample(path: str, err: NotASample) -> dict[str, Any]:
+def _not_sample(path: str, err: NotASample) -> ErrorResult:
     result = error_result(path, err)
     if {"d2t", "t2d"} <= set(err.contents):  # a draft vocabulary: say what it holds
         from eagle3_tui.engines.model.vocab import VocabError, describe_file
@@ -45,7 +45,7 @@ def summarize_file(
     slots: int | None = None,
     hidden: int | None = None,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> Summary:
     """Summary JSON object for one file; file problems become {"path", "error"}."""
     from eagle3_tui.engines.read.load import load_sample
 
@@ -89,12 +89,12 @@ def _one_torch_thread():
                 torch.set_num_threads(_threads_saved)
 
 
-def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = None) -> dict[str, Any]:
+def summarize(sample: Sample, *, k: int = 5, cancel: threading.Event | None = None) -> Summary:
     with _one_torch_thread():
         return _summarize(sample, k=k, cancel=cancel)
 
 
-def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> dict[str, Any]:
+def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> Summary:
     t = sample.tokens
     valid = sample.valid_len
     parts = len(sample.slots) + (sample.final is not None)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from eagle3_tui.engines.results import finding
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)
@@ -106,8 +107,8 @@ def low_acceptance(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     message = (f"{len(low)} of {len(scored)} files get a drafter top-1 far below the dataset's "
                f"(median {100 * med:.1f}%, MAD {100 * mad:.1f}%, flagged below {100 * limit:.1f}%): "
                f"{shown}{more}; compare one with a good file (slots permuted, another layer, another model?)")
-    return [{"code": "low_acceptance", "severity": "warning", "message": message,
-             "paths": [p for p, _ in low], "median": med, "mad": mad, "limit": limit}]
+    return [finding("low_acceptance", "warning", message,
+                    paths=[p for p, _ in low], median=med, mad=mad, limit=limit)]
 
 
 def summary_line(records: list[dict[str, Any]]) -> str | None:

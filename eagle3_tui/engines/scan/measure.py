@@ -6,10 +6,9 @@ Shipped to the box with the scan: torch and the standard library only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import maps_file
+from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.rows import (
     all_finite,
     finite_summary,
@@ -29,7 +28,8 @@ PREAD_MIN_BYTES = 16 << 20
 
 
 def measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
-             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None) -> dict[str, Any]:
+             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None) -> ScanRecord:
+    """The measured fields of a sample's scan record (records.py adds its place in the tree)."""
     import torch
 
     from eagle3_tui.engines.read.load import load_sample

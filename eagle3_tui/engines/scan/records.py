@@ -42,6 +42,7 @@ from typing import Any
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
 from eagle3_tui.engines.read.sample import NotASample, SampleError
+from eagle3_tui.engines.results import ScanRecord, error_result
 from eagle3_tui.engines.scan.measure import measure
 from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: the scan's callers ask here
     CHUNK_FILES,
@@ -120,7 +121,7 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
 
 def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
               rows: int = DEFAULT_ROWS, drafter: tuple[str, str | None] | None = None,
-              vocab_mapping: str | None = None) -> dict[str, Any]:
+              vocab_mapping: str | None = None) -> ScanRecord:
     """The record of one file; every problem becomes an error record, never an exception."""
     name = rel.rsplit("/", 1)[-1]
     base = _base(rel, size, mtime)
@@ -128,7 +129,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if size is None:
         why = _why_unread(path)
         odd = why.startswith(("a FIFO", "a socket", "a character", "a block")) and base["index"] is None
-        return {**base, "error": why, **({"not_sample": True} if odd else {})}
+        return _error(base, why, **({"not_sample": True} if odd else {}))
     looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
     head = b""  # a small sample is read whole, gzip or not: loading it says what it is
     if not looks_like_sample or size > SMALL_FILE_BYTES:
@@ -136,20 +137,25 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
             with open(path, "rb") as fh:
                 head = fh.read(16)
         except OSError as err:
-            return {**base, "error": "permission denied" if isinstance(err, PermissionError) else f"cannot read file: {err.strerror}"}
+            return _error(base, "permission denied" if isinstance(err, PermissionError) else f"cannot read file: {err.strerror}")
     if not looks_like_sample and not _known_magic(head, size):
-        return {**base, "error": "not a sample file", "not_sample": True}
+        return _error(base, "not a sample file", not_sample=True)
     try:
         return {**base, **measure(path, size, head, full=full, rows=rows, drafter=drafter,
                                    vocab_mapping=vocab_mapping)}
     except NotASample as err:
-        return {**base, "error": str(err), "not_sample": True}
+        return _error(base, str(err), not_sample=True)
     except SampleError as err:
-        return {**base, "error": str(err)}
+        return _error(base, str(err))
     except MemoryError:
-        return {**base, "error": "out of memory while reading the file"}
+        return _error(base, "out of memory while reading the file")
     except Exception as err:  # one odd file must never stop a 100,000-file scan
-        return {**base, "error": f"{type(err).__name__}: {str(err)[:200]}"}
+        return _error(base, f"{type(err).__name__}: {str(err)[:200]}")
+
+
+def _error(base: dict[str, Any], message: str, **extra: Any) -> ScanRecord:
+    """The record of a file that cannot be used: its place, "error" (+ "not_sample")."""
+    return error_result(base["path"], message, **{k: v for k, v in base.items() if k != "path"}, **extra)  # type: ignore[return-value]
 
 
 def _base(rel: str, size: int | None, mtime: float | None) -> dict[str, Any]:
@@ -236,7 +242,7 @@ def _stop(pool) -> None:
         proc.join(timeout=5)
 
 
-def _scan_chunk(args) -> list[dict[str, Any]]:
+def _scan_chunk(args) -> list[ScanRecord]:
     root, chunk, full, rows, drafter, vocab_mapping = args
     return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping)
             for rel, size, mtime in chunk]
@@ -271,7 +277,7 @@ def scan_tree(
     progress: Callable[[ScanProgress], None] | None = None,
     drafter: tuple[str, str | None] | None = None,
     vocab_mapping: str | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[ScanRecord]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
     drafter: (drafter folder, model folder or None): each record gets the drafter's top-1
@@ -325,7 +331,7 @@ def scan_tree(
             progress(state)
 
 
-def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[dict[str, Any]]:
+def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[ScanRecord]:
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
         with one_torch_thread(bool(todo)):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -20,6 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target
@@ -39,7 +39,7 @@ from eagle3_tui.ui.widgets.status import StatusLine
 
 
 class ComparisonDone(Message):
-    def __init__(self, generation: int, result: dict[str, Any]) -> None:
+    def __init__(self, generation: int, result: ComparisonResult) -> None:
         super().__init__()
         self.generation = generation
         self.result = result
@@ -67,7 +67,7 @@ class CompareScreen(Screen):
         self.a, self.b = a, b
         self.generation = 0
         self.running = False
-        self.result: dict[str, Any] | None = None
+        self.result: ComparisonResult | None = None
         #: short screens show one bottom panel: "metrics" or "values"
         self.bottom = "metrics"
 

@@ -30,8 +30,9 @@ from textual.widgets import Footer, OptionList, ProgressBar
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline
-from eagle3_tui.names import printable
+from eagle3_tui.engines.results import Finding, finding
 from eagle3_tui.engines.scan.options import ScanOptions
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
@@ -75,7 +76,7 @@ class DatasetScreen(Screen):
         self._bin_round: list[int | None] = []
         self._bins_new: list = []
         self._bins_at = self._bins_cost = self._started = 0.0
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[Finding] = []
         self._filter_index: int | None = None
         self.scan_error: str | None = None
         self.model, self.drafter, self.model_given = model, drafter, model_given
@@ -166,7 +167,7 @@ class DatasetScreen(Screen):
         except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
             why = f"{type(err).__name__}: {err}"
             self.post_message(ScanEnded(generation, "failed", why) if pipeline.ended is None else FindingsReady(
-                generation, [{"code": "findings_failed", "severity": "error", "message": why}]))
+                generation, [finding("findings_failed", "error", why)]))
 
     def _on_event(self, generation: int, event, pipeline: DatasetPipeline) -> None:
         if isinstance(event, pl.Progress):

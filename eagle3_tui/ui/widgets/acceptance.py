@@ -21,6 +21,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
+from eagle3_tui.engines.results import AcceptResult, Summary, error_result
 from eagle3_tui.names import printable
 
 RUNNING = {"running": True}
@@ -29,14 +30,14 @@ RUNNING = {"running": True}
 class AcceptanceLoaded(Message):
     """Source.accept finished (or failed) for `path` with `order` (None: the file's own order)."""
 
-    def __init__(self, key: tuple, result: dict[str, Any]) -> None:
+    def __init__(self, key: tuple, result: AcceptResult) -> None:
         super().__init__()
         self.key = key
         self.result = result
 
 
 def cache_key(path: str, drafter: str, model: str | None, order: list[int] | None = None,
-              summary: dict[str, Any] | None = None) -> tuple:
+              summary: Summary | None = None) -> tuple:
     """Per file, drafter and slot order; a file rewritten in place (other shape or other slot
     norms in its summary) is computed again."""
     s = summary or {}
@@ -46,18 +47,18 @@ def cache_key(path: str, drafter: str, model: str | None, order: list[int] | Non
 
 
 async def run_accept(source, path: str, drafter: str, model: str | None,
-                     order: list[int] | None = None) -> dict[str, Any]:
+                     order: list[int] | None = None) -> AcceptResult:
     """Source.accept with every failure turned into {"error": one line} (the views show it)."""
     from eagle3_tui.sources.base import SourceError
 
     try:
         return await source.accept(path, drafter, model=model, order=order)
     except SourceError as err:
-        return {"path": path, "drafter": drafter, "error": str(err)}
+        return error_result(path, str(err), drafter=drafter)
     except NotImplementedError:
-        return {"path": path, "drafter": drafter, "error": "this source cannot run a drafter"}
+        return error_result(path, "this source cannot run a drafter", drafter=drafter)
     except Exception as err:  # noqa: BLE001 - shown in the view; the app keeps running
-        return {"path": path, "drafter": drafter, "error": f"{type(err).__name__}: {err}"}
+        return error_result(path, f"{type(err).__name__}: {err}", drafter=drafter)
 
 
 class SampleAcceptance:
@@ -66,7 +67,7 @@ class SampleAcceptance:
     LIMIT = 256
 
     def __init__(self) -> None:
-        self.results: dict[tuple, dict[str, Any]] = {}
+        self.results: dict[tuple, AcceptResult] = {}
 
     def get(self, key: tuple) -> dict[str, Any] | None:
         return self.results.get(key)

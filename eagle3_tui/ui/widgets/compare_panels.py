@@ -13,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.names import printable
 from eagle3_tui.ui.format import fixed, left_trim, num
 from eagle3_tui.ui.widgets.compare_format import (
@@ -45,12 +46,12 @@ class ComparePanel(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.result: dict[str, Any] | None = None
+        self.result: ComparisonResult | None = None
 
     def s(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
 
-    def show(self, result: dict[str, Any] | None) -> None:
+    def show(self, result: ComparisonResult | None) -> None:
         self.result = result
         self.refresh(layout=True)
 
@@ -116,7 +117,7 @@ class CompareFindings(ComparePanel):
         self.note = (text, style)
         self.refresh(layout=True)
 
-    def show(self, result: dict[str, Any] | None) -> None:
+    def show(self, result: ComparisonResult | None) -> None:
         self.note = None
         super().show(result)
 

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import num
 from eagle3_tui.ui.widgets.compare_format import (
@@ -64,7 +65,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.result: dict[str, Any] | None = None
+        self.result: ComparisonResult | None = None
         self.cursor = 0
         self.count = 0
         self.message = "Comparing…"
@@ -76,7 +77,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
 
     # ----- state
 
-    def show(self, result: dict[str, Any]) -> None:
+    def show(self, result: ComparisonResult) -> None:
         self.result = result
         self._pairs = pairs(result)
         self.count = row_count(result)

@@ -4,18 +4,17 @@ that cannot be selected: the layers --model named (or what is being identified, 
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from eagle3_tui.engines.results import Finding
 from eagle3_tui.names import printable
 
 LABEL = {"error": "ERROR", "warning": "WARN ", "info": "info "}
 
 
-def finding_paths(finding: dict[str, Any]) -> list[str]:
+def finding_paths(finding: Finding) -> list[str]:
     """The files a finding names (its paths, or every file of its groups)."""
     if finding.get("paths"):
         return list(finding["paths"])
@@ -29,7 +28,7 @@ class DatasetFindings(OptionList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[Finding] = []
         #: the tail: (style, text) lines after the findings, and how many options they are
         self.tail: list[tuple[str, str]] = []
         self._tail_options = 0
@@ -48,7 +47,7 @@ class DatasetFindings(OptionList):
         note = Text(printable(message, message=True), self.get_component_rich_style("findings--note", partial=True))
         self.add_option(Option(note, disabled=True))
 
-    def show(self, findings: list[dict[str, Any]], files: int, cancelled: bool, highlight: int = 0) -> None:
+    def show(self, findings: list[Finding], files: int, cancelled: bool, highlight: int = 0) -> None:
         """The findings (the tail kept after them); `highlight` is the one to highlight."""
         self.findings = list(findings)
         self._tail_options = 0

@@ -21,12 +21,13 @@ from textual.markup import escape
 from textual.message import Message
 from textual.timer import Timer
 
+from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.messages import SummaryLoaded
 from eagle3_tui.ui.widgets import acceptance
-from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.sample_text import SampleText
+from eagle3_tui.ui.widgets.sample_view import SampleView
 from eagle3_tui.ui.widgets.token_table import TokenPanel, TokenTable
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ K_RANGE = (1, 16)
 class Identified(Message):
     """The identification of one file (I) came back: the Source's identify result."""
 
-    def __init__(self, path: str, result: dict[str, Any]) -> None:
+    def __init__(self, path: str, result: IdentifyResult) -> None:
         super().__init__()
         self.path = path
         self.result = result
@@ -62,7 +63,7 @@ class SamplePane(VerticalScroll, can_focus=False):
     class Shown(Message):
         """The pane shows a newly loaded `summary` of `path` (bookmarks fill their headline)."""
 
-        def __init__(self, path: str, summary: dict[str, Any]) -> None:
+        def __init__(self, path: str, summary: Summary) -> None:
             super().__init__()
             self.path = path
             self.summary = summary
@@ -165,14 +166,14 @@ class SamplePane(VerticalScroll, can_focus=False):
         assert self.source is not None
         try:
             analysis, target = self.app.analysis, self.target
-            summary: dict[str, Any] = await self.source.summarize(
+            summary: Summary = await self.source.summarize(
                 path, k=k, tokenizer=self._text.tokenizer(analysis, target))
             summary = await self._text.finish(summary, analysis=analysis, source=self.source,
                                               target=target, folder=posixpath.dirname(path))
         except SourceError as err:
-            summary = {"path": path, "error": str(err)}
+            summary = error_result(path, str(err))
         except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
-            summary = {"path": path, "error": f"{type(err).__name__}: {err}"}
+            summary = error_result(path, f"{type(err).__name__}: {err}")
         self.post_message(SummaryLoaded(path, k, summary))
 
     def on_summary_loaded(self, message: SummaryLoaded) -> None:
@@ -210,7 +211,7 @@ class SamplePane(VerticalScroll, can_focus=False):
 
     # ----- the drafter's acceptance (--drafter)
 
-    def _start_acceptance(self, path: str, summary: dict[str, Any]) -> None:
+    def _start_acceptance(self, path: str, summary: Summary) -> None:
         analysis = self.app.analysis
         drafter = analysis.path_for("drafter", self.target) if self.target is not None else None
         if drafter is None or summary.get("error") or self.source is None:
@@ -276,9 +277,9 @@ class SamplePane(VerticalScroll, can_focus=False):
         try:
             result = await self.source.identify(path, model=model)
         except SourceError as err:
-            result = {"path": path, "model": model, "error": str(err)}
+            result = error_result(path, str(err), model=model)
         except Exception as err:  # noqa: BLE001 - the status line shows it; the app keeps running
-            result = {"path": path, "model": model, "error": f"{type(err).__name__}: {err}"}
+            result = error_result(path, f"{type(err).__name__}: {err}", model=model)
         self.post_message(Identified(path, result))
 
     def on_identified(self, message: Identified) -> None:

@@ -13,9 +13,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from eagle3_tui.names import printable
 from eagle3_tui.engines.model.capture_faults import fault_words
-from eagle3_tui.ui.widgets import acceptance
+from eagle3_tui.engines.results import AcceptResult, Summary
+from eagle3_tui.names import printable
 from eagle3_tui.ui.format import (
     bin_kind,
     bin_max,
@@ -26,6 +26,7 @@ from eagle3_tui.ui.format import (
     spark_levels,
     spark_scale,
 )
+from eagle3_tui.ui.widgets import acceptance
 
 PLACEHOLDER = "Move the cursor onto a sample file (.pt, .ckpt, .safetensors)."
 COMPACT_BELOW = 30  # rows available; below this the panel leaves out what the title bars repeat
@@ -53,17 +54,17 @@ class SampleView(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.summary: dict[str, Any] | None = None
+        self.summary: Summary | None = None
         self.token = 0
         self.loading_name: str | None = None  # name of the file being loaded, if any
         self.compact = False
         self.placeholder = PLACEHOLDER
         #: the drafter's result for this sample (ui/widgets/acceptance.py); None: no --drafter
-        self.acceptance: dict[str, Any] | None = None
+        self.acceptance: AcceptResult | None = None
 
     # ----- state
 
-    def show(self, summary: dict[str, Any]) -> None:
+    def show(self, summary: Summary) -> None:
         self.summary = summary
         self.acceptance = None
         tokens = summary.get("tokens") or 0
@@ -96,7 +97,7 @@ class SampleView(Widget):
         if self.summary is None and name != was:
             self.refresh()  # one line either way (placeholder or "loading"): no layout pass
 
-    def show_acceptance(self, result: dict[str, Any] | None) -> None:
+    def show_acceptance(self, result: AcceptResult | None) -> None:
         self.acceptance = result
         self.refresh(layout=True)
 

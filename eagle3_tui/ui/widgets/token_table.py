@@ -24,6 +24,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input
 
+from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import num
@@ -77,10 +78,10 @@ class LossText(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.summary: dict[str, Any] | None = None
+        self.summary: Summary | None = None
         self.last: Text = Text()
 
-    def show(self, summary: dict[str, Any] | None) -> None:
+    def show(self, summary: Summary | None) -> None:
         self.summary = summary
         self.refresh(layout=True)
 
@@ -168,7 +169,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.summary: dict[str, Any] | None = None
+        self.summary: Summary | None = None
         self.cursor = 0
         self.query_text = ""
         self._joined = ""  # the tokens' texts joined, lower case, for search
@@ -181,7 +182,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
     def rows(self) -> int:
         return (self.summary or {}).get("tokens") or 0
 
-    def show(self, summary: dict[str, Any] | None) -> None:
+    def show(self, summary: Summary | None) -> None:
         self.summary = summary if summary and not summary.get("error") else None
         self.cursor = max(0, min(self.cursor, self.rows - 1))
         self._joined, self._starts, self._match_rows = "", [], set()
@@ -366,7 +367,7 @@ class TokenPanel(Vertical):
     def table(self) -> TokenTable:
         return self.query_one(TokenTable)
 
-    def show(self, summary: dict[str, Any] | None, cursor: int = 0) -> None:
+    def show(self, summary: Summary | None, cursor: int = 0) -> None:
         """Show `summary`'s tokens (None: nothing; the panel hides)."""
         if not self.is_attached or not self.children:
             return
