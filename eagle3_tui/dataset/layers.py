@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from eagle3_tui.engines.results import finding
 from eagle3_tui.sources.base import natural_key
 
 #: identify calls per scan (each is a forward pass of the target model on one sample)
@@ -238,8 +239,7 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
     known = {p for pick in picks if pick["group"] == "layer_group" for p in pick["paths"]}
     findings += verdicts([p for p, _ in verified], [r for _, r in verified], major, checks, known)
     for error, paths in failed.items():
-        findings.append({"code": "identify_failed", "severity": "warning", "paths": paths,
-                         "message": f"--model could not identify {_quote(paths)}: {error}"})
+        findings.append(finding("identify_failed", "warning", f"--model could not identify {_quote(paths)}: {error}", paths=paths))
     return entries, findings
 
 
@@ -255,26 +255,17 @@ def _compare_with_majority(entries, picks, findings) -> None:
             e["offset"] = _offset(major["boundaries"], e["boundaries"])
             e["same_as_majority"] = e["boundaries"] == major["boundaries"]
             if e["group"] == "shard" and not e["same_as_majority"]:
-                findings.append({
-                    "code": "layer_shard", "severity": "warning", "group": e["label"],
-                    "paths": paths_of[e["paths"][0]], "boundaries": e["boundaries"],
-                    "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, the majority's at "
+                findings.append(finding("layer_shard", "warning", f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, the majority's at "
                                f"{_bset(major)}{_offset_text(e.get('offset'))}: its files were written with "
-                               "other layer ids, though their statistics did not set them apart",
-                })
+                               "other layer ids, though their statistics did not set them apart", group=e["label"], paths=paths_of[e["paths"][0]], boundaries=e["boundaries"]))
         d = e.get("drafter")
         if not d or "follows" not in d:
             continue
         ids = f"{d['ids_from']} {d['ids']}"
         if not d["follows"]:
             e["drafter"]["agrees"] = False
-            findings.append({
-                "code": "layer_convention", "severity": "warning", "group": e["label"], "follows": None,
-                "ids": d["ids"], "ids_from": d["ids_from"], "boundaries": e["boundaries"],
-                "paths": paths_of[e["paths"][0]] or e["paths"],
-                "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, which no reading of the "
-                           f"drafter's {ids} gives (output of layer: b = id + 1; input of layer: b = id)",
-            })
+            findings.append(finding("layer_convention", "warning", f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)}, which no reading of the "
+                           f"drafter's {ids} gives (output of layer: b = id + 1; input of layer: b = id)", group=e["label"], follows=None, ids=d["ids"], ids_from=d["ids_from"], boundaries=e["boundaries"], paths=paths_of[e["paths"][0]] or e["paths"]))
             continue
         if major is None or e is major or not major.get("drafter", {}).get("follows"):
             e["drafter"]["agrees"] = True
@@ -283,15 +274,10 @@ def _compare_with_majority(entries, picks, findings) -> None:
         agrees = bool(set(d["follows"]) & set(theirs))
         e["drafter"]["agrees"] = agrees
         if not agrees:
-            findings.append({
-                "code": "layer_convention", "severity": "warning", "group": e["label"],
-                "follows": d["follows"][0], "disagrees": theirs[0], "ids": d["ids"], "ids_from": d["ids_from"],
-                "boundaries": e["boundaries"], "paths": paths_of[e["paths"][0]] or e["paths"],
-                "message": f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)} = the drafter's {ids} read "
+            findings.append(finding("layer_convention", "warning", f"{e['label']} ({e['paths'][0]}): slots at {_bset(e)} = the drafter's {ids} read "
                            f"as {_READ[d['follows'][0]]}; the majority's at {_bset(major)} = the same ids read as "
                            f"{_READ[theirs[0]]}: these files were written under the other convention and "
-                           "train the drafter on other layers",
-            })
+                           "train the drafter on other layers", group=e["label"], follows=d["follows"][0], disagrees=theirs[0], ids=d["ids"], ids_from=d["ids_from"], boundaries=e["boundaries"], paths=paths_of[e["paths"][0]] or e["paths"]))
 
 
 def _offset(a: list[int | None], b: list[int | None]) -> int | None:
