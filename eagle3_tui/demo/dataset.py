@@ -253,93 +253,14 @@ class _Demo:
                         "(info only)")
 
     def write_faults(self) -> None:
-        """One capture per fault listed at the end of FORMATS.md."""
-        aux, H, L = self.aux, self.cfg.hidden, self.cfg.layers
-        dict_fmt = "dict: input_ids, aux_hidden_state [1,T,kH]"
+        """One capture per fault listed at the end of FORMATS.md (demo/faults.py)."""
+        from eagle3_tui.demo import faults
 
-        def with_ids(ids, aux_states, **more):
-            return {"input_ids": _ids(ids), "aux_hidden_state": aux_states[None], **more}
-
-        st, _ = self.run(self.prompts[8].ids)
-        late = [b + 1 for b in aux]
-        self.infer("fault_layers_all_s8.pt", 8, self.aux_cat(st, late)[None], fmt="bare tensor [1,T,kH]",
-                   expect="slot_mismatch",
-                   note=f"every slot one layer late: boundaries {late} instead of {aux} (ids read under the "
-                        "other convention)")
-
-        p = self.prompts[9]
-        st, _ = self.run(p.ids)
-        some = [aux[0], aux[1], aux[2] + 1]
-        self.infer("fault_layers_some_s9.pt", 9, with_ids(p.ids, self.aux_cat(st, some)), fmt=dict_fmt,
-                   expect="slot_mismatch",
-                   note=f"only the last slot one layer late: boundaries {some} instead of {aux}")
-
-        st, _ = self.run(self.prompts[10].ids)
-        order = [aux[2], aux[0], aux[1]]
-        self.infer("fault_permuted_s10.pt", 10, [st[b].clone() for b in order], fmt="list of k tensors [T,H]",
-                   expect="slot_permutation", note=f"slots in list order {order} instead of ascending {aux}")
-
-        st, _ = self.run(self.prompts[11].ids)
-        self.infer("fault_aux_disabled_s11.pt", 11, st[L].clone(), fmt="bare tensor [T,H]", expect="width_mismatch",
-                   note=f"auxiliary capture disabled: only the last hidden state, width {H} instead of {3 * H}")
-
-        p = self.prompts[12]
-        st, _ = self.run(p.ids)
-        self.infer("fault_final_prenorm_s12.ckpt", 12,
-                   with_ids(p.ids, self.aux_cat(st, aux), loss_mask=_ids(p.loss_mask), hidden_state=st[L][None]),
-                   fmt="SpecForge schema", expect="norm_mismatch",
-                   note="hidden_state taken before the final norm (SpecForge stores it after)")
-
-        p = self.prompts[13]
-        st, _ = self.run(p.ids)
-        self.infer("fault_scale_s13.pt", 13, with_ids(p.ids, self.aux_cat(st, aux) * 4.0), fmt=dict_fmt,
-                   expect="scale_mismatch", note="every slot multiplied by 4 (same direction, different magnitude)",
-                   factor=4.0)
-
-        p, other = self.prompts[14], self.prompts[15]
-        st, _ = self.run(other.ids)
-        n = min(len(p.ids), len(other.ids))
-        self.infer("fault_other_request_s14.pt", 14,
-                   {"input_ids": _ids(p.ids[:n]), "aux_hidden_state": self.aux_cat(st, aux)[:n]},
-                   fmt="dict: input_ids, aux_hidden_state [T,kH]", expect="unrelated_sample",
-                   note="token ids of sample 14, hidden states of another request in the batch (sample 15)")
-
-        p = self.prompts[16]
-        # the engine's template ends the system prompt with a newline before <|im_end|>
-        drift_at = p.ids.index(self.tokenizer.vocab["<|im_end|>"])
-        seq = p.ids[:drift_at] + self.tokenizer.encode("\n") + p.ids[drift_at:]
-        st, _ = self.run(seq)
-        self.infer("fault_template_drift_s16.pt", 16, with_ids(seq, self.aux_cat(st, aux)), fmt=dict_fmt,
-                   expect="token_divergence",
-                   note=f"chat-template drift: the engine's template adds a newline at the end of the system "
-                        f"prompt (position {drift_at}), ids diverge there", position=drift_at)
-
-        p = self.prompts[17]
-        st, _ = self.run(p.ids)
-        shifted = self.aux_cat(st, aux)[1:]  # row t holds the state of token t + 1
-        self.infer("fault_shifted_s17.pt", 17, with_ids(p.ids[:-1], shifted), fmt=dict_fmt, expect="token_shift",
-                   note="hidden rows shifted by one position relative to the token ids (row t = token t+1)",
-                   offset=1)
-
-        p = self.prompts[18]
-        st, _ = self.run(p.ids)
-        bad = self.aux_cat(st, aux).clone()
-        bad[30:33, H:2 * H] = float("nan")
-        bad[41, 5] = float("inf")
-        self.infer("fault_nan_s18.pt", 18, with_ids(p.ids, bad), fmt=dict_fmt, expect="nonfinite",
-                   note=f"NaN in rows 30-32 of slot 1 ({3 * H} values) and one Inf in row 41",
-                   nan=3 * H, inf=1, first=30)
-
+        faults.write_layer_faults(self)
+        faults.write_state_faults(self)
+        faults.write_token_faults(self)
         self.write_convention_capture()
-
-        i = self.padded_index()
-        ids = self.padded[i]
-        st, _ = self.run(ids)
-        self.infer(f"fault_padding_s{i}.pt", i,
-                   with_ids(ids, self.aux_cat(st, aux), loss_mask=torch.ones(len(ids), dtype=torch.int64)),
-                   fmt="dict: input_ids, loss_mask, aux_hidden_state [1,T,kH]", expect="padding",
-                   note=f"the whole padded batch row captured: {len(ids) - len(self.prompts[i].ids)} padding rows "
-                        "taken as real tokens, loss_mask 1 on them")
+        faults.write_padding_fault(self)
 
     def write_convention_capture(self) -> None:
         """Issue 9's case: against the run with layer ids [0, 2, 3] (boundaries 1, 3, 4), a capture

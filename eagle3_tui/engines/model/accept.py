@@ -124,16 +124,7 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
             out[: n - shift] = ids[shift:]
         return out
 
-    mask = None
-    if not all_rows and sample.loss_mask is not None:
-        mask = sample.loss_mask[:n].to(torch.bool)
-        rows_from = "loss mask"
-        if not bool(mask.any()):
-            raise SampleError("the loss mask is all zero: no rows carry loss (use --all-rows to score every row)")
-    else:
-        rows_from = "all rows"
-        if not all_rows:
-            notes.append("no loss mask in the sample: every valid row scored")
+    mask, rows_from = _scored_rows(sample, n, all_rows, notes)
 
     drafts = draft_tokens(d, aux, [tok(1 + s) for s in range(steps)], cancel=cancel)
     t = torch.arange(n)
@@ -160,17 +151,7 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
         lead += alive.to(torch.int64)
     n_rows = int(rows0.sum())
     tau = 1.0 + float(lead[rows0].sum()) / n_rows if n_rows else None
-
-    vocab = read_vocab(model)
-    draft0, p0 = drafts[0]
-    per_token = []
-    for r in torch.nonzero(rows0).flatten().tolist():
-        entry = {"row": r, "target": int(targets[r + 2]), "draft": int(draft0[r]), "p": round(float(p0[r]), 5),
-                 "hit": bool(hits[0][r]), "accepted": int(lead[r])}
-        if vocab is not None:
-            entry["target_text"] = vocab.get(entry["target"])
-            entry["draft_text"] = vocab.get(entry["draft"])
-        per_token.append(entry)
+    per_token = _per_token(rows0, targets, drafts[0], hits[0], lead, read_vocab(model))
     return {
         "path": sample.path,
         "drafter": d.path,
@@ -186,6 +167,36 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
         "drafter_info": d.describe(),
         "notes": notes + list(sample.assumptions),
     }
+
+
+def _scored_rows(sample: Sample, n: int, all_rows: bool, notes: list[str]):
+    """(the loss mask of the first n rows, or None for every row; where the rows come from)."""
+    import torch
+
+    if not all_rows and sample.loss_mask is not None:
+        mask = sample.loss_mask[:n].to(torch.bool)
+        if not bool(mask.any()):
+            raise SampleError("the loss mask is all zero: no rows carry loss (use --all-rows to score every row)")
+        return mask, "loss mask"
+    if not all_rows:
+        notes.append("no loss mask in the sample: every valid row scored")
+    return None, "all rows"
+
+
+def _per_token(rows0, targets, first, hit0, lead, vocab) -> list[dict]:
+    """Step 1 per scored row: the target, the draft, its probability, hit, tokens accepted."""
+    import torch
+
+    draft0, p0 = first
+    out = []
+    for r in torch.nonzero(rows0).flatten().tolist():
+        entry = {"row": r, "target": int(targets[r + 2]), "draft": int(draft0[r]), "p": round(float(p0[r]), 5),
+                 "hit": bool(hit0[r]), "accepted": int(lead[r])}
+        if vocab is not None:
+            entry["target_text"] = vocab.get(entry["target"])
+            entry["draft_text"] = vocab.get(entry["draft"])
+        out.append(entry)
+    return out
 
 
 def targets_available(pos, targets):
