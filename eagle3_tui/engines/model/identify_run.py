@@ -257,19 +257,29 @@ class _Reducer:
         r = xn[:, :T] / hn.clamp_min(1e-30)
         self.scores.cos[:, col] = c.mean(1).cpu()
         self.scores.ratio[:, col] = r.median(1).values.cpu()
-        for j, s in enumerate(range(-MAX_SHIFT, MAX_SHIFT + 1)):
-            self.scores.lag[:, col, j] = self._shifted(h, hn, s)
+        self._shifts(col, h, hn)
 
-    def _shifted(self, h, hn, s: int):
-        """Mean cosine of the catalogue rows t against the state's rows t - s (where both exist)."""
+    def _shifts(self, col: int, h, hn) -> None:
+        """Mean cosine of the catalogue rows t against the state's rows t - s, every shift at once:
+        one matrix product of the catalogue rows with every row of the state (a gather per shift
+        after it), instead of 2 * MAX_SHIFT + 1 elementwise passes."""
         torch = self.torch
-        idx = self.rows - s
-        keep = (idx >= 0) & (idx < h.shape[0])
-        if not bool(keep.any()):
-            return torch.full((self.X.shape[0],), float("nan"))
-        src = idx[keep]
-        u = h[src].float() / hn[src].clamp_min(1e-30)[:, None]
-        return (self.Xr[:, keep] * u).sum(-1).mean(1).cpu()
+        T = h.shape[0]
+        shifts = torch.arange(-MAX_SHIFT, MAX_SHIFT + 1, device=self.rows.device)
+        # only the rows some shift reaches (at most 17 x 256, whatever T): a float32 copy of
+        # those, not of the whole state
+        reach = (self.rows[:, None] - shifts[None, :]).flatten()
+        reach = reach[(reach >= 0) & (reach < T)].unique()
+        u = h[reach].float() / hn[reach].clamp_min(1e-30)[:, None]
+        m = torch.einsum("pnh,th->pnt", self.Xr, u)  # [P, n, len(reach)]
+        for j, s in enumerate(shifts.tolist()):
+            idx = self.rows - s
+            keep = (idx >= 0) & (idx < T)
+            if not bool(keep.any()):
+                continue
+            at = torch.searchsorted(reach, idx[keep])
+            picked = m[:, torch.nonzero(keep).flatten(), at]  # [P, kept]
+            self.scores.lag[:, col, j] = picked.mean(1).cpu()
 
     def inner(self, kind: str, layer: int, h) -> None:
         """The catalogue rows against an in-layer state of `layer` (shift 0)."""
