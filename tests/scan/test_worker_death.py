@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 
+from eagle3_tui.engines.scan import options
 from eagle3_tui.engines.scan.records import LOST, scan_tree
 from tests.helpers.scan_build import build
 
@@ -25,7 +26,9 @@ def _children() -> list[int]:
     return kids
 
 
-def test_a_killed_worker_gives_error_records_not_a_hang(tmp_path):
+def test_a_killed_worker_gives_error_records_not_a_hang(tmp_path, monkeypatch):
+    # two workers even on one core (`taskset -c 0`), where the scan would run in-process
+    monkeypatch.setattr(options, "default_workers", lambda: 2)
     build(tmp_path, shards=4, per_shard=40, seed=3)  # 160 files: 10 batches for 2 workers
     records: list[dict] = []
     done = threading.Event()
