@@ -1,13 +1,15 @@
 """The demo's faulty captures, one per fault FORMATS.md lists, written by the demo (demo/dataset.py's
-_Demo hands itself in as `demo`)."""
+_Demo hands itself in as `demo`; this module imports nothing of it)."""
 
 from __future__ import annotations
 
 import torch
 
-from eagle3_tui.demo.dataset import _ids
-
 DICT_FMT = "dict: input_ids, aux_hidden_state [1,T,kH]"
+
+
+def _ids(ids: list[int]) -> torch.Tensor:
+    return torch.tensor(ids, dtype=torch.int64)
 
 
 def _with_ids(ids, aux_states, **more):
