@@ -35,8 +35,6 @@ import stat as stat_mod
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from eagle3_tui.engines.model import vocab
@@ -163,10 +161,6 @@ def _base(rel: str, size: int | None, mtime: float | None) -> dict[str, Any]:
             "shard": rel.rsplit("/", 1)[0] if "/" in rel else "", "size": size, "mtime": mtime}
 
 
-#: the record of a file whose worker process died (killed, out of memory) with its batch
-LOST = "the scan worker reading this file's batch died (killed, or out of memory): not read"
-
-
 def _why_unread(path: str) -> str:
     """Why a file the walk could not size is not read (it is never opened here)."""
     if path.endswith("/"):
@@ -228,18 +222,6 @@ def _init_worker() -> None:
     # lose its chunk and leave the parent waiting
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
-
-
-def _stop(pool) -> None:
-    """Cancel what has not started and end the workers now (a cancelled scan does not wait for
-    the batches in flight; the pool's own shutdown would)."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to stop them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()
-    for proc in procs:
-        proc.join(timeout=5)
 
 
 def _scan_chunk(args) -> list[ScanRecord]:
@@ -355,21 +337,16 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=No
     # (and so copy, page by page) the whole heap torch's import left in the parent
     gc.freeze()
     try:
-        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker)
-        jobs = {pool.submit(_scan_chunk, (root, c, full, rows, drafter, vocab_mapping)): c for c in chunks}
+        pool = ctx.Pool(workers, initializer=_init_worker)
     finally:
         gc.unfreeze()
     try:
-        for job in as_completed(jobs):
-            try:
-                batch = job.result()
-            except BrokenProcessPool:
-                # a worker died: every batch not yet returned is lost with the pool; say so per file
-                # rather than wait for records that will never come
-                batch = [{**_base(rel, size, mtime), "error": LOST} for rel, size, mtime in jobs[job]]
+        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
+                                                       for c in chunks]):
             for record in batch:
                 yield record
             if cancel.is_set():
                 return
     finally:
-        _stop(pool)
+        pool.terminate()
+        pool.join()
