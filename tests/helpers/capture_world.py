@@ -14,33 +14,15 @@ from pathlib import Path
 
 import torch
 
+from tests.helpers.tiny_llama import make_llama
+
 HIDDEN, LAYERS, VOCAB = 64, 12, 256
 #: o_proj / down_proj scale that puts neighbouring boundaries at mean cosine 0.96-0.98
 BRANCH_SCALE = 0.08
 
 
 def make_close_llama(folder: Path, *, seed: int = 0, layers: int = LAYERS, scale: float = BRANCH_SCALE) -> Path:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        hidden_size=HIDDEN, intermediate_size=2 * HIDDEN + 44, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=2048,
-        tie_word_embeddings=False,
-    )
-    model = LlamaForCausalLM(config)
-    g = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.copy_(0.5 + torch.rand(p.shape, generator=g))
-            elif p.dim() == 2:
-                p.normal_(0, 1.0 / p.shape[1] ** 0.5, generator=g)
-                if name.endswith(("o_proj.weight", "down_proj.weight")):
-                    p.mul_(scale)
-        model.model.embed_tokens.weight.mul_(2.0)
-    model.save_pretrained(folder, safe_serialization=True)
-    return folder
+    return make_llama(folder, seed=seed, hidden=HIDDEN, layers=layers, vocab=VOCAB, branch_scale=scale)
 
 
 def capture(folder: Path, ids: list[int], dtype=torch.bfloat16) -> dict:

@@ -10,9 +10,11 @@ HIDDEN, LAYERS, VOCAB = 64, 8, 256  # 8 layers: the default capture {2, L//2, L-
 
 
 def make_llama(folder: Path, *, seed: int = 0, hidden: int = HIDDEN, layers: int = LAYERS,
-               vocab: int = VOCAB, dtype: str = "float32") -> Path:
+               vocab: int = VOCAB, dtype: str = "float32", branch_scale: float = 1.0) -> Path:
     """Random weights, RMSNorm gains drawn in [0.5, 1.5] (so pre- and post-norm states differ in
-    direction, not only in scale), saved as safetensors with config.json."""
+    direction, not only in scale), saved as safetensors with config.json. `branch_scale` scales the
+    output projections of attention and MLP (o_proj, down_proj): below 1, neighbouring boundaries
+    come closer, as in a real model's middle layers."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
@@ -29,6 +31,8 @@ def make_llama(folder: Path, *, seed: int = 0, hidden: int = HIDDEN, layers: int
                 p.copy_(0.5 + torch.rand(p.shape, generator=g))
             elif p.dim() == 2:
                 p.normal_(0, 1.0 / p.shape[1] ** 0.5, generator=g)
+                if name.endswith(("o_proj.weight", "down_proj.weight")):
+                    p.mul_(branch_scale)
             # embedding rows are large enough that the residual stream is not all updates
         model.model.embed_tokens.weight.mul_(2.0)
     model.to(getattr(torch, dtype))  # save_pretrained records the weights' dtype in config.json
