@@ -11,8 +11,8 @@ from eagle3_tui.engines.read.load import maps_file
 from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.rows import (
     all_finite,
-    finite_summary,
     fingerprint,
+    finite_summary,
     no_readahead,
     part_stats,
     parts_apart,

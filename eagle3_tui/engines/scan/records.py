@@ -49,6 +49,7 @@ from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: t
     default_workers,
     mapping_identity,
 )
+from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
@@ -225,7 +226,7 @@ def _init_worker() -> None:
 
 
 def _scan_chunk(args) -> list[ScanRecord]:
-    root, chunk, full, rows, drafter, vocab_mapping = args
+    root, full, rows, drafter, vocab_mapping, chunk = args
     return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping)
             for rel, size, mtime in chunk]
 
@@ -337,16 +338,21 @@ def _run(root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=No
     # (and so copy, page by page) the whole heap torch's import left in the parent
     gc.freeze()
     try:
-        pool = ctx.Pool(workers, initializer=_init_worker)
-    finally:
-        gc.unfreeze()
-    try:
-        for batch in pool.imap_unordered(_scan_chunk, [(root, c, full, rows, drafter, vocab_mapping)
-                                                       for c in chunks]):
-            for record in batch:
-                yield record
+        args = (root, full, rows, drafter, vocab_mapping)
+        for task, batch in run_tasks(_scan_chunk, [(*args, c) for c in chunks], workers=workers,
+                                     ctx=ctx, cancel=cancel, retry=_one_by_one, initializer=_init_worker):
+            if isinstance(batch, (TaskFailed, WorkerDied)):
+                what = "died reading this file" if isinstance(batch, WorkerDied) else "failed"
+                batch = [_error(_base(*f), f"the scan worker {what}: {batch}") for f in task[-1]]
+            yield from batch
             if cancel.is_set():
                 return
     finally:
-        pool.terminate()
-        pool.join()
+        gc.unfreeze()
+
+
+def _one_by_one(task) -> list:
+    """A worker died holding `task` (killed: out of memory, a crash in a reader): its files run
+    again one by one, so only a file that kills a worker on its own is reported so."""
+    *args, chunk = task
+    return [(*args, [f]) for f in chunk] if len(chunk) > 1 else []
