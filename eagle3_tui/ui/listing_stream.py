@@ -59,6 +59,9 @@ async def stream_listing(source: Source, path: str, generation: int, post: Post)
     except SourceError as err:
         post(ListingDone(generation, error=str(err)))
         return
+    except Exception as err:  # noqa: BLE001 - a bug must not leave the browser "listing…" for ever
+        post(ListingDone(generation, error=f"listing failed: {type(err).__name__}: {str(err)[:200]}"))
+        return
     if not worker.is_cancelled:
         post(ListingDone(generation))
 
@@ -101,4 +104,7 @@ async def find_shard_sample(source: Source, origin: str, step: int, text_filter:
             skipped.append(name)  # no sample in it (an empty shard): on to the next
     except SourceError as err:
         return ShardsFound(origin, step, skipped, error=str(err))
+    except Exception as err:  # noqa: BLE001 - said in the status line; n/p work again
+        return ShardsFound(origin, step, skipped, error=f"looking for the next shard failed: "
+                                                       f"{type(err).__name__}: {str(err)[:200]}")
     return ShardsFound(origin, step, skipped)

@@ -102,7 +102,12 @@ class FolderPane(Vertical):
 
     def show_outcome(self) -> None:
         """What the browser says once the listing ended: its error, empty, or nothing."""
-        if self.listing_error:
+        if self.listing_error and self.browser.entries:
+            # part of the folder is shown: the cursor's news would overwrite a status line
+            shown = len(self.browser.entries)
+            self.notify(f"the listing stopped after {shown:,} entries: {self.listing_error}",
+                        title="Folder listed in part", severity="error", timeout=15, markup=False)
+        elif self.listing_error:
             self.browser.set_message(self.listing_error, "browser--error")
             self.say(self.listing_error, error=True)
         elif not self.browser.entries:
