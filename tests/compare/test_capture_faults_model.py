@@ -4,7 +4,6 @@ neighbouring boundaries are as close as a real model's, the capture made in bf16
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
@@ -12,6 +11,7 @@ import torch
 
 from eagle3_tui.commands import compare as cmd
 from tests.helpers.capture_world import capture, lagged, make_close_llama, prompt
+from tests.helpers.cli import run_command
 
 BOUNDS = (3, 6, 9)
 
@@ -40,11 +40,7 @@ def _capture(root, name, ids, parts, final) -> str:
 
 
 def _compare(capsys, *argv):
-    parser = argparse.ArgumentParser()
-    cmd.add_arguments(parser)
-    rc = cmd.run(parser.parse_args([str(a) for a in argv]))
-    out = capsys.readouterr()
-    return rc, out.out
+    return run_command(cmd, argv, capsys)[:2]
 
 
 def test_a_capture_one_token_late_at_every_slot(world, capsys):

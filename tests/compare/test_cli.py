@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import torch
 
 from eagle3_tui.commands import compare as cmd
 from eagle3_tui.engines.compare import compare_files
-
+from tests.helpers.cli import run_command
 from tests.helpers.compare_world import AUX
 
 
 def _run(argv, capsys):
-    parser = argparse.ArgumentParser()
-    cmd.add_arguments(parser)
-    rc = cmd.run(parser.parse_args([str(a) for a in argv]))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
+    return run_command(cmd, argv, capsys)
 
 
 def _files(world, tmp_path):

@@ -3,19 +3,14 @@ item 8), as `summary` does; the numbers and the exit status stand."""
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 from eagle3_tui.commands import compare as cmd
+from tests.helpers.cli import run_command
 
 
 def _run(argv, capsys):
-    parser = argparse.ArgumentParser()
-    cmd.add_arguments(parser)
-    rc = cmd.run(parser.parse_args([str(a) for a in argv]))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
+    return run_command(cmd, argv, capsys)
 
 
 @pytest.mark.parametrize("broken, said", [

@@ -4,7 +4,6 @@ to measure: named as findings with exit 1, never a crash (issue 20, item 3)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
@@ -12,9 +11,8 @@ import torch
 
 from eagle3_tui.commands import compare as cmd
 from eagle3_tui.engines.compare import compare
-
+from tests.helpers.cli import run_command
 from tests.helpers.compare_world import codes, finding, late_capture, other_prompt
-
 
 SHARED = [0, 1, 2, 8]
 
@@ -111,11 +109,7 @@ def _save_pair(world, tmp_path, shared: int):
 
 
 def _run(argv, capsys):
-    parser = argparse.ArgumentParser()
-    cmd.add_arguments(parser)
-    rc = cmd.run(parser.parse_args([str(x) for x in argv]))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
+    return run_command(cmd, argv, capsys)
 
 
 @pytest.mark.parametrize("shared", SHARED)
