@@ -41,7 +41,7 @@ class TextViewScreen(Screen[None]):
     def __init__(self, path: str, where: str, text: str, size: int, truncated: bool) -> None:
         super().__init__()
         self.path, self.where = path, where
-        self.text, self.size, self.truncated = text, size, truncated
+        self.text, self.file_size, self.truncated = text, size, truncated
 
     def compose(self) -> ComposeResult:
         yield Line(id="text-title")
@@ -52,7 +52,7 @@ class TextViewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         lines = self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
-        cut = f" · first {human_size(len(self.text.encode('utf-8', 'surrogatepass')))} of {human_size(self.size)} shown" \
+        cut = f" · first {human_size(len(self.text.encode('utf-8', 'surrogatepass')))} of {human_size(self.file_size)} shown" \
             if self.truncated else ""
         self.query_one("#text-title", Line).update(
             f" text (read-only)  {printable(self.path)}  on {self.where} · {lines:,} lines{cut}")
