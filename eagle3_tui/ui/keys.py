@@ -190,21 +190,21 @@ DATASET_TABLE = [
 #: e and y (ui/exporting.py): what the view shows, as Markdown and JSON in DATA_DIR/exports
 MAIN_EXPORT = [
     Binding("e", "export", "Export", show=False, id="main.export",
-            tooltip="Export the sample shown: Markdown + JSON in the data folder's exports/"),
+            tooltip="Export the sample shown (Markdown + JSON)"),
     Binding("y", "copy_report", "Copy", show=False, id="main.copy_report",
-            tooltip="Copy the sample's report (Markdown) to the clipboard (OSC 52)"),
+            tooltip="Copy its report to the clipboard"),
 ]
 COMPARE_EXPORT = [
     Binding("e", "export", "Export", id="compare.export",
-            tooltip="Export the comparison: Markdown + JSON in the data folder's exports/"),
+            tooltip="Export the comparison (Markdown + JSON)"),
     Binding("y", "copy_report", "Copy", show=False, id="compare.copy_report",
-            tooltip="Copy the comparison's report (Markdown) to the clipboard (OSC 52)"),
+            tooltip="Copy its report to the clipboard"),
 ]
 DATASET_EXPORT = [
     Binding("e", "export", "Export", id="dataset.export",
-            tooltip="Export the findings: Markdown + JSON in the data folder's exports/"),
+            tooltip="Export the findings (Markdown + JSON)"),
     Binding("y", "copy_report", "Copy", show=False, id="dataset.copy_report",
-            tooltip="Copy the findings' report (Markdown) to the clipboard (OSC 52)"),
+            tooltip="Copy their report to the clipboard"),
 ]
 MAIN += MAIN_EXPORT
 COMPARE += COMPARE_EXPORT
@@ -215,7 +215,7 @@ TEXT_VIEW = [
     Binding("escape,q,h,left", "back", "Back", key_display="esc", id="text.back", tooltip="Text viewer: back"),
     Binding("j,down", "scroll(1)", "Scroll", key_display="j/k", id="text.down", tooltip="Text viewer: one line down"),
     Binding("k,up", "scroll(-1)", "Up", show=False, id="text.up", tooltip="Text viewer: one line up"),
-    Binding("pagedown,ctrl+d,space", "page(1)", "Page down", show=False, id="text.page_down",
+    Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="text.page_down",
             tooltip="Text viewer: one screen down"),
     Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="text.page_up",
             tooltip="Text viewer: one screen up"),
@@ -262,7 +262,7 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
         ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS),
-        ("Text viewer (l on a text file)", rows(TEXT_VIEW)),
+        ("Text viewer (l)", rows(TEXT_VIEW)),
     ]
 
 
