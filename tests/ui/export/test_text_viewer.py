@@ -10,7 +10,6 @@ import os
 import pytest
 
 from eagle3_tui.ui.screens.main import MainScreen
-from eagle3_tui.ui.screens.text_view import TextViewScreen
 from tests.helpers.compare_view import go_to, started
 from tests.helpers.tui import make_app, screen_text, wait_until
 from tests.ui.test_remote import remote_app
@@ -18,10 +17,15 @@ from tests.ui.test_remote import remote_app
 SIZES = [(120, 40), (80, 24)]
 
 
-async def open_text(pilot, folder, name: str, timeout: float = 15) -> TextViewScreen:
+def viewing(app) -> bool:
+    """The text viewer is the screen shown (by name: the test must fail, not error, without it)."""
+    return type(app.screen).__name__ == "TextViewScreen"
+
+
+async def open_text(pilot, folder, name: str, timeout: float = 15):
     await go_to(pilot, folder, name)
     await pilot.press("l")
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, TextViewScreen), timeout=timeout,
+    await wait_until(pilot, lambda: viewing(pilot.app), timeout=timeout,
                      what=f"the text viewer on {name}")
     return pilot.app.screen
 
