@@ -36,6 +36,9 @@ async def test_readme_and_config_open_as_text(demo, size):
     app = make_app(demo)
     async with app.run_test(size=size) as pilot:
         await started(pilot)
+        await go_to(pilot, demo, "README.txt")
+        hint = "l views text, else tries it as a sample" if size[0] >= 100 else "l views text"
+        await wait_until(pilot, lambda: hint in screen_text(app), what="the panel's hint")
         view = await open_text(pilot, demo, "README.txt")
         text = screen_text(app)
         assert readme[0] in text and "README.txt" in text and "read-only" in text
