@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
 
 #: the OSC 52 note shown with `y` (tmux passes it on only with `set -g set-clipboard on`)
-CLIPBOARD_NOTE = "OSC 52: pasted where the terminal allows it"
+CLIPBOARD_NOTE = "OSC 52, where the terminal allows it"
 
 
 class Exporting:
@@ -54,7 +54,7 @@ class Exporting:
         except ExportError as err:
             self.export_say(str(err), error=True)
             return
-        self.export_say(f"exported {report.view} report: {md} (and {js.name})")
+        self.export_say(f"exported {md} + .json")
         self.notify(f"{md}\n{js}", title="Report exported", timeout=8, markup=False)  # type: ignore[attr-defined]
 
     def action_copy_report(self) -> None:
@@ -64,8 +64,7 @@ class Exporting:
             return
         self.app.copy_to_clipboard(report.markdown)  # type: ignore[attr-defined]
         lines = report.markdown.count("\n")
-        self.export_say(f"copied the {report.view} report ({lines} lines of Markdown) to the clipboard "
-                        f"({CLIPBOARD_NOTE}); e writes it to a file")
+        self.export_say(f"copied the {report.view} report ({lines} lines of Markdown) to the clipboard ({CLIPBOARD_NOTE})")
 
 
 def _local(source: Source | None, path: str | None) -> str | None:
