@@ -79,7 +79,9 @@ def _markdown(d: dict[str, Any], name: str) -> str:
         ident = p.get("identified") or {}
         b = p.get("boundary")
         if ident:
-            b = f"{ident.get('boundary') if ident.get('boundary') is not None else '?'}* (cos {num(ident.get('cosine'))})"
+            at = ident.get("boundary") if ident.get("boundary") is not None else ident.get("norm") or "?"
+            cos = ident.get("cosine")
+            b = f"{at}*" + (f" (cos {cos:.4f})" if isinstance(cos, float) else "")
         rows.append([p["label"], b, *(p.get(k) for _, k in PART_COLUMNS[1:])])
     if rows:
         out += ["", "## Per slot", "", *table(["slot", *(t for t, _ in PART_COLUMNS)], rows)]
@@ -88,6 +90,8 @@ def _markdown(d: dict[str, Any], name: str) -> str:
         out += ["", "## Identified (I)", "", "b*: the boundary of the model the states match"
                 + (f" (model {code(i.get('model', '?'))}, L = {num(i.get('layers'))})" if not i.get("error") else
                    f": not identified: {cell(i['error'])}")]
+        if (i.get("convention") or {}).get("message"):
+            out += ["", f"Layer ids: {cell(i['convention']['message'])}"]
     acc = d["acceptance"]
     if acc:
         out += ["", "## Drafter acceptance", "",

@@ -128,3 +128,19 @@ def test_what_counts_as_text(demo, tmp_path):
     assert as_text(cut[:-1], True) == "é" * 9  # a character cut by the bound is dropped
     assert as_text(cut[:-1], False) is None
     assert as_text(b"\xef\xbb\xbfbom\n", False) == "bom\n"
+
+
+def test_sample_report_after_identify_names_the_boundaries_and_the_layer_ids(demo):
+    from eagle3_tui.engines.model.identify import attach, brief, identify_file
+    from eagle3_tui.engines.read.stats import summarize_file
+
+    path = str(demo / "train_ids_0_2_3" / "rows_0-2000" / "data_20.ckpt")  # README.txt: boundaries [1, 3, 4]
+    summary = attach(dict(summarize_file(path)), brief(identify_file(path, model=str(demo / "model"))))
+    report = sample_report(summary, where="local")
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in report.markdown.splitlines()
+            if line.startswith(("| aux", "| final"))}
+    assert [rows[f"aux{i}"].split("*")[0] for i in range(3)] == ["1", "3", "4"]
+    assert rows["final"].startswith("post*")
+    assert "Layer ids: slots at b {1, 3, 4}" in report.markdown
+    assert [p["identified"]["boundary"] for p in report.data["parts"][:3]] == [1, 3, 4]
+    assert report.data["identify"]["layers"] == 10
