@@ -22,6 +22,10 @@ FORBIDDEN = {
                         "eagle3_tui.cli", "eagle3_tui.dataset", "textual", "asyncssh", "rich"),
     "eagle3_tui.dataset": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "eagle3_tui.bookmarks",
                            "textual", "rich"),
+    # what a view shows as Markdown and JSON (e / y): built from the result dicts, plain Python
+    "eagle3_tui.reports": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
+                           "eagle3_tui.cli", "eagle3_tui.dataset", "eagle3_tui.demo", "textual", "asyncssh",
+                           "rich", "torch"),
     "eagle3_tui.ui": ("eagle3_tui.commands", "eagle3_tui.cli"),
     # widgets (the main screen's panes too) are told what to show and post messages up
     "eagle3_tui.ui.widgets": ("eagle3_tui.ui.screens", "eagle3_tui.ui.app"),

@@ -191,6 +191,11 @@ class Source(ABC):
         `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.
         """
 
+    async def read_head(self, path: str, limit: int) -> tuple[bytes, int]:
+        """The first `limit` bytes of regular file `path` and its size (the text viewer;
+        sources/text_head.py). Anything but a regular file raises SourceError, unopened."""
+        raise SourceError(f"{self.label}: cannot read files as text here")
+
     async def list_all(self, path: str) -> list[Entry]:
         listing = NaturalListing()
         async for page in self.list_pages(path):

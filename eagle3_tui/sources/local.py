@@ -93,6 +93,21 @@ class LocalSource(Source):
 
         return await asyncio.to_thread(_stat)
 
+    async def read_head(self, path: str, limit: int) -> tuple[bytes, int]:
+        def _read() -> tuple[bytes, int]:
+            try:
+                # O_NONBLOCK: a FIFO put in the file's place opens without blocking, then is refused
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+                with os.fdopen(fd, "rb") as fh:
+                    st = os.fstat(fh.fileno())
+                    if not stat_mod.S_ISREG(st.st_mode):
+                        raise SourceError(f"{os.path.basename(path)}: not a regular file: not opened")
+                    return fh.read(limit), st.st_size
+            except OSError as err:
+                raise SourceError(os_error_message(path, err)) from None
+
+        return await asyncio.to_thread(_read)
+
     @staticmethod
     async def _computed_here(run: Callable[[threading.Event], dict[str, Any]]) -> dict[str, Any]:
         """run(cancel) in a worker thread; a cancelled await sets `cancel`, so the engine stops at

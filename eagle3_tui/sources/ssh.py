@@ -310,6 +310,22 @@ class SshSource(SshSession):
 
     # -- files -----------------------------------------------------------------------------
 
+    async def read_head(self, path: str, limit: int) -> tuple[bytes, int]:
+        """Over SFTP (whether or not the agent runs): stat first, so a FIFO or device is never opened."""
+        entry = await self.stat(path)
+        problem = KIND_PROBLEMS.get(entry.kind) or (None if entry.kind == "file" else "not a regular file")
+        if problem is not None:
+            raise PathError(f"{self._show(path)}: {problem}")
+
+        async def attempt() -> bytes:
+            async with (await self._sftp_client()).open(path, "rb") as fh:
+                return await fh.read(limit)
+
+        try:
+            return await self._retrying(f"reading {path}", attempt), entry.size or 0
+        except asyncssh.SFTPError as err:
+            raise PathError(os_error_message(self._show(path), sftp_fallback.oserror_from_sftp(err))) from None
+
     async def cached_copy(self, path: str, entry: Entry | None = None, progress: Progress | None = None) -> Path:
         """A local copy of remote file `path` in the cache (fetched unless size and mtime match)."""
         if entry is None:

@@ -187,6 +187,42 @@ DATASET_TABLE = [
             tooltip="Compare: pin the file as the training side (A)"),
 ]
 
+#: e and y (ui/exporting.py): what the view shows, as Markdown and JSON in DATA_DIR/exports
+MAIN_EXPORT = [
+    Binding("e", "export", "Export", show=False, id="main.export",
+            tooltip="Export the sample shown (Markdown + JSON)"),
+    Binding("y", "copy_report", "Copy", show=False, id="main.copy_report",
+            tooltip="Copy its report to the clipboard"),
+]
+COMPARE_EXPORT = [
+    Binding("e", "export", "Export", id="compare.export",
+            tooltip="Export the comparison (Markdown + JSON)"),
+    Binding("y", "copy_report", "Copy", show=False, id="compare.copy_report",
+            tooltip="Copy its report to the clipboard"),
+]
+DATASET_EXPORT = [
+    Binding("e", "export", "Export", id="dataset.export",
+            tooltip="Export the findings (Markdown + JSON)"),
+    Binding("y", "copy_report", "Copy", show=False, id="dataset.copy_report",
+            tooltip="Copy their report to the clipboard"),
+]
+MAIN += MAIN_EXPORT
+COMPARE += COMPARE_EXPORT
+DATASET += DATASET_EXPORT
+
+#: the text viewer (enter on a text file: README.txt, config.json)
+TEXT_VIEW = [
+    Binding("escape,q,h,left", "back", "Back", key_display="esc", id="text.back", tooltip="Text viewer: back"),
+    Binding("j,down", "scroll(1)", "Scroll", key_display="j/k", id="text.down", tooltip="Text viewer: one line down"),
+    Binding("k,up", "scroll(-1)", "Up", show=False, id="text.up", tooltip="Text viewer: one line up"),
+    Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False, id="text.page_down",
+            tooltip="Text viewer: one screen down"),
+    Binding("pageup,ctrl+u", "page(-1)", "Page up", show=False, id="text.page_up",
+            tooltip="Text viewer: one screen up"),
+    Binding("g,home", "top", "Top", show=False, id="text.top", tooltip="Text viewer: the top"),
+    Binding("G,end", "bottom", "Bottom", show=False, id="text.bottom", tooltip="Text viewer: the end"),
+]
+
 #: keys of widgets that are not bindings (an Input, a DataTable): listed in the help only
 FILTER_KEYS = [
     ("any text", "Keep only names containing it (case-insensitive)"),
@@ -226,9 +262,10 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
         ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS),
+        ("Text viewer (l)", rows(TEXT_VIEW)),
     ]
 
 
 #: ids of the bindings above: the palette offers exactly these
 OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, TOKEN_TABLE, BOOKMARK_LIST, DATASET,
-                                             DATASET_TABLE) for b in table)
+                                             DATASET_TABLE, TEXT_VIEW) for b in table)

@@ -43,7 +43,7 @@ def entry_note(entry: Entry, count: int | None) -> str:
         return f"A folder{counted}: l opens it."
     if entry.kind == "file":
         size = "" if entry.size is None else f" of {entry.size:,} bytes"
-        return f"A file{size} whose name is not a sample's: l tries to read it anyway."
+        return f"A file{size}: l views text, else tries it as a sample."
     note = KIND_NOTES.get(entry.kind, KIND_NOTES["other"])
     return note[0].upper() + note[1:] + "."
 

@@ -26,7 +26,13 @@ async def test_help_lists_every_key_and_closes(tree):
         await wait_until(pilot, lambda: app.main_screen.listing_done, what="listing")
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        help_text = " ".join(screen_text(app).split())
+        # every page of the list (it scrolls once the keys outgrow one screen)
+        body, pages = app.screen.query_one("#help-body"), []
+        for y in range(0, int(body.max_scroll_y) + body.size.height, max(1, body.size.height - 2)):
+            body.scroll_to(y=y, animate=False)
+            await pilot.pause()
+            pages.append(" ".join(screen_text(app).split()))
+        help_text = " ".join(pages)
         for bindings in (Eagle3App.BINDINGS, MainScreen.BINDINGS, BrowserList.BINDINGS):
             for b in bindings:
                 assert f"{key_text(b.key)} {b.tooltip}" in help_text, b.key

@@ -24,6 +24,7 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
+from eagle3_tui.ui.exporting import CompareExporting
 from eagle3_tui.ui.messages import PinsSwapped
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.compare_format import worst_row
@@ -45,7 +46,7 @@ class ComparisonDone(Message):
         self.result = result
 
 
-class CompareScreen(Screen):
+class CompareScreen(CompareExporting, Screen):
     BINDINGS = keys.COMPARE
 
     AUTO_FOCUS = "#cmp-tokens"

@@ -38,6 +38,7 @@ from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset_messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
+from eagle3_tui.ui.exporting import DatasetExporting
 from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
@@ -51,7 +52,7 @@ BINS_SECONDS = 1.0
 YIELD_SECONDS = 0.001
 
 
-class DatasetScreen(Screen):
+class DatasetScreen(DatasetExporting, Screen):
     BINDINGS = keys.DATASET
 
     AUTO_FOCUS = "#ds-table"

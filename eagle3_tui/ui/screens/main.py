@@ -26,6 +26,7 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
+from eagle3_tui.ui.exporting import SampleExporting, TextOpening
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.forwarded import Forwarded
 from eagle3_tui.ui.messages import (
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MainScreen", "parent_folder"]
 
-class MainScreen(Screen):
+class MainScreen(SampleExporting, TextOpening, Screen):
     BINDINGS = keys.MAIN
 
     AUTO_FOCUS = "#browser"
@@ -266,8 +267,8 @@ class MainScreen(Screen):
         entry = message.entry
         if entry.kind == "dir":
             self.open_folder(posixpath.join(self.path, entry.name))
-        elif entry.kind == "file":  # any file, sample-like name or not: try it now
-            self.pane.follow(posixpath.join(self.path, entry.name), delay=0)
+        elif entry.kind == "file":  # any file: a sample now, or a text file in the viewer
+            self.open_file(posixpath.join(self.path, entry.name))
         else:
             self.status_line.say(f"{printable(entry.name)}: a dead link or special file", error=True)
 

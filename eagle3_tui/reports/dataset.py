@@ -1,0 +1,81 @@
+"""The dataset view's report: the scan's counts, every finding, the numbers of the files the
+findings name (from the scan records the view holds) and, with --model, the layers."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from eagle3_tui.engines.results import Finding
+from eagle3_tui.reports.model import Report, cell, code, envelope, findings_lines, table
+
+#: a record's fields a file row of the report keeps (the JSON's "files" entries)
+FILE_KEYS = ("path", "status", "error", "schema", "tokens", "valid_tokens", "padding", "loss_ones", "k", "hidden",
+             "dtype", "final_norm", "mode", "fingerprint")
+#: at most this many files are listed (the findings' own paths are never cut)
+MAX_FILES = 1000
+
+
+def dataset_report(folder: str, *, where: str, findings: list[Finding], records: Iterable[Any],
+                   state: str, layers: list[dict[str, Any]] | None = None, layer_lines: list[str] | None = None,
+                   created: datetime | None = None) -> Report:
+    """records: the scan records (dicts, or the view's records: anything with .get); the files
+    the findings name are listed with their numbers. state: "done", "cancelled", "scanning"..."""
+    records = list(records)
+    named = {p for f in findings for p in _paths(f)}
+    data = envelope("dataset", where, created)
+    data["folder"] = folder
+    data["state"] = state
+    data["counts"] = {
+        "files": len(records),
+        "unreadable": sum(1 for r in records if r.get("error") and not r.get("not_sample")),
+        "not_samples": sum(1 for r in records if r.get("not_sample")),
+        "cached": sum(1 for r in records if r.get("cached")),
+    }
+    data["findings"] = list(findings)
+    data["files"] = [_file(r) for r in records if r.get("path") in named][:MAX_FILES]
+    data["layers"] = layers or None
+    subject = posixpath.basename(folder.rstrip("/")) or "dataset"
+    return Report("dataset", subject, data, _markdown(data, layer_lines or []))
+
+
+def _paths(f: Mapping[str, Any]) -> list[str]:
+    if f.get("paths"):
+        return list(f["paths"])
+    return [p for group in f.get("groups") or () for p in group]
+
+
+def _norms(part: Any) -> dict[str, Any] | None:
+    if part is None:
+        return None
+    return {k: part.get(k) for k in ("norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row")}
+
+
+def _file(r: Any) -> dict[str, Any]:
+    out = {k: r.get(k) for k in FILE_KEYS if r.get(k) is not None}
+    out["slots"] = [_norms(s) for s in r.get("slots") or ()]
+    out["final"] = _norms(r.get("final"))
+    return out
+
+
+def _markdown(d: dict[str, Any], layer_lines: list[str]) -> str:
+    c = d["counts"]
+    out = [f"# eagle3-tui dataset: {code(d['folder'])}", "",
+           f"Exported {d['created']} · scanned on {cell(d['where'])} · scan {cell(d['state'])}", "",
+           (f"- {c['files']:,} files: {c['unreadable']:,} unreadable, {c['not_samples']:,} not samples, "
+            f"{c['cached']:,} from the record cache"),
+           "", "## Findings", "", *findings_lines(d["findings"])]
+    if d["files"]:
+        rows = []
+        for f in d["files"]:
+            means = [s.get("norm_mean") for s in f["slots"]]
+            rows.append([f.get("path"), f.get("status"), f.get("tokens"), f.get("valid_tokens"),
+                         " / ".join("–" if m is None else f"{m:.4g}" for m in means) or "–",
+                         (f.get("final") or {}).get("norm_mean"), f.get("error") or ""])
+        out += ["", "## Files the findings name", "",
+                *table(["file", "status", "T", "valid T", "slot norm means", "final norm mean", "error"], rows)]
+    if layer_lines:
+        out += ["", "## Layers (--model)", "", *(f"    {line}" for line in layer_lines)]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,89 @@
+"""The report object every builder returns, and the Markdown pieces they share."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+#: the JSON's "format" and "version": a script checks both before it reads the rest
+FORMAT = "eagle3-tui-export"
+VERSION = 1
+#: one table of a report shows at most this many rows (the JSON holds them all)
+MAX_TABLE_ROWS = 50
+
+
+@dataclass
+class Report:
+    """One export: `view` ("compare" | "sample" | "dataset"), `subject` (what the file name
+    says: the sample's or folder's name), the JSON object and the Markdown text."""
+
+    view: str
+    subject: str
+    data: dict[str, Any] = field(default_factory=dict)
+    markdown: str = ""
+
+
+def envelope(view: str, where: str, created: datetime | None = None) -> dict[str, Any]:
+    """The keys every export's JSON starts with."""
+    when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return {"format": FORMAT, "version": VERSION, "view": view,
+            "created": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "where": where}
+
+
+def num(value: Any, digits: int = 4) -> str:
+    """A number as a person reads it in a table: 4 significant digits, – for none."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return f"{value:.{digits}g}"
+    return cell(str(value))
+
+
+def pct(value: float | None) -> str:
+    """A fraction as a percentage with one decimal: 0.8123 -> 81.2%."""
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def code(text: str) -> str:
+    """Inline code that survives backticks in the text."""
+    text = " ".join(str(text).split())
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+
+
+def table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown table (numbers formatted by num), cut at MAX_TABLE_ROWS with a line that says so."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row in rows[:MAX_TABLE_ROWS]:
+        out.append("| " + " | ".join(num(v) for v in row) + " |")
+    if len(rows) > MAX_TABLE_ROWS:
+        out.append(f"\n({len(rows) - MAX_TABLE_ROWS:,} more rows in the JSON)")
+    return out
+
+
+def findings_lines(findings: list[dict[str, Any]]) -> list[str]:
+    """The findings as a bulleted list: severity, code, the message with its numbers."""
+    if not findings:
+        return ["No findings."]
+    return [f"- **{f.get('severity', '?').upper()}** {code(f.get('code', '?'))}: {cell(f.get('message', ''))}"
+            for f in findings]
+
+
+def scalars(part: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A part's numbers without its per-token lists (those stay in the view and the CLI's --json)."""
+    if part is None:
+        return None
+    return {k: v for k, v in part.items() if not isinstance(v, list | dict)}
