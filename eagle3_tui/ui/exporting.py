@@ -148,15 +148,14 @@ class TextOpening:
 
     @work(exclusive=True, group="text-file")
     async def read_text_file(self, path: str) -> None:
-        from eagle3_tui.sources.base import SourceError
         from eagle3_tui.sources.text_head import TEXT_LIMIT, as_text
 
         try:
             head, size = await self.source.read_head(path, TEXT_LIMIT)  # type: ignore[attr-defined]
-        except SourceError:
-            head, size = b"", 0  # the sample loader says what is wrong, in its words
-        truncated = size > len(head)
-        text = as_text(head, truncated) if head else None
+            truncated = size > len(head)
+            text = as_text(head, truncated) if head else None
+        except Exception:  # noqa: BLE001 - SourceError or a bug: the sample loader says what is wrong
+            text, size, truncated = None, 0, False
         if text is None:
             self.pane.follow(path, delay=0)  # type: ignore[attr-defined]
             return
