@@ -51,7 +51,7 @@ class Bases:
                 "hidden_state": final[None].to(torch.bfloat16)}
 
 
-def write_dataset(root: Path, files: int = 16, group=range(6, 10), padded=range(0, 3),
+def write_dataset(root: Path, files: int = 16, group=range(6, 10), padded=range(3),
                   duplicate: tuple[int, int] | None = (2, 13), nan_file: int | None = 14) -> dict[str, list[str]]:
     """`files` samples in root/rows_0-N/data_i.ckpt: `group` at other layers, `padded` ending in
     padding, data_{duplicate[1]} a copy of data_{duplicate[0]}, one NaN in row 0 of nan_file.
@@ -68,7 +68,7 @@ def write_dataset(root: Path, files: int = 16, group=range(6, 10), padded=range(
         torch.save(bases.sample(i, layers, i in padded, 0 if i == nan_file else None), shard / f"data_{i}.ckpt")
     if duplicate is not None:
         shutil.copyfile(shard / f"data_{duplicate[0]}.ckpt", shard / f"data_{duplicate[1]}.ckpt")
-    rel = lambda i: f"{shard.name}/data_{i}.ckpt"  # noqa: E731
+    rel = lambda i: f"{shard.name}/data_{i}.ckpt"
     planted = {"layer_group": [rel(i) for i in group], "padding_states": [rel(i) for i in padded]}
     if duplicate is not None:
         planted["duplicate"] = sorted(rel(i) for i in duplicate)

@@ -7,7 +7,7 @@ Shipped to the box with the scan: torch and the standard library only.
 from __future__ import annotations
 
 from eagle3_tui.engines.model import vocab
-from eagle3_tui.engines.read.load import maps_file
+from eagle3_tui.engines.read.load import ZIP_MAGIC, maps_file
 from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET
@@ -42,7 +42,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
     reader = sample = None
-    if counted and mapped and not full and size > budget and drafter is None:
+    if counted and not full and size > budget and drafter is None and (mapped or head.startswith(ZIP_MAGIC)):
         reader, sample = _structure_only(path, head)
     if sample is None:
         sample = load_sample(path)
@@ -58,8 +58,9 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     ids, mask = sample.ids, sample.loss_mask
     vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
     per_part = fit_rows(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
-    row_elements = sum(x.shape[1] for x in parts)
-    pick = None if per_part is None else pick_rows(t, valid, per_part, row_elements)
+    # a sample larger than the budget gets picked rows, however few elements its rows hold (the
+    # shortcut of pick_rows for those, every row, is for its CPU, not its bytes)
+    pick = None if per_part is None else pick_rows(t, valid, per_part)
     if reader is not None and pick is None:  # every row after all: read through the mapping
         reader.close()
         return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False)

@@ -132,7 +132,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         return _error(base, why, **({"not_sample": True} if odd else {}))
     looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
     head = b""  # a small sample is read whole, gzip or not: loading it says what it is
-    if not looks_like_sample or size > SMALL_FILE_BYTES:
+    if not looks_like_sample or size > min(SMALL_FILE_BYTES, budget):  # budget: read by the counting reader
         try:
             head = _head(path)
         except OSError as err:

@@ -122,13 +122,14 @@ def no_readahead(x) -> None:
         pass  # only a speed hint
 
 
-def pick_rows(t: int, valid: int, rows: int, row_elements: int = 0):
+def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     """Sorted row indices for quick mode: `rows` evenly spaced valid rows (the first included)
     and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway, or when
-    every row (row_elements each, all parts) is cheaper to read than a pick."""
+    every row (row_elements each, all parts; None: not asked) is cheaper to read than a pick."""
     import torch
 
-    if rows <= 0 or t <= rows + PAD_PROBE or t * row_elements <= SMALL_ROWS_ELEMENTS:
+    small = row_elements is not None and t * row_elements <= SMALL_ROWS_ELEMENTS
+    if rows <= 0 or t <= rows + PAD_PROBE or small:
         return None
     n = min(rows, valid)
     # in plain Python: the torch ops (linspace, round, unique, cat) cost more than the arithmetic
