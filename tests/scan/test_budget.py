@@ -157,3 +157,29 @@ def test_the_progress_line_says_the_bytes_read_and_the_time_left_at_the_measured
                           "seconds": 2.0})
     # 20 files read in 2 s, 10 MiB: 70 files left take 7 s at that rate
     assert "read 10 MiB (0.50 MiB a file, 5.00 MiB/s)" in line and "ETA 7 s" in line
+
+
+def test_a_safetensors_sample_is_read_within_the_budget_by_offset_too(tmp_path):
+    import torch
+
+    from eagle3_tui.engines.scan.records import scan_file
+    from tests.helpers.sample_files import write_safetensors
+
+    t, h = 1024, 1024  # 8 MiB
+    g = torch.Generator().manual_seed(0)
+    tensors = {"input_ids": torch.randint(1, 1000, (t,), generator=g), "loss_mask": torch.ones(t, dtype=torch.int64),
+               "aux_hidden_state": torch.randn(1, t, 3 * h, generator=g).to(torch.bfloat16),
+               "hidden_state": torch.randn(1, t, h, generator=g).to(torch.bfloat16)}
+    write_safetensors(tmp_path / "data_0.safetensors", tensors)
+    torch.save(tensors, tmp_path / "data_1.ckpt")
+    got = {}
+    for name in ("data_0.safetensors", "data_1.ckpt"):
+        size = (tmp_path / name).stat().st_size
+        quick = scan_file(str(tmp_path), name, size, 0.0)
+        full = scan_file(str(tmp_path), name, size, 0.0, full=True)
+        assert quick["bytes_read"] <= 512 << 10 and 8 <= quick["rows_read"] < t, name
+        assert quick["fingerprint"] == full["fingerprint"] and quick["loss_ones"] == full["loss_ones"] == t
+        assert quick["signature"]["rel_final"] == pytest.approx(full["signature"]["rel_final"], rel=1e-6)
+        got[name] = quick
+    assert got["data_0.safetensors"]["rows_read"] == got["data_1.ckpt"]["rows_read"]
+    assert got["data_0.safetensors"]["signature"] == got["data_1.ckpt"]["signature"]
