@@ -25,10 +25,11 @@ from typing import Any
 
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
+from eagle3_tui.commands._scan_text import progress_line, rows_read
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.acceptance import MAX_ACCEPT
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
-from eagle3_tui.engines.scan.options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_BUDGET, DEFAULT_ROWS, format_size
 
 PROGRESS_EVERY = 0.2
 
@@ -38,7 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON record per file, then the summary and findings")
     p.add_argument("--full", action="store_true", help="read every row (exact norms, NaN/Inf anywhere)")
     p.add_argument("--rows", type=int, default=DEFAULT_ROWS, metavar="N",
-                   help=f"rows per slot a quick scan reads (default {DEFAULT_ROWS})")
+                   help=f"rows per slot a quick scan reads at most (default {DEFAULT_ROWS})")
+    p.add_argument("--budget", type=_size, default=DEFAULT_BUDGET, metavar="SIZE",
+                   help="bytes a quick scan reads of a sample at most, e.g. 512K, 2M (default "
+                        f"{format_size(DEFAULT_BUDGET)}): as many of the --rows as fit the row width, every row of a "
+                        "sample that fits; NaN/Inf are looked for in the rows read, --full reads every row")
     p.add_argument("--workers", type=int, metavar="N",
                    help="processes on the machine holding the data (default and at most: one per core there; "
                         f"at most one per {CHUNK_FILES} files to read)")
@@ -72,6 +77,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_connection_arguments(p)
 
 
+def _size(text: str) -> int:
+    from eagle3_tui.engines.scan.options import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
@@ -96,15 +110,7 @@ class _Progress:
         if not self.on or now - self.shown < PROGRESS_EVERY:
             return
         self.shown = now
-        secs = max(p.get("seconds") or 0, 1e-6)
-        line = (
-            f"scanning: {p['files_done']}/{p['files_total']}{'' if p.get('listing_done') else '+'} files, "
-            f"{p['files_done'] / secs:.0f} files/s, {p['bytes_done'] / secs / 2**20:.1f} MiB/s"
-        )
-        if p.get("listing_done") and p["bytes_done"]:
-            eta = (p["bytes_total"] - p["bytes_done"]) * secs / p["bytes_done"]
-            line += f", ETA {eta:.0f} s"
-        self._show(line)
+        self._show(progress_line(p))
 
     def note(self, line: str) -> None:
         """A line shown at once (a step that is slow per item, such as identifying)."""
@@ -143,7 +149,7 @@ def _options(args: argparse.Namespace, target):
             say(f"scan: --vocab-mapping: {err}")
             return 2
     try:
-        options = ScanOptions(full=args.full, rows=args.rows, workers=args.workers,
+        options = ScanOptions(full=args.full, rows=args.rows, budget=args.budget, workers=args.workers,
                               drafter=on_host(args.drafter, target, "--drafter"),
                               model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
                               accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
@@ -334,9 +340,10 @@ def _summary(records, seconds: float, interrupted: bool, options, workers: int =
         "not_samples": sum(bool(r.get("not_sample")) for r in records),
         "cached": len(records) - len(fresh),
         "bytes_read": sum(r.get("bytes_read") or 0 for r in fresh),
+        **rows_read(fresh, options),
         "bytes_total": sum(r.get("size") or 0 for r in records),
         "seconds": round(seconds, 3),
-        "mode": "full" if options.full else f"quick ({options.rows} rows)",
+        "mode": "full" if options.full else f"quick ({options.rows} rows, budget {format_size(options.budget)} a file)",
         "workers": workers,
         "interrupted": interrupted,
     }
@@ -404,4 +411,6 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
         f"{s['cached']} from cache), {s['mode']}, read {s['bytes_read'] / 2**20:.1f} of {s['bytes_total'] / 2**20:.1f} MiB "
         f"in {s['seconds']:.1f} s" + (" (interrupted)" if s["interrupted"] else "")
     )
+    if s.get("rows_read") is not None and s["rows_read"] < s["rows_total"]:
+        lines.append(f"read {s['rows_read']:,} of {s['rows_total']:,} rows: NaN/Inf elsewhere shows with --full")
     return "\n".join(lines)

@@ -3,7 +3,8 @@
 A second scan of an unchanged dataset then reads nothing but the listing; a file whose size or
 mtime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_TUI_CACHE_DIR
 overrides it), never in the dataset. A record is reused only when what made it is the same:
-the depth (a quick record for the same --rows; a full record serves quick scans too), the
+the depth (a quick record for the same --rows and --budget; a full record with the same two serves
+quick scans too), the
 vocabulary mapping its draft_vocab counts came from (its variant) and the code that reads the
 files (CODE). Records are stored by absolute path; dataset/stream.py gives them back with paths
 relative to the root being scanned, whichever root they were first scanned under.
@@ -18,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from eagle3_tui.engines.scan.options import ScanOptions
+from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
 SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
@@ -26,7 +27,8 @@ SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick 
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode
 
 #: the modules a record's numbers come from: a change to any of them is another code version
-_RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.agreement",
+_RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",
+                "engines.scan.agreement",
                 "engines.read.load", "engines.read.sample", "engines.read.schema", "engines.model.vocab",
                 "engines.read.safetensors_file", "engines.read.stats")
 _FINDINGS_CODE = ("dataset.findings", "dataset.layer_group", "engines.model.vocab")
@@ -46,8 +48,8 @@ def code_version(names: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-def mode_name(full: bool, rows: int) -> str:
-    return f"{ScanOptions(full=full, rows=rows).record_mode()}@{code_version(_RECORD_CODE)}"
+def mode_name(full: bool, rows: int, budget: int = DEFAULT_BUDGET) -> str:
+    return f"{ScanOptions(full=full, rows=rows, budget=budget).record_mode()}@{code_version(_RECORD_CODE)}"
 
 
 def record_variant(record: dict[str, Any]) -> str | None:
@@ -91,11 +93,12 @@ class ScanCache:
     def _prefix(root: str) -> str:
         return root.rstrip("/") + "/"
 
-    def known(self, host: str, root: str, full: bool, rows: int) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
+    def known(self, host: str, root: str, full: bool, rows: int,
+              budget: int = DEFAULT_BUDGET) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
         """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant)
         of usable records under root: one indexed range query, nothing decoded."""
         prefix = self._prefix(root)
-        wanted = (mode_name(True, rows), mode_name(full, rows))
+        wanted = (mode_name(True, rows, budget), mode_name(full, rows, budget))
         cur = self._db.execute(
             "SELECT substr(path, ?), size, mtime, record, mode, error, variant FROM records"
             " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)",
@@ -114,9 +117,10 @@ class ScanCache:
         )
         return {name: (size, mtime, rec) for name, size, mtime, rec in cur}
 
-    def put(self, host: str, root: str, records: list[dict[str, Any]], full: bool, rows: int) -> None:
+    def put(self, host: str, root: str, records: list[dict[str, Any]], full: bool, rows: int,
+            budget: int = DEFAULT_BUDGET) -> None:
         prefix = self._prefix(root)
-        mode = mode_name(full, rows)
+        mode = mode_name(full, rows, budget)
         rows_ = [
             (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r), "error" in r, record_variant(r))
             for r in records

@@ -43,12 +43,12 @@ async def scan_dataset(
     connection): unchanged, they are neither read again nor yielded."""
     options = options or ScanOptions()
     skip = skip or {}
-    full, rows = options.full, options.rows
+    full, rows, budget = options.full, options.rows, options.budget
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
     if options.drafter_pair is not None:
         cache = None  # cached records carry no drafter figures: every file is read again
-    known = cache.known(host, root, full, rows) if cache is not None else {}
+    known = cache.known(host, root, full, rows, budget) if cache is not None else {}
     pending: list[dict[str, Any]] = []
     told = {rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
     told.update((rel, (size, mtime, "*")) for rel, (size, mtime) in skip.items() if size is not None)
@@ -62,12 +62,12 @@ async def scan_dataset(
             if "path" in item and cache is not None:
                 pending.append(item)
                 if len(pending) >= FLUSH_EVERY:
-                    cache.put(host, root, pending, full, rows)
+                    cache.put(host, root, pending, full, rows, budget)
                     pending = []
             yield item
     finally:
         if pending and cache is not None:
-            cache.put(host, root, pending, full, rows)
+            cache.put(host, root, pending, full, rows, budget)
 
 
 def _from_cache(rel: str, known: tuple, lazy: bool) -> dict[str, Any]:

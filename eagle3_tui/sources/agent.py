@@ -20,7 +20,7 @@ Protocol, JSON lines both ways. The agent first prints one line
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
                                                  -> {"id", "result": {...}}
     accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
-    scan      {"path", "full", "rows", "workers", "vocab_mapping", "known": [[rel, size, mtime, variant], ...],
+    scan      {"path", "full", "rows", "budget", "workers", "vocab_mapping", "known": [[rel, size, mtime, variant], ...],
                "drafter": [drafter folder, model folder or null] or null}
               (a drafter folder that does not load: {"id", "page": [], "drafter_error", "done"})
                                          -> {"id", "page": [record, ...], "progress": {...}} ...
@@ -242,8 +242,8 @@ class Agent:
             progress["now"] = state.to_json()
 
         for record in scan_tree(
-            req["path"], full=options.full, rows=options.rows, workers=options.workers, cancel=cancel,
-            known=known, progress=on_progress, drafter=drafter, vocab_mapping=options.vocab_mapping,
+            req["path"], full=options.full, rows=options.rows, budget=options.budget, workers=options.workers,
+            cancel=cancel, known=known, progress=on_progress, drafter=drafter, vocab_mapping=options.vocab_mapping,
         ):
             page.append(record)
             if len(page) >= 200 or time.monotonic() - sent >= 0.25:

@@ -17,7 +17,7 @@ from typing import Any
 from eagle3_tui.engines.results import (
     AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
 )
-from eagle3_tui.engines.scan.options import DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -178,7 +178,8 @@ class Source(ABC):
 
     @abstractmethod
     def scan(
-        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
+        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
+        workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
@@ -189,6 +190,7 @@ class Source(ABC):
         drafter: (drafter folder, model folder or None) on that machine: records get the drafter's
         top-1 (engines/scan/agreement.py); a folder that is no usable drafter raises SourceError.
         `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.
+        budget: the bytes a quick scan reads of a sample at most (engines/scan/budget.py).
         """
 
     async def read_head(self, path: str, limit: int) -> tuple[bytes, int]:

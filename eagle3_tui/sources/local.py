@@ -13,7 +13,7 @@ from typing import Any
 from eagle3_tui.engines.results import (
     AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
 )
-from eagle3_tui.engines.scan.options import DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
 
 #: seconds between progress items of a scan
@@ -172,7 +172,8 @@ class LocalSource(Source):
         return await self._computed_here(run)
 
     async def scan(
-        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
+        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
+        workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
@@ -196,7 +197,7 @@ class LocalSource(Source):
                 # the stubs of unchanged files come during the listing, thousands in a burst:
                 # handed over STUB_BATCH at a time (one by one, the loop woke for every few)
                 stubs: list = []
-                for record in scan_tree(path, full=full, rows=rows, workers=workers, cancel=cancel,
+                for record in scan_tree(path, full=full, rows=rows, budget=budget, workers=workers, cancel=cancel,
                                         known=known, progress=progress, drafter=drafter,
                                         vocab_mapping=vocab_mapping):
                     if record.get("cached"):

@@ -29,7 +29,7 @@ import asyncssh
 from eagle3_tui.engines.results import (
     AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary, error_result, finding,
 )
-from eagle3_tui.engines.scan.options import DEFAULT_ROWS
+from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentError
 from eagle3_tui.sources.base import Entry, Progress, SourceError
@@ -235,7 +235,8 @@ class SshSource(SshSession):
                                   "there (see --remote-python)", drafter=drafter, computed="local")
 
     async def scan(
-        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,
+        self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
+        workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
         vocab_mapping: str | None = None,
     ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
@@ -252,7 +253,7 @@ class SshSource(SshSession):
         known_list = [[rel, *k] for rel, k in (known or {}).items()]
         try:
             async for reply in self._agent.stream(
-                "scan", path=path, full=full, rows=rows, workers=workers, known=known_list,
+                "scan", path=path, full=full, rows=rows, budget=budget, workers=workers, known=known_list,
                 drafter=list(drafter) if drafter is not None else None,
                 vocab_mapping=vocab_mapping,
             ):

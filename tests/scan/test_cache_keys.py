@@ -59,7 +59,8 @@ def test_each_option_toggled_gives_what_a_scan_without_the_cache_gives(clean, tm
     write_mapping(few, list(range(10)), vocab)
     seen = {}
     for extra in [(), ("--vocab-mapping", every), ("--vocab-mapping", few), (), ("--rows", "8"),
-                  ("--vocab-mapping", few, "--rows", "8"), ("--full",), ("--vocab-mapping", every)]:
+                  ("--vocab-mapping", few, "--rows", "8"), ("--full",), ("--budget", "64K"),
+                  ("--full", "--budget", "64K"), ("--vocab-mapping", every)]:
         records, last = scan_json(capsys, root, "--workers", "1", *extra)
         fresh, fresh_last = scan_json(capsys, root, "--workers", "1", "--no-cache", *extra)
         assert strip(records) == strip(fresh), extra
@@ -86,13 +87,13 @@ def test_a_mapping_rewritten_in_the_tree_is_counted_again(clean, tmp_path, capsy
 def test_the_findings_key_holds_every_option_that_changes_a_record_or_a_finding(clean, capsys):
     records, _ = scan_json(capsys, clean, "--workers", "1")
     base = ScanCache.digest(records, ScanOptions())
-    for change in ({"full": True}, {"rows": 8}, {"drafter": "/d"}, {"drafter": "/d", "model": "/m"},
+    for change in ({"full": True}, {"rows": 8}, {"budget": 65536}, {"drafter": "/d"}, {"drafter": "/d", "model": "/m"},
                    {"vocab_mapping": "/v.pt"}):
         assert ScanCache.digest(records, ScanOptions(**change)) != base, change
     for change in ({"workers": 3}, {"use_cache": False}):  # how, not what, is scanned
         assert ScanCache.digest(records, ScanOptions(**change)) == base, change
     # the code version is part of both keys
-    assert mode_name(False, 64).startswith("quick64@") and mode_name(True, 8).startswith("full@")
+    assert mode_name(False, 64).startswith("quick64b524288@") and mode_name(True, 8, 65536).startswith("full8b65536@")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

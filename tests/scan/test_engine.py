@@ -35,14 +35,16 @@ def long_sample(path: Path, t: int = 700, nan_row: int | None = None) -> None:
 
 
 def test_quick_reads_a_few_rows_and_agrees_with_full_on_norms(tmp_path):
+    budget = 256 << 10  # below every file's size: rows are picked (a sample within it is read whole)
     for i, t in enumerate((300, 700, 1500)):
         long_sample(tmp_path / f"data_{i}.pt", t)
     for name in ("data_0.pt", "data_1.pt", "data_2.pt"):
         size = (tmp_path / name).stat().st_size
-        quick = scan_file(str(tmp_path), name, size, 0.0, rows=64)
-        full = scan_file(str(tmp_path), name, size, 0.0, full=True)
-        assert quick["rows_read"] <= 66 < full["rows_read"] == full["tokens"]
-        assert quick["bytes_read"] < full["bytes_read"] / 3
+        quick = scan_file(str(tmp_path), name, size, 0.0, rows=64, budget=budget)
+        full = scan_file(str(tmp_path), name, size, 0.0, full=True, budget=budget)
+        n = quick["rows_read"]
+        assert 8 <= n <= 66 < full["rows_read"] == full["tokens"]
+        assert quick["bytes_read"] <= budget < size == full["bytes_read"]
         rec = torch.load(tmp_path / name, weights_only=True)
         h = rec["hidden_state"].shape[-1]
         parts = [*rec["aux_hidden_state"][0].split(h, dim=-1), rec["hidden_state"][0]]
@@ -50,7 +52,7 @@ def test_quick_reads_a_few_rows_and_agrees_with_full_on_norms(tmp_path):
             # a 64-row sample of heavy-tailed token norms (a few tokens carry massive activations):
             # within 3 standard errors of such a sample's mean, and never off by half
             norms = x.float().norm(dim=-1)[1:]  # row 0 is read as its own stratum
-            se = float(norms.std()) / 8 * (1 - 64 / len(norms)) ** 0.5
+            se = float(norms.std()) / (n - 1) ** 0.5 * (1 - n / len(norms)) ** 0.5
             err = abs(q["norm_mean"] - f["norm_mean"])
             assert err <= 3 * se + 0.01 * f["norm_mean"] and err < 0.5 * f["norm_mean"], (name, err, se, q, f)
             assert q["norm_max"] <= f["norm_max"] * (1 + 1e-6)
@@ -137,7 +139,9 @@ def test_text_report_from_the_cache_is_the_report_of_the_first_scan(clean, tmp_p
 def test_full_scan_does_not_take_quick_records_from_the_cache(clean, capsys):
     _, s1 = scan_json(capsys, clean, "--rows", "8")
     _, s2 = scan_json(capsys, clean, "--full")
-    _, s3 = scan_json(capsys, clean, "--rows", "16")  # a full record serves a quick scan
+    # a full record serves a quick scan with the same --rows and --budget (the rows both take the
+    # layer signature from)
+    _, s3 = scan_json(capsys, clean)
     assert s2["summary"]["cached"] == 0 and s3["summary"]["cached"] == s1["summary"]["files"]
 
 

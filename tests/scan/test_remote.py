@@ -56,3 +56,15 @@ async def test_box_without_torch_says_scanning_needs_torch_there(server, open_bo
     box = await open_box(str(clean), remote_python=python_without_torch)
     with pytest.raises(SourceError, match="needs Python 3.9\\+ with torch there .*no torch"):
         await records(box, clean)
+
+
+async def test_remote_scan_reads_within_the_budget_on_the_box_as_locally(server, shared_box, clean):
+    # the demo files are ~100 KiB: a 64K budget makes the box read them with the counting reader
+    box = await shared_box()
+    remote = await records(box, clean, budget=64 << 10, workers=1)
+    local = await records(LocalSource(), clean, budget=64 << 10, workers=1)
+    assert {r["computed"] for r in remote} == {"remote"}
+    assert without_computed(remote) == without_computed(local)
+    assert all(r["bytes_read"] < r["size"] and r["rows_read"] < r["tokens"] for r in remote)
+    whole = await records(box, clean, workers=1)  # within the default budget: every row
+    assert all(r["rows_read"] == r["tokens"] for r in whole)

@@ -7,8 +7,10 @@ Shipped to the box with the scan: torch and the standard library only.
 from __future__ import annotations
 
 from eagle3_tui.engines.model import vocab
-from eagle3_tui.engines.read.load import maps_file
+from eagle3_tui.engines.read.load import ZIP_MAGIC, maps_file
 from eagle3_tui.engines.results import ScanRecord
+from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
+from eagle3_tui.engines.scan.options import DEFAULT_BUDGET
 from eagle3_tui.engines.scan.rows import (
     all_finite,
     fingerprint,
@@ -27,39 +29,52 @@ from eagle3_tui.engines.scan.rows import (
 PREAD_MIN_BYTES = 16 << 20
 
 
-def measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
-             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None) -> ScanRecord:
-    """The measured fields of a sample's scan record (records.py adds its place in the tree)."""
+def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
+            drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None,
+            counted: bool = True) -> ScanRecord:
+    """The measured fields of a sample's scan record (records.py adds its place in the tree).
+    A quick scan of a sample larger than `budget` reads its structure and rows with a counting
+    reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
+    False), maps it."""
     import torch
 
     from eagle3_tui.engines.read.load import load_sample
 
-    sample = load_sample(path)
+    mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
+    reader = sample = None
+    if counted and not full and size > budget and drafter is None and (mapped or head.startswith(ZIP_MAGIC)):
+        reader, sample = _structure_only(path, head)
+    if sample is None:
+        sample = load_sample(path)
     n_slots = len(sample.slots)
     has_final = sample.final is not None
     parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if has_final else [])
-    mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
-    if mapped and not full:
+    if mapped and not full and reader is None:
         # ids and mask too, before valid_len reads them: through a plain mapping, reading those
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
         for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
             no_readahead(x)
     t, valid = sample.tokens, sample.valid_len
-    pick = pick_rows(t, valid, rows, sum(x.shape[1] for x in parts))  # None: every row
+    ids, mask = sample.ids, sample.loss_mask
+    vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
+    per_part = fit_rows(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
+    # a sample larger than the budget gets picked rows, however few elements its rows hold (the
+    # shortcut of pick_rows for those, every row, is for its CPU, not its bytes)
+    pick = None if per_part is None else pick_rows(t, valid, per_part)
+    if reader is not None and pick is None:  # every row after all: read through the mapping
+        reader.close()
+        return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False)
     quick = not full and pick is not None
 
-    stats, sig, rows_f32 = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final)
+    try:
+        rows_of = reader.rows(parts, pick) if reader is not None else None
+    finally:
+        if reader is not None:
+            reader.close()
+    stats, sig, rows_f32 = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
 
-    mask = sample.loss_mask
-    ids = sample.ids
     pad = t - valid
-    if not quick or not mapped:
-        bytes_read = size
-        rows_read = t
-    else:
-        rows_read = len(pick)
-        vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
-        bytes_read = min(size, rows_read * sum(x.shape[1] * x.element_size() for x in parts) + vec + 4096)
+    rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
@@ -85,7 +100,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
-        "fingerprint": fingerprint(ids, parts, valid, rows_f32),
+        "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=(rows_of, pick) if rows_of is not None else None),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
@@ -94,28 +109,43 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
     }
 
 
-def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final):
-    """(per-part stats, signature, every row as float32 or None) of a sample's parts."""
+def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int) -> tuple[int, int]:
+    """(rows read per part, bytes read) of a sample: counted by the reader when it read them."""
+    if reader is not None:
+        return len(pick), reader.bytes
+    if not quick or not mapped:
+        return t, size
+    # a quick read through the mapping (a file the reader could not take): the rows' share
+    return len(pick), min(size, len(pick) * sum(x.shape[1] * x.element_size() for x in parts) + vec + PAGE)
+
+
+def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
+    """(per-part stats, signature, every row as float32 or None) of a sample's parts.
+    rows_of: the picked rows of each part, read already (budget.Reader.rows)."""
     import torch
 
     # every part in one batched pass when they share a width (the usual case: the per-op cost
     # of torch, not the arithmetic, is what a small file costs); else part by part
-    rows_of = pread_rows(path, parts, pick) if mapped and quick and parts and size >= PREAD_MIN_BYTES else None
+    widths = [x.shape[1] for x in parts]
+    same = len(set(widths)) <= 1
+    if rows_of is None and mapped and quick and parts and same and size >= PREAD_MIN_BYTES:
+        rows_of = pread_rows(path, parts, pick)
     rows_f32 = None  # every row as float32, when one pass held them all (the fingerprint's rows)
-    if rows_of is not None and all(x.shape[1] == parts[0].shape[1] for x in parts):
-        norms, cos, nan, inf, first, _ = rows_pass(rows_of, None, len(pick))
+    if rows_of is not None:
+        pass_ = rows_pass(rows_of, None, len(pick)) if same else parts_apart(rows_of, None, len(pick), n_slots, has_final)
+        norms, cos, nan, inf, first, _ = pass_
         first = [None if f is None else int(pick[f]) for f in first]
-    elif parts and all(x.shape[1] == parts[0].shape[1] for x in parts):
+    elif parts and same:
         norms, cos, nan, inf, first, chunk = rows_pass(parts, pick if quick else None, t)
         rows_f32 = chunk if not quick else None
     else:
-        norms, cos, nan, inf, first = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
+        norms, cos, nan, inf, first, _ = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
     picked_valid = int((pick < valid).sum()) if pick is not None else 0
     n_valid = picked_valid if quick else valid
     # signatures always come from the rows a quick scan reads, so quick and full records agree
     sig_rows = slice(0, n_valid) if quick or pick is None else pick[:picked_valid]
-    same_width = len({x.shape[1] for x in parts[:n_slots]}) <= 1
+    same_width = len(set(widths[:n_slots])) <= 1
     # the usual case (every norm and cosine finite): on a small file the per-op cost of torch,
     # not the arithmetic, is what the statistics cost, so they come from one reduction
     summary = None
@@ -129,6 +159,33 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
         stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
         sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
     return stats, sig, rows_f32
+
+
+def _structure_only(path: str, head: bytes):
+    """(counting reader, Sample whose parts are structure-only tensors and whose ids and loss mask
+    are read), or (None, None) when the file is not read so (the caller maps it)."""
+    from eagle3_tui.engines.read.schema import normalize
+
+    reader = None
+    try:
+        reader = Reader(path)
+        found = structure(reader, head)
+        if found is None:
+            reader.close()
+            return None, None
+        sample = normalize(found[0], path=path, metadata=found[1])
+        parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
+        if not parts or any(x.device.type != "meta" or x.dim() != 2 or x.stride(-1) != 1 or x.shape[0] != parts[0].shape[0]
+                            or getattr(x.untyped_storage(), "_checkpoint_offset", None) is None for x in parts):
+            reader.close()
+            return None, None  # a layout made of computed tensors (dequantised...): read as before
+        sample.ids = reader.whole(sample.ids) if sample.ids is not None else None
+        sample.loss_mask = reader.whole(sample.loss_mask) if sample.loss_mask is not None else None
+        return reader, sample
+    except Exception:  # noqa: BLE001 - whatever this reading trips on, the mapped read says it properly
+        if reader is not None:
+            reader.close()
+        return None, None
 
 
 def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:

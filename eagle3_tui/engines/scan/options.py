@@ -9,7 +9,8 @@ and the agent (as_request / from_request) and into the cache keys (dataset/cache
     opts.record_mode()       # "quick16": which cached records can stand for a fresh read
     opts.findings_key()      # every option that changes a finding, as text for the digest
 
-What a record depends on: full / rows (its statistics), the drafter (its drafter figures; such a
+What a record depends on: full / rows / budget (its statistics: the rows a quick scan reads, and
+the rows both depths take the layer signature from), the drafter (its drafter figures; such a
 scan reads every file again) and the vocabulary mapping actually used (its draft_vocab counts,
 told by the mapping's identity in each record, see mapping_identity). The steps after the scan
 (model, accept, accept_files) change findings, never records.
@@ -23,6 +24,9 @@ from typing import Any
 
 #: rows per slot a quick scan reads
 DEFAULT_ROWS = 64
+#: bytes of a sample a quick scan reads at most (header, ids, loss mask and the rows): the rows per
+#: slot are as many of `rows` as fit, so a wide sample gets fewer, a sample that fits whole every row
+DEFAULT_BUDGET = 512 << 10
 #: files scored per group by `scan --accept` and the dataset view's acceptance
 ACCEPT_FILES = 4
 #: files handed to a worker at a time: amortises inter-process overhead, keeps records flowing
@@ -33,6 +37,7 @@ CHUNK_FILES = 16
 class ScanOptions:
     full: bool = False
     rows: int = DEFAULT_ROWS
+    budget: int = DEFAULT_BUDGET  # scan --budget: bytes a quick scan reads of a sample at most
     workers: int | None = None  # None: every core of the machine holding the data
     drafter: str | None = None  # scan --drafter: per-file drafter top-1; with model, the layers' drafter too
     drafter_per_file: bool = True  # False: the drafter serves the layers step only (the dataset view)
@@ -53,7 +58,7 @@ class ScanOptions:
 
     def as_request(self) -> dict[str, Any]:
         """What the per-file scan needs (the agent's request, Source.scan's keywords)."""
-        return {"full": self.full, "rows": self.rows, "workers": self.workers,
+        return {"full": self.full, "rows": self.rows, "budget": self.budget, "workers": self.workers,
                 "drafter": list(self.drafter_pair) if self.drafter_pair else None,
                 "vocab_mapping": self.vocab_mapping}
 
@@ -61,7 +66,8 @@ class ScanOptions:
     def from_request(cls, req: dict[str, Any]) -> ScanOptions:
         drafter = req.get("drafter") or None
         return cls(full=bool(req.get("full")), rows=int(req.get("rows") or DEFAULT_ROWS),
-                   workers=req.get("workers"), drafter=drafter[0] if drafter else None,
+                   budget=int(req.get("budget") or DEFAULT_BUDGET), workers=req.get("workers"),
+                   drafter=drafter[0] if drafter else None,
                    model=drafter[1] if drafter else None, vocab_mapping=req.get("vocab_mapping"))
 
     def with_(self, **changes: Any) -> ScanOptions:
@@ -73,13 +79,42 @@ class ScanOptions:
     # --------------------------------------------------------------- cache keys
 
     def record_mode(self) -> str:
-        return "full" if self.full else f"quick{self.rows}"
+        """The depth of a record, and what picked its rows (the layer signature of both depths
+        comes from the rows a quick scan with these rows and budget reads)."""
+        return f"{'full' if self.full else 'quick'}{self.rows}b{self.budget}"
 
     def findings_key(self) -> str:
         """Every option the cached findings (dataset/findings.py over the records) depend
         on, the records' own variants aside. The steps after them (model, accept) add their
         findings each time and are left out: the CLI and the dataset view share the entry."""
-        return repr((self.full, self.rows, self.drafter_pair, self.vocab_mapping))
+        return repr((self.full, self.rows, self.budget, self.drafter_pair, self.vocab_mapping))
+
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size as a user writes it: 512K, 2M, 1.5MiB, 65536 (K, M, G are powers of 1024).
+    Raises ValueError with a one-line reason."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text or "")
+    unit = m.group(2).upper() if m else None
+    if m is None or unit not in _UNITS:
+        raise ValueError(f"{text!r}: expected a size such as 512K, 2M or 65536 (bytes)")
+    value = int(float(m.group(1)) * _UNITS[unit])
+    if value < 4096:
+        raise ValueError(f"{text!r}: at least 4K (one page) is needed")
+    return value
+
+
+def format_size(n: int) -> str:
+    """512K, 2M, 1.5M: a size as --budget takes it."""
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g}{unit}"
+    return str(n)
 
 
 def mapping_identity(path: str | None) -> str | None:

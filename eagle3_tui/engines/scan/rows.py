@@ -122,13 +122,14 @@ def no_readahead(x) -> None:
         pass  # only a speed hint
 
 
-def pick_rows(t: int, valid: int, rows: int, row_elements: int = 0):
+def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     """Sorted row indices for quick mode: `rows` evenly spaced valid rows (the first included)
     and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway, or when
-    every row (row_elements each, all parts) is cheaper to read than a pick."""
+    every row (row_elements each, all parts; None: not asked) is cheaper to read than a pick."""
     import torch
 
-    if rows <= 0 or t <= rows + PAD_PROBE or t * row_elements <= SMALL_ROWS_ELEMENTS:
+    small = row_elements is not None and t * row_elements <= SMALL_ROWS_ELEMENTS
+    if rows <= 0 or t <= rows + PAD_PROBE or small:
         return None
     n = min(rows, valid)
     # in plain Python: the torch ops (linspace, round, unique, cat) cost more than the arithmetic
@@ -337,19 +338,27 @@ def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots
     return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
 
 
-def fingerprint(ids, parts: list, valid: int, rows_f32=None) -> str:
+def fingerprint(ids, parts: list, valid: int, rows_f32=None, read: tuple | None = None) -> str:
     """Equal for files with the same ids and the same states (the first and last valid row of
     each part, which both depths read): finds duplicates. The same in quick and full records,
     so a cached record of either depth can be matched with a new one.
 
     rows_f32: every row of the parts as float32 [P, T, H] when the caller has them (rows_pass):
-    the same bytes in one gather instead of one per part."""
+    the same bytes in one gather instead of one per part. read: (the rows read of each part,
+    their row indices), when the parts hold no data (engines/scan/budget.py): both rows are there."""
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
         h.update(ids.contiguous().numpy().tobytes())
     import torch
 
     rows = sorted({0, valid - 1}) if valid else None
+    if read is not None:
+        at_read = torch.tensor([read[1].tolist().index(r) for r in rows]) if rows is not None else None
+        for x, got in zip(parts, read[0]):
+            h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+            if at_read is not None:
+                h.update(got.index_select(0, at_read).float().numpy().tobytes())
+        return h.hexdigest()
     held = rows_f32.numpy() if rows is not None and rows_f32 is not None else None
     at = torch.tensor(rows) if rows is not None and held is None else None
     for i, x in enumerate(parts):

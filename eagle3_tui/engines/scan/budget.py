@@ -1,0 +1,220 @@
+"""A quick scan within a byte budget per sample, every byte it reads counted as it reads it.
+
+A real sample is large (T 2,048, H 4,096 in bf16: 64 MiB; T 4,096, H 7,168: 224 MiB) and a
+dataset holds 100,000 of them: bytes, not cores, decide how long a quick scan takes. So a quick
+scan reads at most `budget` bytes of a sample (ScanOptions.budget, `scan --budget`):
+
+- the file's structure without its data: torch's zip through `torch.load(map_location="meta",
+  weights_only=True)` on a file object of ours (the central directory, the pickle and a local
+  header per record: ~6 KiB), or a safetensors header; the tensors come back as shapes with
+  their offsets in the file (torch keeps each storage's `_checkpoint_offset`);
+- the ids and the loss mask whole (16 KiB each at T 2,048);
+- as many evenly spaced valid rows (plus PAD_PROBE padding rows) of every part as fit the rest
+  (fit_rows): fewer for wide samples, every row of a sample the budget holds whole.
+
+Everything goes through pread on one descriptor with readahead off (POSIX_FADV_RANDOM), and each
+page of the file a read touches is counted once, as the kernel reads it: Reader.bytes is what was
+read, counted, not estimated (a mapping would pull in a page-fault window per touched row that
+nobody counts). The first page (the format sniffed by records.scan_file) is counted too.
+
+torch and the standard library only (shipped to the remote box by the agent).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+from typing import Any
+
+PAGE = 4096
+#: what reading a sample's structure costs at most (zip directory, pickle, local headers), kept
+#: out of the rows' share of the budget; a header that takes more only leaves fewer rows
+STRUCTURE_BYTES = 16 << 10
+#: padding rows a quick scan reads to tell whether they carry states (rows.PAD_PROBE)
+PAD_ROWS = 2
+
+
+def fit_rows(rows: int, budget: int, size: int, parts: list, vectors: int, padded: bool = True) -> int | None:
+    """Valid rows per part a scan with this budget picks (its padding probes aside); None for
+    every row (a sample no larger than the budget). The same for both depths, from the shapes
+    only: the full scan takes its layer signature from the rows the quick one reads.
+    vectors: bytes of the ids and the loss mask (read whole); padded: the sample ends in
+    padding (PAD_ROWS of it are read too)."""
+    if size <= budget:
+        return None
+    cost = sum(_page_span(sum(x.shape[1] for x, _ in g) * g[0][0].element_size()) for g in _side_by_side(parts)) or 1
+    left = budget - STRUCTURE_BYTES - _page_span(vectors)
+    # two at least: the first and the last valid row (the fingerprint's) are always read
+    return max(2, min(rows, left // cost - (PAD_ROWS if padded else 0)))
+
+
+def _page_span(n: int) -> int:
+    """The most pages n bytes at any offset touch, in bytes."""
+    return (-(-n // PAGE) + 1) * PAGE if n else 0
+
+
+class Reader(io.RawIOBase):
+    """A sample file read with pread, readahead off; `bytes` counts every byte read, page-widened."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        self.size = os.fstat(self.fd).st_size
+        self.pos = 0
+        self.pages = {0}  # the pages of the file read (page 0: the head records.scan_file read)
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
+
+    # ------------------------------------------------------------ a file object for torch.load
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = offset if whence == 0 else self.pos + offset if whence == 1 else self.size + offset
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def readinto(self, buf) -> int:
+        data = self.pread(len(buf), self.pos)
+        buf[: len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
+
+    # ------------------------------------------------------------ counted reads
+
+    @property
+    def bytes(self) -> int:
+        """Bytes read: every page touched, once (the last page of the file may be partial)."""
+        last = (self.size - 1) // PAGE
+        return len(self.pages) * PAGE - (PAGE - (self.size - last * PAGE) if last in self.pages else 0)
+
+    def pread(self, n: int, offset: int) -> bytes:
+        """n bytes at offset; the pages they lie in are counted (what the kernel reads)."""
+        data = os.pread(self.fd, n, offset)
+        if data:
+            self.pages.update(range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1))
+        return data
+
+    def whole(self, x):
+        """The real tensor behind a structure-only (meta) tensor x, read at its offset."""
+        import torch
+
+        start, nbytes = _offset(x), _extent(x)
+        data = self.pread(nbytes, start)
+        if len(data) != nbytes:
+            raise ValueError("the file ends inside a tensor")
+        flat = torch.frombuffer(bytearray(data), dtype=x.dtype)
+        return flat.as_strided(tuple(x.shape), tuple(x.stride()))
+
+    def rows(self, parts: list, pick) -> list:
+        """The picked rows of each part (structure-only [T, w] tensors) as real [R, w] tensors.
+        The parts side by side in a row of the file (the slots of aux_hidden_state) come in one
+        read per row."""
+        import torch
+
+        out = []
+        rows = pick.tolist()
+        for group in _side_by_side(parts):
+            x0, es = group[0][0], group[0][0].element_size()
+            base, step = group[0][1], x0.stride(0) * es
+            width = sum(x.shape[1] for x, _ in group) * es
+            buf = bytearray(len(rows) * width)
+            view = memoryview(buf)
+            for i, r in enumerate(rows):
+                chunk = self.pread(width, base + r * step)
+                if len(chunk) != width:
+                    raise ValueError("the file ends inside a row")
+                view[i * width : (i + 1) * width] = chunk
+            block = torch.frombuffer(buf, dtype=x0.dtype).view(len(rows), width // es)
+            col = 0
+            for x, _ in group:
+                out.append(block[:, col : col + x.shape[1]])
+                col += x.shape[1]
+        return out
+
+
+def _offset(x) -> int:
+    """Where x's first element is: its offset in the file (a structure-only tensor), else its
+    address in memory (a mapped one): what tells parts side by side in a row apart."""
+    st = x.untyped_storage()
+    base = st._checkpoint_offset if x.device.type == "meta" else st.data_ptr()
+    return int(base) + x.storage_offset() * x.element_size()
+
+
+def _extent(x) -> int:
+    """Bytes from x's first element to past its last one."""
+    if not x.numel():
+        return 0
+    return (sum((n - 1) * s for n, s in zip(x.shape, x.stride())) + 1) * x.element_size()
+
+
+def _side_by_side(parts: list) -> list[list]:
+    """Runs of consecutive parts next to each other in every row of the file: [(part, offset)]."""
+    groups: list[list] = []
+    for x in parts:
+        es, base = x.element_size(), _offset(x)
+        if groups:
+            y, y_base = groups[-1][-1]
+            if (y.stride(0) == x.stride(0) and y.dtype == x.dtype and y_base + y.shape[1] * es == base
+                    and y.device == x.device and _storage(y) == _storage(x)):
+                groups[-1].append((x, base))
+                continue
+        groups.append([(x, base)])
+    return groups
+
+
+def _storage(x):
+    st = x.untyped_storage()
+    return st._checkpoint_offset if x.device.type == "meta" else st.data_ptr()
+
+
+def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
+    """The object stored in the file with structure-only tensors (shapes, dtypes, offsets),
+    and safetensors metadata; None when the file is neither a torch zip nor safetensors."""
+    import torch
+
+    from eagle3_tui.engines.read.load import ZIP_MAGIC
+    from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
+
+    if head.startswith(ZIP_MAGIC):
+        reader.seek(0)
+        # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
+        return torch.load(reader, map_location="meta", weights_only=True), {}
+    if looks_like_safetensors(head, reader.size):
+        return _safetensors_structure(reader)
+    return None
+
+
+def _safetensors_structure(reader: Reader) -> tuple[dict, dict[str, str]] | None:
+    import torch
+
+    from eagle3_tui.engines.read.safetensors_file import _DTYPES, MAX_HEADER
+
+    (n,) = struct.unpack("<Q", reader.pread(8, 0))
+    if n > min(MAX_HEADER, reader.size - 8):
+        return None
+    header = json.loads(reader.pread(n, 8))
+    meta = header.pop("__metadata__", None) or {}
+    out = {}
+    for name, info in header.items():
+        dtype = getattr(torch, _DTYPES[info["dtype"]])
+        begin, end = info["data_offsets"]
+        t = torch.empty(info["shape"], dtype=dtype, device="meta")
+        if t.numel() * t.element_size() != end - begin or 8 + n + end > reader.size:
+            return None  # the reader of record says what is wrong with it
+        t.untyped_storage()._checkpoint_offset = 8 + n + begin
+        out[name] = t
+    return out, {str(k): str(v) for k, v in meta.items()}
