@@ -198,6 +198,16 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.view.move_token(delta)
         self.tokens.table.set_cursor(self.view.token)
 
+    def on_descendant_blur(self, event) -> None:
+        # tab into the token table scrolled the pane down to it; once the focus has left the
+        # pane, the sample's header (path, drafter line, slot table) is shown again
+        self.call_after_refresh(self._header_back)
+
+    def _header_back(self) -> None:
+        focused = self.screen.focused if self.is_attached else None
+        if focused is None or self not in focused.ancestors:
+            self.scroll_home(animate=False, immediate=True)
+
     def on_token_table_cursor_moved(self, message: TokenTable.CursorMoved) -> None:
         self.view.set_token(message.index)
 
