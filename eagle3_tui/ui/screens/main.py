@@ -380,8 +380,7 @@ class MainScreen(Screen):
 
     def swap_pins(self) -> None:
         """The compare view swapped its sides (PinsSwapped): the pins follow."""
-        self.pins.swap()
-        self._say_pins(None)
+        self._say_pins(self.pins.swap())
 
     # ----- the dataset view (D; ui/screens/dataset.py): its enter, b and t come back here
 
