@@ -45,6 +45,7 @@ from eagle3_tui.ui.widgets.norm_strip import NormStrip
 from eagle3_tui.ui.widgets.status import Line, StatusLine
 
 FLUSH_SECONDS = 0.1
+KEPT = "dataset-kept"  # a view left by enter on a file is kept as this (ui/kept_dataset.py)
 #: the strips are re-binned at most this often while records stream in
 BINS_SECONDS = 1.0
 #: the scan worker lets the screen draw and answer keys after this long taking records in a row
@@ -323,8 +324,6 @@ class DatasetScreen(Screen):
 
     # ----- the layers (--model): a few representatives identified where the data is
 
-    # ----- the layers (--model): a few representatives identified where the data is
-
     def _show_identifying(self, i: int, n: int, path: str) -> None:
         text = f"identifying {i}/{n}: {path}…"
         self.findings_list.show_tail([("note", text)])
@@ -400,6 +399,8 @@ class DatasetScreen(Screen):
         if message.what == "open":
             folder, name = posixpath.split(path)
             self._post_main(ShowSample(self.folder.with_path(folder), name))
+            if not self.app.is_screen_installed(self):  # kept as it is: esc or D comes back
+                self.app.install_screen(self, KEPT)
             self.dismiss(path)
         else:
             self._post_main(FileAction(message.what, path, self.post_message))
