@@ -318,8 +318,9 @@ class DatasetScreen(Screen):
     def _hint(self) -> list[tuple[str, str]]:
         if self.model_given and self.model is None:
             return [("note", f"--model {self.model_given} is not on the data's machine: layers not named")]
-        if self.model is None:
-            return [("note", "start with --model DIR to name the layers")]
+        if self.model is None:  # no layers to name where no file is a readable sample
+            return [("note", "start with --model DIR to name the layers")] if any(
+                r.get("slots") for r in self.rows.records) else []
         return []
 
     # ----- the layers (--model): a few representatives identified where the data is
