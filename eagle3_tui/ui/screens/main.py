@@ -25,7 +25,7 @@ from textual.widgets import Footer, Input
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target, TargetError, parse_target
-from eagle3_tui.ui import keys, kept_dataset
+from eagle3_tui.ui import kept_dataset, keys
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.format import is_sample_name
 from eagle3_tui.ui.forwarded import Forwarded
