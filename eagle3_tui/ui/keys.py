@@ -243,6 +243,22 @@ FINDING_KEYS = [
     ("enter", "On a finding: only its files; again: every file"),
 ]
 
+#: the dataset view's findings (tab focuses them): past the last finding, j scrolls on to the layers
+DATASET_FINDINGS = [
+    Binding("j,down", "cursor_down", "Down", show=False, id="findings.down",
+            tooltip="Findings: next finding, past the last one the layers below"),
+    Binding("k,up", "cursor_up", "Up", show=False, id="findings.up", tooltip="Findings: previous finding"),
+]
+
+#: the help screen's list scrolls
+HELP = [
+    Binding("j,down", "scroll_by(1)", "Down", show=False, id="help.down", tooltip="Help: scroll down"),
+    Binding("k,up", "scroll_by(-1)", "Up", show=False, id="help.up", tooltip="Help: scroll up"),
+    Binding("pagedown,ctrl+d,space", "page_by(1)", "Page down", show=False, id="help.page_down",
+            tooltip="Help: one screen down"),
+    Binding("pageup,ctrl+u", "page_by(-1)", "Page up", show=False, id="help.page_up", tooltip="Help: one screen up"),
+]
+
 #: Textual's own app keys the help lists too
 BUILTIN_KEYS = [("ctrl+p", "Command palette"), ("ctrl+q", "Quit")]
 
@@ -261,11 +277,12 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Compare view (c)", rows(COMPARE) + rows(TOKENS)),
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
-        ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS),
+        ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS + rows(DATASET_FINDINGS)),
         ("Text viewer (l)", rows(TEXT_VIEW)),
+        ("This help", rows(HELP)),
     ]
 
 
 #: ids of the bindings above: the palette offers exactly these
 OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, TOKEN_TABLE, BOOKMARK_LIST, DATASET,
-                                             DATASET_TABLE, TEXT_VIEW) for b in table)
+                                             DATASET_TABLE, DATASET_FINDINGS, TEXT_VIEW) for b in table)

@@ -55,8 +55,12 @@ class ComparePins:
     def empty(self) -> bool:
         return self.a is None and self.b is None
 
-    def swap(self) -> None:
+    def swap(self) -> Say:
+        """The compare view swapped its sides: what the status line says now (the line that
+        named the old B must not stay)."""
         self.a, self.b = self.b, self.a
+        a, b = (p.name if p is not None else "-" for p in (self.a, self.b))
+        return f"swapped: training side A is {a}, inference side B is {b}", False
 
     def across_hosts(self) -> bool:
         return self.a is not None and self.b is not None and self.a.where != self.b.where

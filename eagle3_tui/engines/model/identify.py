@@ -217,7 +217,7 @@ def attach(summary: dict[str, Any], identified: dict[str, Any]) -> dict[str, Any
     if len(slots) != len(identified["slots"]):
         summary["identify"] = {"model": identified.get("model"),
                                "error": f"the model splits this capture into {len(identified['slots'])} "
-                                        f"slots, the summary has {len(slots)}: give --slots/--hidden"}
+                                        f"slots, the summary has {len(slots)} (its split of the width is a guess)"}
         return summary
     for part, ident in zip(slots, identified["slots"]):
         part["identified"] = ident

@@ -9,6 +9,8 @@ from typing import Any
 from eagle3_tui.engines.read.sample import Sample, SampleError
 
 DEFAULT_K = 3
+#: the CLI's way to set the split; the TUI, which takes no --slots/--hidden, leaves it out
+SPLIT_ADVICE = "use --slots/--hidden to say otherwise"
 IDS_KEYS = ("input_ids", "token_ids", "ids")
 
 def _same_shapes(mats: list, name: str) -> None:
@@ -38,8 +40,7 @@ def _split_width(width: int, slots: int | None, hidden: int | None) -> tuple[int
         return (
             DEFAULT_K,
             width // DEFAULT_K,
-            f"k = {DEFAULT_K} slots of H = {width // DEFAULT_K} (width {width}); "
-            "use --slots/--hidden to say otherwise",
+            f"k = {DEFAULT_K} slots of H = {width // DEFAULT_K} (width {width}); {SPLIT_ADVICE}",
         )
     return 1, width, f"k = 1 slot of H = {width} (width {width} is not a multiple of 3)"
 

@@ -46,6 +46,7 @@ from eagle3_tui.ui.widgets.norm_strip import NormStrip
 from eagle3_tui.ui.widgets.status import Line, StatusLine
 
 FLUSH_SECONDS = 0.1
+KEPT = "dataset-kept"  # a view left by enter on a file is kept as this (ui/kept_dataset.py)
 #: the strips are re-binned at most this often while records stream in
 BINS_SECONDS = 1.0
 #: the scan worker lets the screen draw and answer keys after this long taking records in a row
@@ -318,11 +319,10 @@ class DatasetScreen(DatasetExporting, Screen):
     def _hint(self) -> list[tuple[str, str]]:
         if self.model_given and self.model is None:
             return [("note", f"--model {self.model_given} is not on the data's machine: layers not named")]
-        if self.model is None:
-            return [("note", "start with --model DIR to name the layers")]
+        if self.model is None:  # no layers to name where no file is a readable sample
+            return [("note", "start with --model DIR to name the layers")] if any(
+                r.get("slots") for r in self.rows.records) else []
         return []
-
-    # ----- the layers (--model): a few representatives identified where the data is
 
     # ----- the layers (--model): a few representatives identified where the data is
 
@@ -401,6 +401,8 @@ class DatasetScreen(DatasetExporting, Screen):
         if message.what == "open":
             folder, name = posixpath.split(path)
             self._post_main(ShowSample(self.folder.with_path(folder), name))
+            if not self.app.is_screen_installed(self):  # kept as it is: esc or D comes back
+                self.app.install_screen(self, KEPT)
             self.dismiss(path)
         else:
             self._post_main(FileAction(message.what, path, self.post_message))

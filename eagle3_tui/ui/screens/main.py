@@ -12,6 +12,7 @@ through the narrow `Host` interface below.
 from __future__ import annotations
 
 import posixpath
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import on, work
@@ -24,7 +25,7 @@ from textual.widgets import Footer, Input
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target, TargetError, parse_target
-from eagle3_tui.ui import keys
+from eagle3_tui.ui import kept_dataset, keys
 from eagle3_tui.ui.bookmarking import POLL_SECONDS, Bookmarking
 from eagle3_tui.ui.exporting import SampleExporting, TextOpening
 from eagle3_tui.ui.format import is_sample_name
@@ -285,6 +286,8 @@ class MainScreen(SampleExporting, TextOpening, Screen):
             self.pane.cancel_identify()
         elif self.folder.clear_filter():
             self._update_location()
+        else:
+            kept_dataset.back_to(self.app, None, partial(kept_dataset.closed, self))  # after enter in D: back to it
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -381,8 +384,7 @@ class MainScreen(SampleExporting, TextOpening, Screen):
 
     def swap_pins(self) -> None:
         """The compare view swapped its sides (PinsSwapped): the pins follow."""
-        self.pins.swap()
-        self._say_pins(None)
+        self._say_pins(self.pins.swap())
 
     # ----- the dataset view (D; ui/screens/dataset.py): its enter, b and t come back here
 
@@ -391,16 +393,17 @@ class MainScreen(SampleExporting, TextOpening, Screen):
             self.status_line.say("nothing open to scan yet", error=True)
             return
         entry = self.browser.current
-        folder = self.path
-        if entry is not None and entry.kind == "dir":
-            folder = posixpath.join(self.path, entry.name)
+        folder = posixpath.join(self.path, entry.name) if entry is not None and entry.kind == "dir" else self.path
+        data = self.target.with_path(folder)
+        if kept_dataset.back_to(self.app, data, partial(kept_dataset.closed, self)):
+            return  # the view left by enter on a file, as it was
         from eagle3_tui.ui.screens.dataset import DatasetScreen
 
-        data = self.target.with_path(folder)
         analysis = self.app.analysis  # --model names the layers (on the data's machine only)
         self.app.push_screen(DatasetScreen(self.source, data, self.where, self.post_message,
                                            model=analysis.path_for("model", data),
-                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model))
+                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model),
+                             callback=partial(kept_dataset.closed, self))
 
     def on_show_sample(self, message: ShowSample) -> None:
         """The dataset view opens a sample: the browser moves to it (as a bookmark jump does)."""

@@ -10,6 +10,7 @@ from textual.widgets.option_list import Option
 
 from eagle3_tui.engines.results import Finding
 from eagle3_tui.names import printable
+from eagle3_tui.ui.keys import DATASET_FINDINGS
 
 LABEL = {"error": "ERROR", "warning": "WARN ", "info": "info "}
 
@@ -22,6 +23,8 @@ def finding_paths(finding: Finding) -> list[str]:
 
 
 class DatasetFindings(OptionList):
+    BINDINGS = DATASET_FINDINGS
+
     COMPONENT_CLASSES = OptionList.COMPONENT_CLASSES | {
         "findings--error", "findings--warning", "findings--info", "findings--ok", "findings--note",
     }
@@ -32,6 +35,22 @@ class DatasetFindings(OptionList):
         #: the tail: (style, text) lines after the findings, and how many options they are
         self.tail: list[tuple[str, str]] = []
         self._tail_options = 0
+
+    # j/k: the findings are options; the tail (the layers) is not: past the last finding the
+    # list scrolls on, so a tail taller than the box can be read
+
+    def action_cursor_down(self) -> None:
+        last = len(self.findings) - 1
+        if last < 0 or (self.highlighted is not None and self.highlighted >= last):
+            self.scroll_relative(y=1, animate=False)
+            return
+        super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if not self.findings or self.highlighted in (None, 0):
+            self.scroll_relative(y=-1, animate=False)
+            return
+        super().action_cursor_up()
 
     def _text(self, label: str, style: str, message: str) -> Text:
         text = Text()

@@ -46,6 +46,8 @@ class FolderPane(Vertical):
         self._walk: tuple[str, int] | None = None
         #: entry counts of folders listed to the end in this session (the sample pane shows them)
         self._counts: dict[str, int] = {}
+        #: the filter typed in each folder left with one (a filter belongs to its folder)
+        self._filters: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield BrowserList(id="browser")
@@ -64,14 +66,22 @@ class FolderPane(Vertical):
     # ----- listing
 
     def open(self, path: str, select: str | None = None, *, listing: bool = True) -> None:
-        """List `path` (listing=False: the caller brings the listing), cursor on `select`."""
+        """List `path` (listing=False: the caller brings the listing), cursor on `select`.
+
+        The filter belongs to the folder it was typed in: another folder gets its own (none, or
+        the one left there). n/p's walk into the next shard folder (listing=False) keeps it: it
+        found a file matching it there. A filter that would hide `select` is dropped: a jump to
+        a file (a bookmark, the dataset view) lands on that file."""
         self._walk = None
+        text = self._filter_for(path, select) if listing else self.browser.filter
         self.path = path
         self.generation += 1
         self.listing_done = False
         self.listing_error = None
         self.browser.scan_marks = {}
         self.browser.reset(select=select)
+        if text != self.browser.filter:
+            self._set_filter_box(text)  # on the empty listing: no cursor news of the old folder
         if listing:
             self.stream_listing(path, self.generation)
         else:
@@ -171,16 +181,43 @@ class FolderPane(Vertical):
     def show_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
+        box.can_focus = True
         # focus now, not on the next tick: "/12" typed in one go must land in the box
         self.screen.set_focus(box)
+
+    def _filter_for(self, path: str, select: str | None) -> str:
+        """The filter `path` is listed with; the one of the folder left is kept for it."""
+        here, there = posixpath.normpath(self.path or "."), posixpath.normpath(path)
+        if here != there:
+            if self.browser.filter:
+                self._filters[here] = self.browser.filter
+            else:
+                self._filters.pop(here, None)
+        text = self._filters.pop(there, "") if here != there else self.browser.filter
+        if text and select is not None and text.casefold() not in select.casefold():
+            return ""
+        return text
+
+    def _set_filter_box(self, text: str) -> None:
+        """Show `text` as the kept filter (empty: none), the browser filtered by it."""
+        box = self.query_one("#filter", Input)
+        with box.prevent(Input.Changed):
+            box.value = text
+        box.display = bool(text)
+        box.can_focus = False  # kept, not being typed in: tab goes past it
+        if box.has_focus:
+            self.browser.focus()
+        self.browser.set_filter(text)
 
     def clear_filter(self) -> bool:
         """Empty and hide the filter box; False: there was none."""
         box = self.query_one("#filter", Input)
         if not (box.display or self.browser.filter):
             return False
-        box.value = ""
+        with box.prevent(Input.Changed):
+            box.value = ""
         box.display = False
+        box.can_focus = False
         self.browser.set_filter("")
         self.browser.focus()
         return True
@@ -189,6 +226,8 @@ class FolderPane(Vertical):
     def _filter_submitted(self, event: Input.Submitted) -> None:
         if not event.value:
             event.input.display = False
+        # kept, not being typed in: tab goes past it to the token table (/ edits it again)
+        event.input.can_focus = False
         self.browser.focus()
 
     # ----- the marks of a scan (one cache query per listing, in a thread)

@@ -24,6 +24,7 @@ from textual.timer import Timer
 from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.ui import analysis_check
 from eagle3_tui.ui.messages import SummaryLoaded
 from eagle3_tui.ui.widgets import acceptance
 from eagle3_tui.ui.widgets.sample_text import SampleText
@@ -87,6 +88,8 @@ class SamplePane(VerticalScroll, can_focus=False):
         #: identified boundaries per file (I), shown again whenever that file is shown
         self.identified: dict[str, dict[str, Any]] = {}
         self.identifying: str | None = None  # the file whose identification runs
+        #: --model / --drafter / --tokenizer found unusable at start (ui/analysis_check.py)
+        self.unusable: dict[str, str] = {}
 
     def mount_parts(self) -> None:
         """Mount the sample view and the token panel (dozens of styled parts: after the first frame)."""
@@ -94,6 +97,31 @@ class SamplePane(VerticalScroll, can_focus=False):
 
     def place(self, source: Source | None, target: Target | None, where: str) -> None:
         self.source, self.target, self.where = source, target, where
+        if source is not None and target is not None:
+            self._check_options(target, source.host is None)
+
+    # ----- --model, --drafter, --tokenizer: checked once, said once
+
+    @work(exclusive=True, group="check-options", thread=True)
+    def _check_options(self, target: Target, data_here: bool) -> None:
+        try:
+            problems = analysis_check.check(self.app.analysis, target, data_here)
+        except Exception as err:  # noqa: BLE001 - a check that fails is said, never raised
+            problems = {"model": f"the start-up check failed: {type(err).__name__}: {err}"}
+        self.post_message(analysis_check.AnalysisChecked(problems))
+
+    def on_analysis_checked(self, message: analysis_check.AnalysisChecked) -> None:
+        message.stop()
+        self.unusable = message.problems
+        if not message.problems:
+            return
+        self.say(analysis_check.said(message.problems), error=True)
+        self.notify(analysis_check.said(message.problems, "\n"), title="Start-up options", severity="error",
+                    timeout=20, markup=False)
+        off = analysis_check.acceptance_off(message.problems)
+        if off is not None and self.shown is not None:
+            self.workers.cancel_group(self, "accept")
+            self.view.show_acceptance(off)
 
     # ----- which file is shown
 
@@ -198,6 +226,16 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.view.move_token(delta)
         self.tokens.table.set_cursor(self.view.token)
 
+    def on_descendant_blur(self, event) -> None:
+        # tab into the token table scrolled the pane down to it; once the focus has left the
+        # pane, the sample's header (path, drafter line, slot table) is shown again
+        self.call_after_refresh(self._header_back)
+
+    def _header_back(self) -> None:
+        focused = self.screen.focused if self.is_attached else None
+        if focused is None or self not in focused.ancestors:
+            self.scroll_home(animate=False, immediate=True)
+
     def on_token_table_cursor_moved(self, message: TokenTable.CursorMoved) -> None:
         self.view.set_token(message.index)
 
@@ -215,6 +253,9 @@ class SamplePane(VerticalScroll, can_focus=False):
         analysis = self.app.analysis
         drafter = analysis.path_for("drafter", self.target) if self.target is not None else None
         if drafter is None or summary.get("error") or self.source is None:
+            return
+        if (off := analysis_check.acceptance_off(self.unusable)) is not None:
+            self.view.show_acceptance(off)
             return
         model = analysis.path_for("model", self.target)
         key = acceptance.cache_key(path, drafter, model, summary=summary)
@@ -261,6 +302,8 @@ class SamplePane(VerticalScroll, can_focus=False):
         if not given:
             return "no target model: start eagle3-tui with --model DIR (on the data's machine)", True, None
         model = analysis.path_for("model", self.target) if self.target is not None else None
+        if "model" in self.unusable:
+            return f"I needs a target model: {self.unusable['model']}", True, None
         if model is None:
             return (f"--model {printable(given)} is on another machine than the data: "
                     "the model runs next to the data"), True, None

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from eagle3_tui.engines.model.capture_faults import fault_words
+from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
 from eagle3_tui.engines.results import AcceptResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui.format import (
@@ -203,6 +204,7 @@ class SampleView(Widget):
             text = w if self.compact else _wrap(w, width, first=2)
             out.append(f"⚠ {text}\n", self._s("sample--warn"))
         for a in s.get("assumptions") or []:
+            a = a.replace(f"; {SPLIT_ADVICE}", "")  # the CLI's flags: the TUI takes none
             text = a if self.compact else _wrap(a, width, first=len("assumed: "))
             out.append(f"assumed: {text}\n", self._s("sample--dim"))
         acceptance.header_line(out, self.acceptance, self._s, width)

@@ -186,7 +186,9 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         self.summary = summary if summary and not summary.get("error") else None
         self.cursor = max(0, min(self.cursor, self.rows - 1))
         self._joined, self._starts, self._match_rows = "", [], set()
-        self.query_text = ""
+        if self.query_text:
+            self.query_text = ""
+            self.refresh_bindings()
         self.virtual_size = Size(self.scrollable_content_region.width, self.rows + 1)
         self._follow()
         self.refresh()
@@ -236,9 +238,13 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
             self.post_message(_status(said, error=said.endswith("not in this sample")))
 
     def action_end_search(self) -> None:
+        query = self.query_text
         self.query_text = ""
         self._match_rows = set()
         self.refresh()
+        self.refresh_bindings()  # the footer's "n Next match" goes: n, N step through files again
+        if query:
+            self.post_message(_status(f"/{query}: search ended (n, N step through the files again)"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # n/N and esc belong to the search while one is active; otherwise they fall through to
@@ -264,7 +270,9 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         of a match of `query` (whitespace as the table shows it); returns a status line."""
         from eagle3_tui.engines.read.tokens import visible
 
-        self.query_text = query
+        if query != self.query_text:
+            self.query_text = query
+            self.refresh_bindings()  # n/N and esc belong to the search while one is active
         if not query:
             self._match_rows = set()
             self.refresh()

@@ -78,8 +78,11 @@ async def test_bad_drafter_folder_is_one_line(data):
         main = app.main_screen
         await _shown(pilot, "a_train.ckpt")
         await wait_until(pilot, lambda: _done(main), what="the drafter's error")
-        lines = [line for line in screen_text(app).splitlines() if "drafter" in line]
-        assert len(lines) == 1 and "✗" in lines[0] and "config.json" in lines[0]
+        # checked once at start: said once (the toast names what is wrong), the sample's line says it is off
+        lines = [line for line in screen_text(app).splitlines() if "drafter ✗" in line]
+        assert len(lines) == 1 and "off: bad --drafter" in lines[0]
+        toasts = [n.message for n in app._notifications]
+        assert len(toasts) == 1 and "config.json" in toasts[0] and "--drafter unusable" in toasts[0]
         assert not [line for line in screen_text(app).splitlines() if line.lstrip("│ ").startswith("draft ")]
         await pilot.press("down")  # the app keeps running
         assert "aux0" in screen_text(app)

@@ -80,12 +80,12 @@ async def test_I_with_a_folder_that_is_not_a_model_says_so_and_keeps_running(wor
     app = make_app(path, str(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await _shown(pilot, path)
-        await pilot.press("I")
-        await _identified(pilot)
+        await wait_until(pilot, lambda: app.main_screen.pane.unusable, what="the start-up check")
+        await pilot.press("I")  # --model was found unusable at start: I says so and runs nothing
         await pilot.pause()
         text = screen_text(app)
-        assert "not identified: model" in text
-        toasts = [n.message for n in app._notifications]  # the toast wraps the whole reason
+        assert "I needs a target model: model" in text and app.main_screen.identifying is None
+        toasts = [n.message for n in app._notifications]  # the start-up toast wraps the whole reason
         assert any("not a Hugging Face model folder (no config.json)" in t for t in toasts), toasts
         assert _b_column(text)["aux0"] == "?"
 

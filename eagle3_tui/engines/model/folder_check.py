@@ -1,0 +1,92 @@
+"""Is a --model, --drafter or --tokenizer what it claims to be? Checked once, cheaply, before
+anything runs with it: config.json through the checked reader (folder_config), the weights'
+names and headers, tokenizer.json parsed. No tensor is read and torch is not imported, so the
+TUI runs these in a worker at start and says once what is wrong, instead of every sample failing
+with the same cut-off line.
+
+    problem = check_model("/models/llama")     # None, or one line naming the folder and the fault
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from eagle3_tui.engines.model.folder_config import (
+    ConfigError,
+    drafter_values,
+    read_json,
+    read_model_config,
+    safetensors_header,
+    tokenizer_vocab,
+    weight_shapes,
+)
+from eagle3_tui.engines.read.sample import SampleError
+
+
+def check_model(folder: str, *, for_drafter: bool = False) -> str | None:
+    """A Hugging Face decoder folder: config.json checked, its sizes against the weights'
+    headers (read_model_config); for a drafter, safetensors to borrow the LM head from."""
+    try:
+        read_model_config(folder)
+        shapes = weight_shapes(folder)
+    except (ConfigError, SampleError, OSError) as err:
+        return str(err).splitlines()[0]
+    if shapes is not None and "fc.weight" in {_specforge_name(n) for n in shapes}:
+        return f"model {folder}: holds a drafter's weights (fc.weight), not the target model's"
+    if for_drafter and not (os.path.isfile(os.path.join(folder, "model.safetensors"))
+            or os.path.isfile(os.path.join(folder, "model.safetensors.index.json"))):
+        return f"model {folder}: no model.safetensors or model.safetensors.index.json (the drafter reads the LM head there)"
+    return None
+
+
+def check_drafter(folder: str) -> str | None:
+    """An EAGLE-3 drafter folder: config.json with the values the loader uses, and a weights file."""
+    from eagle3_tui.engines.model.drafter import WEIGHT_FILES
+
+    where = f"drafter {folder}"
+    if not os.path.isdir(folder):
+        return f"{where}: {'no such folder' if not os.path.exists(folder) else 'not a folder'}"
+    try:
+        config = read_json(os.path.join(folder, "config.json"), where)
+        layer = config.get("transformer_layer_config")
+        drafter_values(where, {**config, **(layer if isinstance(layer, dict) else {})})
+    except (ConfigError, SampleError) as err:
+        return str(err).splitlines()[0]
+    if not any(os.path.isfile(os.path.join(folder, name)) for name in WEIGHT_FILES):
+        return f"{where}: no drafter weights (looked for {' or '.join(WEIGHT_FILES)})"
+    file = os.path.join(folder, WEIGHT_FILES[0])
+    if os.path.isfile(file):  # safetensors: its names are in the header (a .bin is not opened here)
+        try:
+            names = {_specforge_name(n) for n in safetensors_header(file)}
+        except SampleError as err:
+            return str(err).splitlines()[0]
+        if "fc.weight" not in names:
+            return f"{where}: not an EAGLE-3 drafter: its weights hold no fc.weight (a target model?)"
+    return None
+
+
+def _specforge_name(name: str) -> str:
+    from eagle3_tui.engines.model.drafter import KEY_RULES
+
+    for old, new in KEY_RULES:
+        if name.startswith(old):
+            return new + name[len(old):]
+    return name
+
+
+def check_tokenizer(path: str) -> str | None:
+    """A tokenizer.json, or a folder holding one, whose ids are whole numbers in range."""
+    from eagle3_tui.engines.read.tokens import TokenizerError, tokenizer_file
+
+    try:
+        file = tokenizer_file(path)
+        with open(file, encoding="utf-8") as fh:
+            tokenizer_vocab(file, json.load(fh))
+    except (TokenizerError, ConfigError, SampleError) as err:
+        return str(err).splitlines()[0]
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as err:
+        return f"{path}: not a tokenizer.json ({type(err).__name__})"
+    return None
