@@ -176,6 +176,12 @@ class Source(ABC):
         Unusable inputs come back as {"path", "drafter", "error"}."""
         raise NotImplementedError
 
+    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+        """What pairing needs of a capture (engines/scan/pairprint.py capture_print): its ids
+        and its rows projected for each of the dataset's `widths`; {"path", "error"} when the
+        file cannot be used."""
+        raise SourceError(f"{self.label}: pair is not available for this source")
+
     @abstractmethod
     def scan(
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, workers: int | None = None,

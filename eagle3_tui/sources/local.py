@@ -136,6 +136,14 @@ class LocalSource(Source):
 
         return await self._computed_here(run)
 
+    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+        def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.scan.pairprint import capture_print
+
+            return capture_print(path, widths)
+
+        return await self._computed_here(run)
+
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,

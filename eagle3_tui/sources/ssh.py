@@ -132,6 +132,17 @@ class SshSource(SshSession):
             result["identify"] = {"model": model, "error": self._no_model_run()}
         return await self._with_text(_restore_paths(result, {str(local): path}), tokenizer, False)
 
+    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+        remote = await self._remote("pair_print", f"reading {path}", {"path": path, "widths": widths})
+        if remote is not None:
+            return remote
+        local = await self._local_copy(path)
+        if isinstance(local, str):
+            return error_result(path, local, computed="local")
+        result = await LocalSource().pair_print(str(local), widths)
+        result["path"] = path
+        return result
+
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,

@@ -9,10 +9,11 @@ from __future__ import annotations
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import maps_file
 from eagle3_tui.engines.results import ScanRecord
+from eagle3_tui.engines.scan.pairprint import positions, record_print
 from eagle3_tui.engines.scan.rows import (
     all_finite,
-    finite_summary,
     fingerprint,
+    finite_summary,
     no_readahead,
     part_stats,
     parts_apart,
@@ -59,6 +60,9 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
     else:
         rows_read = len(pick)
         vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
+        # the pairing rows (pairprint.positions) that the statistics did not pick are read too
+        extra = len(set(positions(valid)) - set(pick.tolist()))
+        rows_read += extra
         bytes_read = min(size, rows_read * sum(x.shape[1] * x.element_size() for x in parts) + vec + 4096)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
@@ -86,6 +90,9 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int,
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
         "fingerprint": fingerprint(ids, parts, valid, rows_f32),
+        # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py): the first ids, a
+        # few rows projected small; read here so that pairing never opens the sample again
+        "pair": record_print(ids, parts, valid),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
