@@ -176,5 +176,5 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
     inside = relative_to(dataset, capture)
     skip = exclude | ({inside} if inside else set())
     matches = rank(printed, records, top=top, exclude=frozenset(skip))
-    return {**out, "capture_ids": printed.get("ids") is not None, "capture_tokens": printed["n"],
+    return {**out, "computed": printed.get("computed"), "capture_ids": printed.get("ids") is not None, "capture_tokens": printed["n"],
             "matches": matches, "files": len(records), "files_read": read, "bytes_read": bytes_read}
