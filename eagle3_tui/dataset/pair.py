@@ -143,9 +143,13 @@ def relative_to(root: str, path: str) -> str | None:
 
 
 async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
-                       exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
+                       exclude: frozenset[str] = frozenset(), skip_folder: bool = False) -> dict[str, Any]:
     """Scan `dataset` (cached records stand for unchanged files), print the capture next to the
-    data (Source.pair_print) and rank. Raises SourceError when a side cannot be read."""
+    data (Source.pair_print) and rank. The capture itself is never a match; with skip_folder,
+    nothing in its folder is (the TUI's P: the other captures there are no training samples).
+    Raises SourceError when a side cannot be read."""
+    import asyncio
+
     from eagle3_tui.dataset.cache import ScanCache
     from eagle3_tui.dataset.stream import scan_dataset
     from eagle3_tui.engines.scan.options import ScanOptions
@@ -174,7 +178,10 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
     if "error" in printed:
         return {**out, "matches": [], "error": printed["error"]}
     inside = relative_to(dataset, capture)
-    skip = exclude | ({inside} if inside else set())
-    matches = rank(printed, records, top=top, exclude=frozenset(skip))
+    skip = set(exclude) | ({inside} if inside else set())
+    if skip_folder and inside is not None:
+        folder = os.path.dirname(inside)
+        skip |= {r["path"] for r in records if os.path.dirname(r["path"]) == folder}
+    matches = await asyncio.to_thread(rank, printed, records, top=top, exclude=frozenset(skip))
     return {**out, "computed": printed.get("computed"), "capture_ids": printed.get("ids") is not None, "capture_tokens": printed["n"],
             "matches": matches, "files": len(records), "files_read": read, "bytes_read": bytes_read}

@@ -215,6 +215,7 @@ class Agent:
         result = accept_file(
             req["path"], req["drafter"], model=req.get("model"), steps=int(req.get("steps") or 3),
             all_rows=bool(req.get("all_rows")), order=req.get("order"), cancel=cancel,
+            **({"ids_from": req["ids_from"]} if req.get("ids_from") else {}),
         )
         self.send({"id": rid, "result": result})
 

@@ -233,10 +233,10 @@ class SshSource(SshSession):
 
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
-        order: list[int] | None = None,
+        order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
         args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
-                "order": order}
+                "order": order, **({"ids_from": ids_from} if ids_from else {})}
         remote = await self._remote("accept", f"running the drafter on {path}", args)
         if remote is not None:
             remote.setdefault("drafter", drafter)

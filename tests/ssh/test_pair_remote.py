@@ -20,7 +20,7 @@ def demo(tmp_path_factory):
     from eagle3_tui.demo.dataset import write_demo
 
     d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    write_demo(str(d), seed=0)
+    write_demo(str(d), seed=0, drafter=True)
     return d
 
 
@@ -48,3 +48,12 @@ async def test_pair_over_ssh_is_the_local_pair_and_a_second_one_reads_nothing(se
     assert local["computed"] == "local" and remote["computed"] == "remote"
     assert local["matches"] == remote["matches"]
     assert local["matches"][0]["path"] == "rows_0-2000/data_10.ckpt"
+
+
+async def test_accept_ids_from_runs_on_the_box(server, home, demo):
+    capture, train = f"{demo}/infer/fault_permuted_s10.pt", f"{demo}/train/rows_0-2000/data_10.ckpt"
+    rc, out, err = await cli(home, "accept", f"box:{capture}", "--drafter", f"{demo}/drafter",
+                             "--ids-from", f"box:{train}", "--order", "1,2,0", "--json")
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["computed"] == "remote" and r["ids_from"] == train and r["top1"] > 0.5

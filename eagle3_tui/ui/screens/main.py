@@ -43,6 +43,7 @@ from eagle3_tui.ui.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.paths import describe_entry, parent_folder
+from eagle3_tui.ui.pairing import PairCapture  # P: pair a capture with its training sample
 from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.folder_pane import FolderPane
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MainScreen", "parent_folder"]
 
-class MainScreen(Screen):
+class MainScreen(PairCapture, Screen):
     BINDINGS = keys.MAIN
 
     AUTO_FOCUS = "#browser"
