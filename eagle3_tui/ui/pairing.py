@@ -53,7 +53,7 @@ class PairCapture:
         except SourceError as err:
             say(f"cannot pair {name}: {err}", error=True)
             return
-        except Exception as err:  # shown in the status line; the app keeps running
+        except Exception as err:  # noqa: BLE001 - shown in the status line; the app keeps running
             say(f"cannot pair {name}: {type(err).__name__}: {err}", error=True)
             return
         if result.get("error") or not result["matches"]:
