@@ -86,18 +86,20 @@ def projection(width: int):
 
 
 def project(parts: list, pos: list[int]):
-    """int8 [len(parts), len(pos), PROJ]: each part's rows at `pos`, projected, unit length."""
+    """int8 [len(parts), len(pos), PROJ]: each part's rows at `pos`, projected, unit length.
+    Parts of one width go through one product (torch's per-op cost is most of a small file's)."""
     import torch
 
     at = torch.tensor(pos, dtype=torch.long)
-    out = []
-    for x in parts:
-        rows = x.index_select(0, at).float()
+    out = torch.zeros(len(parts), len(pos), PROJ, dtype=torch.int8)
+    for width in sorted({int(x.shape[1]) for x in parts}):
+        idx = [i for i, x in enumerate(parts) if x.shape[1] == width]
+        rows = torch.cat([parts[i].index_select(0, at) for i in idx]).float()
         rows = torch.nan_to_num(rows, nan=0.0, posinf=0.0, neginf=0.0)
-        y = rows @ projection(int(x.shape[1]))
+        y = rows @ projection(width)
         y = y / y.norm(dim=1, keepdim=True).clamp_min(1e-12)
-        out.append(y.mul(127).round().to(torch.int8))
-    return torch.stack(out) if out else torch.zeros(0, len(pos), PROJ, dtype=torch.int8)
+        out[idx] = y.mul(127).round().to(torch.int8).view(len(idx), len(pos), PROJ)
+    return out
 
 
 def record_print(ids, parts: list, valid: int) -> dict[str, Any]:
