@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "identify": ("identify", "which layer of the target model each slot holds (runs the model)"),
     "accept": ("accept", "run an EAGLE-3 drafter on a sample: top-1, per-step acceptance, tau"),
     "scan": ("scan", "check every sample of a dataset folder and name its problems"),
+    "pair": ("pair", "find the training samples that hold an inference capture's prompt"),
 }
 
 

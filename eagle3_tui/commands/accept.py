@@ -26,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-rows", action="store_true", help="score every valid row, not only loss rows")
     p.add_argument("--order", metavar="I,J,K",
                    help="feed the sample's slots to fc in this order (e.g. 1,2,0 for a permuted capture)")
+    p.add_argument("--ids-from", metavar="SAMPLE",
+                   help="a sample without token ids borrows these from SAMPLE (its training sample, see "
+                        "`eagle3-tui pair`), aligned by the hidden states as compare aligns them; on SAMPLE's "
+                        "machine, like --drafter")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     from eagle3_tui.commands._options import add_connection_arguments
 
@@ -78,8 +82,10 @@ def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str
     # `host:path` of the sample's own host, on that machine; another host is refused
     drafter = on_host(args.drafter, target, "--drafter")
     model = on_host(args.model, target, "--model")
+    ids_from = on_host(args.ids_from, target, "--ids-from")
+    extra = {"ids_from": ids_from} if ids_from else {}
     result = run_on_source(target, args, lambda source: source.accept(
-        target.path, drafter, model=model, steps=args.steps, all_rows=args.all_rows, order=order))
+        target.path, drafter, model=model, steps=args.steps, all_rows=args.all_rows, order=order, **extra))
     result["path"] = args.sample  # as typed, host included
     return result
 

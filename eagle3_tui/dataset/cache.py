@@ -22,15 +22,16 @@ from typing import Any
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 5  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+SCHEMA = 6  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
-#          5: variant column (the mapping behind draft_vocab), the code version in the mode
+#          5: variant column (the mapping behind draft_vocab), the code version in the mode;
+#          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on
 
 #: the modules a record's numbers come from: a change to any of them is another code version
 _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",
                 "engines.scan.agreement",
                 "engines.read.load", "engines.read.sample", "engines.read.schema", "engines.model.vocab",
-                "engines.read.safetensors_file", "engines.read.stats")
+                "engines.read.safetensors_file", "engines.read.stats", "engines.scan.pairprint")
 _FINDINGS_CODE = ("dataset.findings", "dataset.layer_group", "engines.model.vocab")
 
 

@@ -197,6 +197,7 @@ class ScanRecord(TypedDict, total=False):
     final: SlotRecord | None
     signature: dict[str, Any]  # rel_final [k], cos_next [k-1], cos_final
     fingerprint: str
+    pair: dict[str, Any]  # the first ids and a few projected rows (engines/scan/pairprint.py)
     rows_read: int
     bytes_read: int
     mapped: bool

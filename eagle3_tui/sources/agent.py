@@ -19,7 +19,8 @@ Protocol, JSON lines both ways. The agent first prints one line
               when the hello said the box has the tokenizers package)
     identify  {"path", "model", "drafter", "tokens", "device", "ids_from", "slots", "hidden"}
                                                  -> {"id", "result": {...}}
-    accept    {"path", "drafter", "model", "steps", "all_rows", "order"} -> {"id", "result": {...}}
+    accept    {"path", "drafter", "model", "steps", "all_rows", "order", "ids_from"} -> {"id", "result": {...}}
+    pair_print {"path", "widths"}        -> {"id", "result": {"n", "ids", "pos", "rows"}} (engines/scan/pairprint.py)
     scan      {"path", "full", "rows", "budget", "workers", "vocab_mapping", "known": [[rel, size, mtime, variant], ...],
                "drafter": [drafter folder, model folder or null] or null}
               (a drafter folder that does not load: {"id", "page": [], "drafter_error", "done"})
@@ -214,8 +215,14 @@ class Agent:
         result = accept_file(
             req["path"], req["drafter"], model=req.get("model"), steps=int(req.get("steps") or 3),
             all_rows=bool(req.get("all_rows")), order=req.get("order"), cancel=cancel,
+            **({"ids_from": req["ids_from"]} if req.get("ids_from") else {}),
         )
         self.send({"id": rid, "result": result})
+
+    def op_pair_print(self, rid, req, cancel):
+        from eagle3_tui.engines.scan.pairprint import capture_print
+
+        self.send({"id": rid, "result": capture_print(req["path"], [int(w) for w in req.get("widths") or []])})
 
     def op_scan(self, rid, req, cancel):
         import time

@@ -169,12 +169,19 @@ class Source(ABC):
 
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
-        order: list[int] | None = None,
+        order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
         """The acceptance JSON object of `eagle3-tui accept --json` (engines/model/accept.py), with
-        "computed" set. The drafter (and model) folders are paths on the same machine as `path`.
+        "computed" set. The drafter (and model) folders are paths on the same machine as `path`,
+        and so is `ids_from` (a sample whose ids an id-less `path` borrows).
         Unusable inputs come back as {"path", "drafter", "error"}."""
         raise NotImplementedError
+
+    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+        """What pairing needs of a capture (engines/scan/pairprint.py capture_print): its ids
+        and its rows projected for each of the dataset's `widths`; {"path", "error"} when the
+        file cannot be used."""
+        raise SourceError(f"{self.label}: pair is not available for this source")
 
     @abstractmethod
     def scan(

@@ -141,13 +141,21 @@ class LocalSource(Source):
 
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
-        order: list[int] | None = None,
+        order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.engines.model.accept import accept_file
 
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
-                               cancel=cancel)
+                               cancel=cancel, ids_from=ids_from)
+
+        return await self._computed_here(run)
+
+    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+        def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.scan.pairprint import capture_print
+
+            return capture_print(path, widths)
 
         return await self._computed_here(run)
 

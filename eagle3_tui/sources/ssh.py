@@ -132,6 +132,17 @@ class SshSource(SshSession):
             result["identify"] = {"model": model, "error": self._no_model_run()}
         return await self._with_text(_restore_paths(result, {str(local): path}), tokenizer, False)
 
+    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+        remote = await self._remote("pair_print", f"reading {path}", {"path": path, "widths": widths})
+        if remote is not None:
+            return remote
+        local = await self._local_copy(path)
+        if isinstance(local, str):
+            return error_result(path, local, computed="local")
+        result = await LocalSource().pair_print(str(local), widths)
+        result["path"] = path
+        return result
+
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
@@ -222,10 +233,10 @@ class SshSource(SshSession):
 
     async def accept(
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
-        order: list[int] | None = None,
+        order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
         args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
-                "order": order}
+                "order": order, **({"ids_from": ids_from} if ids_from else {})}
         remote = await self._remote("accept", f"running the drafter on {path}", args)
         if remote is not None:
             remote.setdefault("drafter", drafter)

@@ -66,7 +66,7 @@ class Signature(_Fields):
 
 _INTERNED = ("shard", "schema", "dtype", "mode", "final_norm", "computed", "error")
 #: the scan record's fields the view does not keep (the CLI's report reads them)
-_NOT_KEPT = ("rows_read", "mapped", "accept", "draft_vocab")
+_NOT_KEPT = ("rows_read", "mapped", "accept", "draft_vocab", "pair")  # pair: only `pair` reads it
 
 
 class Record(_Fields):

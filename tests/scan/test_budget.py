@@ -113,7 +113,10 @@ def test_the_budget_is_honoured_and_counted_by_the_scan_itself(real, capsys, bud
         # what the scan counted is within the budget, and it is what was read: the pages of the
         # file the page cache holds now (readahead would show here) match the count
         assert rec["bytes_read"] <= limit, rec
-        assert abs(_resident(f) - rec["bytes_read"]) <= 8192, (f, _resident(f), rec["bytes_read"])
+        # (readahead would show as more pages than counted; a page or two fewer is the kernel
+        # dropping some under another process's load, seen on a busy machine)
+        resident = _resident(f)
+        assert rec["bytes_read"] - 32768 <= resident <= rec["bytes_read"] + 8192, (f, resident, rec["bytes_read"])
     rows = {r["rows_read"] for r in records.values()}
     assert max(rows) * 32 << 10 <= limit  # each row of the 4 parts is 32 KiB: as many as fit
     if budget == "2M":

@@ -11,6 +11,7 @@ from eagle3_tui.engines.read.load import ZIP_MAGIC, maps_file
 from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET
+from eagle3_tui.engines.scan.pairprint import positions, record_print
 from eagle3_tui.engines.scan.rows import (
     all_finite,
     fingerprint,
@@ -74,7 +75,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     stats, sig, rows_f32 = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
 
     pad = t - valid
-    rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec)
+    rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec, valid)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
@@ -101,6 +102,10 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
         "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=(rows_of, pick) if rows_of is not None else None),
+        # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py): the first ids, a
+        # few rows projected small; taken here so that pairing never opens the sample again. Under
+        # a byte budget, the rows the budget read (no more)
+        "pair": record_print(ids, parts, valid, read=(rows_of, pick) if rows_of is not None else None),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
@@ -109,14 +114,17 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     }
 
 
-def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int) -> tuple[int, int]:
+def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int,
+          valid: int) -> tuple[int, int]:
     """(rows read per part, bytes read) of a sample: counted by the reader when it read them."""
     if reader is not None:
         return len(pick), reader.bytes
     if not quick or not mapped:
         return t, size
-    # a quick read through the mapping (a file the reader could not take): the rows' share
-    return len(pick), min(size, len(pick) * sum(x.shape[1] * x.element_size() for x in parts) + vec + PAGE)
+    # a quick read through the mapping (a file the reader could not take): the rows' share, with
+    # the pairing rows (pairprint.positions) the statistics did not pick
+    n = len(pick) + len(set(positions(valid)) - set(pick.tolist()))
+    return n, min(size, n * sum(x.shape[1] * x.element_size() for x in parts) + vec + PAGE)
 
 
 def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):

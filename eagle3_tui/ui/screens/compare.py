@@ -175,14 +175,16 @@ class CompareScreen(CompareExporting, Screen):
         line = self.query_one(acceptance.CompareAcceptance)
         for side, path in (("a", self.a), ("b", self.b)):
             line.set(side, acceptance.RUNNING)
-            result = await acceptance.run_accept(self.source, path, self.drafter, self.model)
+            # B without token ids borrows A's, aligned as the comparison aligns them
+            result = await acceptance.run_accept(self.source, path, self.drafter, self.model,
+                                                 ids_from=self.a if side == "b" else None)
             if generation != self.generation:
                 return
             line.set(side, result)
 
     @work(exclusive=True, group="accept-reordered")
     async def run_reordered(self, generation: int, order: list[int]) -> None:
-        result = await acceptance.run_accept(self.source, self.b, self.drafter, self.model, order)
+        result = await acceptance.run_accept(self.source, self.b, self.drafter, self.model, order, ids_from=self.a)
         if generation == self.generation:
             self.query_one(acceptance.CompareAcceptance).set("fixed", result, order)
 

@@ -45,6 +45,7 @@ from eagle3_tui.ui.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.paths import describe_entry, parent_folder
+from eagle3_tui.ui.pairing import PairCapture  # P: pair a capture with its training sample
 from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.folder_pane import FolderPane
@@ -69,11 +70,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MainScreen", "parent_folder"]
 
-class MainScreen(SampleExporting, TextOpening, Screen):
+class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
     BINDINGS = keys.MAIN
-
     AUTO_FOCUS = "#browser"
-
     app: Host  # type: ignore[assignment]
 
     # the folder pane's state and the sample pane's, by the names the app and the tests use

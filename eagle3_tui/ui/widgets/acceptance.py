@@ -47,12 +47,14 @@ def cache_key(path: str, drafter: str, model: str | None, order: list[int] | Non
 
 
 async def run_accept(source, path: str, drafter: str, model: str | None,
-                     order: list[int] | None = None) -> AcceptResult:
-    """Source.accept with every failure turned into {"error": one line} (the views show it)."""
+                     order: list[int] | None = None, ids_from: str | None = None) -> AcceptResult:
+    """Source.accept with every failure turned into {"error": one line} (the views show it).
+    ids_from: a sample whose ids an id-less `path` borrows (the compare view's A, for B)."""
     from eagle3_tui.sources.base import SourceError
 
     try:
-        return await source.accept(path, drafter, model=model, order=order)
+        return await source.accept(path, drafter, model=model, order=order,
+                                   **({"ids_from": ids_from} if ids_from else {}))
     except SourceError as err:
         return error_result(path, str(err), drafter=drafter)
     except NotImplementedError:

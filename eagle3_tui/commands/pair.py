@@ -1,0 +1,85 @@
+"""`eagle3-tui pair CAPTURE DATASET`: which training samples hold this capture's prompt?
+
+Matches by token ids when the capture has them, else by hidden states, from the dataset's scan
+records (dataset/pair.py): the first pairing scans the dataset (quick, cached like `scan`), the
+next ones read no sample. DATASET is on CAPTURE's machine (a plain path there, or host:path).
+Exit status: 0 with at least one match, 1 with none, 2 when a side or the host cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("capture", metavar="CAPTURE", help="inference capture (local path or host:path)")
+    p.add_argument("dataset", metavar="DATASET",
+                   help="training dataset folder, on CAPTURE's machine (a plain path there, or host:path)")
+    p.add_argument("--top", type=int, default=5, metavar="N", help="matches to list (default 5)")
+    p.add_argument("--no-cache", action="store_true", help="read every sample again (the records are still stored)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"capture", "matches": [{"path", "shared_tokens", "how", "score", "relation"}]}')
+    from eagle3_tui.commands._options import add_connection_arguments
+
+    add_connection_arguments(p)
+
+
+def _fail(message: str) -> int:
+    print(f"eagle3-tui pair: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from eagle3_tui.commands._options import below_one
+
+    if (usage := below_one(args, "pair", "top")) is not None:
+        return usage
+    try:
+        result = pair_target(args)
+    except Exception as err:  # SourceError and friends: one line, never a traceback
+        from eagle3_tui.sources.base import SourceError
+        from eagle3_tui.target import TargetError
+
+        if not isinstance(err, (SourceError, TargetError, OSError)):
+            raise
+        return _fail(str(err))
+    if args.json:
+        from eagle3_tui.commands._options import json_line
+
+        print(json_line(result), flush=True)
+    elif "error" in result:
+        print(f"{result['capture']}: error: {result['error']}", file=sys.stderr)
+    else:
+        print(format_result(result), flush=True)
+    return 2 if "error" in result else 0 if result["matches"] else 1
+
+
+def pair_target(args: argparse.Namespace) -> dict[str, Any]:
+    from eagle3_tui.commands._targets import on_host, run_on_source
+    from eagle3_tui.dataset.pair import pair_capture
+    from eagle3_tui.target import parse_target
+
+    target = parse_target(args.capture)
+    dataset = on_host(args.dataset, target, "DATASET")
+    result = run_on_source(target, args, lambda source: pair_capture(
+        source, target.path, dataset, top=args.top, use_cache=not args.no_cache))
+    result["capture"] = args.capture  # as typed, host included
+    return result
+
+
+_HOW = {"exact": "the same token ids", "prefix": "its ids begin the sample", "holds": "the sample's ids begin it",
+        "head": "a shared head of ids", "states": "hidden states"}
+
+
+def format_result(r: dict[str, Any]) -> str:
+    by = "token ids" if r.get("capture_ids") else "hidden states (the capture has no token ids)"
+    lines = [f"{r['capture']}: {r.get('capture_tokens')} tokens, paired by {by} with {r['dataset']}",
+             f"  {r['files']} files, {r['files_read']} read ({r['files'] - r['files_read']} from the cache)"]
+    if not r["matches"]:
+        lines.append("  no training sample holds its prompt")
+    for i, m in enumerate(r["matches"], 1):
+        lines.append(f"  {i}. {m['path']}  {m['shared_tokens']} shared tokens  score {m['score']:.3f}  "
+                     f"({_HOW.get(m['relation'], m['relation'])})")
+    return "\n".join(lines)

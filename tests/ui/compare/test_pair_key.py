@@ -1,0 +1,90 @@
+"""P on a capture pins the training sample that holds its prompt as A and opens the compare view
+(at 120x40 and 80x24); with --drafter, a capture without token ids gets its acceptance from A's
+ids, so "B re-ordered" scores the permuted capture (rough edge 5 of issue 24)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.widgets.acceptance import CompareAcceptance
+from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, started
+from tests.helpers.tui import make_app, make_drafter_app, screen_text, wait_until
+
+
+@pytest.fixture(scope="session")
+def demo_drafter(tmp_path_factory):
+    """The demo with its trained drafter (write_demo(drafter=True))."""
+    from eagle3_tui.demo.dataset import write_demo
+
+    root = tmp_path_factory.mktemp("demo_drafter")
+    write_demo(str(root), seed=0, drafter=True)
+    return root
+
+
+async def pair_with_p(pilot, demo, capture: str) -> CompareScreen:
+    app = pilot.app
+    await started(pilot)
+    await go_to(pilot, demo / "infer", capture)
+    await pilot.press("P")
+    await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare view", timeout=60)
+    await compare_done(pilot)
+    return app.screen
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+@pytest.mark.parametrize("capture", ["fault_permuted_s10.pt", "fault_template_drift_s16.pt"])
+async def test_p_pins_the_training_sample_and_compares(demo, size, capture):
+    row = expected(demo, capture)
+    app = make_app(demo)
+    async with app.run_test(size=size) as pilot:
+        view = await pair_with_p(pilot, demo, capture)
+        main = app.main_screen
+        assert main.pins.a.path == str(demo / row["train"])
+        assert main.pins.b.path == str(demo / "infer" / capture)
+        assert (view.a, view.b) == (str(demo / row["train"]), str(demo / "infer" / capture))
+        assert row["finding"] in screen_text(app)  # the comparison's finding, as the README promises
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is main, what="back in the browser")
+        text = screen_text(app)
+        assert f"paired with {row['train'].split('/', 1)[1]}" in text or "paired with" in text
+        assert f"A {row['train'].rsplit('/', 1)[1]}" in text  # the pins line
+
+
+async def test_p_says_why_when_nothing_holds_the_prompt(demo, tmp_path):
+    import shutil
+
+    (tmp_path / "infer").mkdir()
+    shutil.copy(demo / "infer" / "ok_bf16_s0.pt", tmp_path / "infer")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        await go_to(pilot, tmp_path / "infer", "ok_bf16_s0.pt")
+        await pilot.press("P")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is app.main_screen and app.main_screen.pins.a is None
+        assert "holds its prompt" in screen_text(app)
+
+
+async def test_an_id_less_capture_gets_acceptance_from_a(demo_drafter):
+    """fault_permuted_s10.pt has no token ids (README.txt: a list of k tensors): B and B re-ordered
+    are scored with A's ids, and re-ordering gives A's acceptance back."""
+    demo = demo_drafter
+    assert "list of k tensors" in (demo / "README.txt").read_text().split("fault_permuted_s10.pt |")[1].splitlines()[0]
+    app = make_drafter_app(demo / SHARD / "data_10.ckpt", str(demo / "drafter"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await pilot.press("t")
+        await go_to(pilot, demo / "infer", "fault_permuted_s10.pt")
+        await pilot.press("i", "c")
+        assert isinstance(app.screen, CompareScreen)
+        line = app.screen.query_one(CompareAcceptance)
+        await wait_until(pilot, lambda: all(r and not r.get("running") for r in (line.a, line.b, line.fixed)),
+                         what="A, B and B re-ordered", timeout=60)
+        assert line.order == [1, 2, 0]
+        assert "error" not in line.b and "error" not in line.fixed, (line.b, line.fixed)
+        assert line.fixed["top1"] > 2 * line.b["top1"]  # the slots in A's order: the drafter works again
+        assert abs(line.fixed["top1"] - line.a["top1"]) < 0.05  # bf16 capture, near A's own figure
+        first = screen_text(app).splitlines()[0]
+        assert "B re-ordered 1,2,0 top-1" in first and "no token ids" not in first
