@@ -12,6 +12,7 @@ status lines it hands to `say`.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -227,8 +228,10 @@ class SamplePane(VerticalScroll, can_focus=False):
     async def run_acceptance(self, key: tuple) -> None:
         assert self.source is not None
         path, drafter, model = key[:3]
-        self.post_message(acceptance.AcceptanceLoaded(key, await acceptance.run_accept(
-            self.source, path, drafter, model)))
+        result = await acceptance.run_accept(self.source, path, drafter, model)
+        result = await asyncio.to_thread(acceptance.decode_guesses, result, self.app.analysis, self.target,
+                                         self.source)
+        self.post_message(acceptance.AcceptanceLoaded(key, result))
 
     def on_acceptance_loaded(self, message: acceptance.AcceptanceLoaded) -> None:
         message.stop()

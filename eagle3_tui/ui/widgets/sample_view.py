@@ -17,6 +17,7 @@ from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.engines.results import AcceptResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui.format import (
+    append_parts,
     bin_kind,
     bin_max,
     bin_of,
@@ -176,11 +177,7 @@ class SampleView(Widget):
              (f"H {s.get('hidden')}", None), (f"k {len(s.get('slots') or [])}", None)],
         ]
         for parts in lines:
-            for i, (text, style) in enumerate(parts):
-                if i:
-                    out.append(" · ", self._s("sample--dim"))
-                out.append(text, self._s(style) if style else "")
-            out.append("\n")
+            append_parts(out, [(t, self._s(st) if st else "") for t, st in parts], width, self._s("sample--dim"))
         notes = []
         if s.get("final") is not None and s.get("final_norm"):
             notes.append(("final state is " + ("after" if s["final_norm"] == "post" else "before")
@@ -189,21 +186,17 @@ class SampleView(Widget):
         if lm:
             notes.append((f"loss mask {lm.get('ones')}/{lm.get('total')}", "sample--dim"))
         pad = s.get("padding") or {}
-        if pad.get("trailing"):
+        said = " ".join(str(w) for w in s.get("warnings") or [])
+        if pad.get("trailing") and not (self.compact and f"{pad['trailing']} padding rows" in said):
             notes.append((f"{pad['trailing']} padding rows", "sample--warn"))
         if notes:
-            for i, (text, style) in enumerate(notes):
-                if i:
-                    out.append(" · ", self._s("sample--dim"))
-                out.append(text, self._s(style))
-            out.append("\n")
-        # warnings and assumptions are read whole where there is room; 80x24 keeps one line each
+            append_parts(out, [(t, self._s(st)) for t, st in notes], width, self._s("sample--dim"))
+        # warnings and assumptions are read whole, at 80x24 too (the panel scrolls)
         for w in s.get("warnings") or []:
-            w = printable(str(w), message=True)
-            text = w if self.compact else _wrap(w, width, first=2)
+            text = _wrap(printable(str(w), message=True), width, first=2)
             out.append(f"⚠ {text}\n", self._s("sample--warn"))
         for a in s.get("assumptions") or []:
-            text = a if self.compact else _wrap(a, width, first=len("assumed: "))
+            text = _wrap(printable(str(a), message=True), width, first=len("assumed: "))
             out.append(f"assumed: {text}\n", self._s("sample--dim"))
         acceptance.header_line(out, self.acceptance, self._s, width)
 
@@ -284,16 +277,12 @@ class SampleView(Widget):
         cursor_bin = bin_of(self.token, ranges)
         per = "token" if len(ranges) == tokens else f"{tokens / len(ranges):.1f} tokens"
         if not self.compact:
-            out.append("\nnorm per token ", self._s("sample--head"))
-            out.append(f"(1 column = {per}; ", self._s("sample--dim"))
-            out.append("loss", self._s("sample--train"))
-            out.append(" · ", self._s("sample--dim"))
-            out.append("no loss", self._s("sample--masked"))
-            out.append(" · ", self._s("sample--dim"))
-            out.append("padding", self._s("sample--pad"))
-            out.append(" · ", self._s("sample--dim"))
-            out.append("█", self._s("sample--outlier"))
-            out.append(" > 4x median)\n", self._s("sample--dim"))
+            out.append("\n")
+            dim = self._s("sample--dim")
+            append_parts(out, [("norm per token", self._s("sample--head")), (f"1 column = {per}", dim),
+                               ("loss", self._s("sample--train")), ("no loss", self._s("sample--masked")),
+                               ("padding", self._s("sample--pad")), ("█ > 4x median", self._s("sample--outlier"))],
+                         width, dim)
         kind_style = {k: self._s(f"sample--{k}") for k in ("train", "masked", "pad")}
         cursor = self._s("sample--cursor")
         outlier = self._s("sample--outlier")
@@ -335,18 +324,19 @@ class SampleView(Widget):
         valid = s.get("valid_tokens")
         valid = tokens if valid is None else valid
         self._gap(out)
-        out.append(f"token {t}/{tokens}", self._s("sample--head"))
+        parts: list[tuple[str, Any]] = [(f"token {t}/{tokens}", self._s("sample--head"))]
         if ids is not None and t < len(ids):
-            out.append(f" · id {ids[t]}")
+            parts.append((f"id {ids[t]}", ""))
         if mask is not None and t < len(mask):
-            out.append(f" · loss {'on' if mask[t] else 'off'}",
-                       self._s("sample--train" if mask[t] else "sample--masked"))
+            parts.append((f"loss {'on' if mask[t] else 'off'}",
+                          self._s("sample--train" if mask[t] else "sample--masked")))
         if t >= valid:
-            out.append(" · padding", self._s("sample--pad"))
+            parts.append(("padding", self._s("sample--pad")))
         note = acceptance.token_note(self.acceptance, t)
         if note:
-            out.append(note, self._s("sample--dim"))
-        out.append(f" · first {s.get('first_k', '?')}\n", self._s("sample--dim"))
+            parts.append((note, self._s("sample--dim")))
+        parts.append((f"first {s.get('first_k', '?')}", self._s("sample--dim")))
+        append_parts(out, parts, width, self._s("sample--dim"))
         label_w = max(5, *(len(label) for label, _ in rows)) if rows else 5
         for label, slot in rows:
             out.append(label.ljust(label_w), self._s("sample--label"))
