@@ -303,7 +303,9 @@ class SamplePane(VerticalScroll, can_focus=False):
             return
         self.identified[message.path] = got
         if message.path == self.shown and self.view.summary is not None:
+            kept = self.view.acceptance  # the drafter's line stays: same file, same result
             self.view.show(attach(dict(self.view.summary), got))
+            self.view.show_acceptance(kept)
         shown = ", ".join(s["fault"]["short"] if s.get("fault") else "?" if s["boundary"] is None
                           else str(s["boundary"]) for s in got["slots"])
         self.say(f"{name}: slots at b {shown} (b* in the table: identified against the model)")

@@ -134,7 +134,7 @@ class SampleView(Widget):
         self.compact = 0 < parent_height < COMPACT_BELOW
         self._render_header(out, summary, width)
         self._render_table(out, summary, width)
-        self._render_identified(out, summary)
+        self._render_identified(out, summary, width)
         self._render_strips(out, summary, width)
         self._render_token(out, summary, width)
         out.rstrip()
@@ -250,17 +250,40 @@ class SampleView(Widget):
                 out.append(" " + "ok".rjust(w), self._s("sample--ok"))
             out.append("\n")
 
-    def _render_identified(self, out: Text, s: dict[str, Any]) -> None:
+    def _render_identified(self, out: Text, s: dict[str, Any], width: int) -> None:
+        """I / --model: per slot the boundary in words and its cosine (and the runner-up's), then
+        what the CLI's identify warns about on the same file (the layer-id convention...)."""
         ident = s.get("identify")
-        if not ident or ident.get("error") or self.compact:
+        if not ident or ident.get("error"):
             return
-        out.append(f"b*: identified (model L = {ident.get('layers')}, {ident.get('tokens')} tokens)"
-                   " · ~n*: nearest, none matches\n", self._s("sample--dim"))
-        for label, slot in self._rows(s):
-            fault = (slot.get("identified") or {}).get("fault")
+        dim = self._s("sample--dim")
+        layers = ident.get("layers")
+        append_parts(out, [(f"identified against the model (L = {layers}, {ident.get('tokens')} tokens)", dim),
+                           ("b*: identified", dim), ("~n*: nearest, none matches", dim)], width, dim)
+        rows = self._rows(s)
+        label_w = max(5, *(len(label) for label, _ in rows))
+        for label, slot in rows:
+            got = slot.get("identified")
+            if not got:
+                continue
+            fault = got.get("fault")
+            out.append(label.ljust(label_w) + " ", self._s("sample--label"))
             if fault:  # what the capture holds instead, in words (the b column has its short name)
-                out.append(f"{label} {fault['short']}*: {fault_words(fault)} (cosine {fault['cosine']:.4f})\n",
-                           self._s("sample--bad"))
+                append_parts(out, [(f"{fault['short']}*: {fault_words(fault)}", self._s("sample--bad")),
+                                   (f"cosine {fault['cosine']:.4f}", dim)], width - label_w - 1, dim)
+                continue
+            words, style = _boundary_words(got, layers)
+            parts = [(words, self._s(style))]
+            if got.get("cosine") is not None:
+                parts.append((f"cosine {got['cosine']:.4f}", ""))
+            second = got.get("second") or {}
+            if second.get("cosine") is not None:
+                parts.append((f"next b={second.get('boundary')} {second['cosine']:.3f}", dim))
+            append_parts(out, parts, width - label_w - 1, dim)
+        for f in ident.get("findings") or []:
+            mark, style = ("✗", "sample--error") if f.get("severity") == "error" else ("⚠", "sample--warn")
+            text = f"{mark} {f.get('code')}: {printable(str(f.get('message')), message=True)}"
+            out.append(_wrap(text, width) + "\n", self._s(style))
 
     def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
@@ -349,6 +372,25 @@ class SampleView(Widget):
             if len(values) > room:
                 out.append(" …", self._s("sample--dim"))
             out.append("\n")
+
+
+def _boundary_words(got: dict[str, Any], layers: int | None) -> tuple[str, str]:
+    """'b 3 · output of layer 2' for an identified slot, with its style; the final norm's output,
+    the last layer's output, the embeddings, or the nearest boundary when none matches."""
+    b = got.get("boundary")
+    if got.get("norm") == "post":
+        return "after the final norm", "sample--ok"
+    if b is None:
+        near = got.get("nearest")
+        where = "the final norm's output" if near == "post" else f"b {near}"
+        return f"matches no boundary (nearest {where})", "sample--warn"
+    if b == 0:
+        words = "b 0 · the embeddings"
+    elif layers is not None and b == layers:
+        words = f"b {b} · output of layer {b - 1}, before the final norm"
+    else:
+        words = f"b {b} · output of layer {b - 1}"
+    return words, ("sample--warn" if got.get("status") == "scaled" else "sample--ok")
 
 
 def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
