@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.dataset.marks import STATUS_RANK, raised, status_of
 from eagle3_tui.engines.results import ScanRecord, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
@@ -56,7 +57,7 @@ class SlotStats(_Fields):
 
 
 class Signature(_Fields):
-    __slots__ = ("rel_final", "cos_next", "cos_final")
+    __slots__ = ("cos_final", "cos_next", "rel_final")
 
     def __init__(self, d: dict[str, Any]) -> None:
         self.rel_final = tuple(d.get("rel_final") or ())
@@ -91,25 +92,6 @@ class Record(_Fields):
 
 
 _RECORD_FIELDS = frozenset(Record.__slots__)
-
-
-def status_of(r: Any) -> str | None:
-    """One file on its own: "error" (unreadable, NaN/Inf), "warning" (trains nothing, padding
-    trained), "ok", or None (not a sample). Dataset-wide findings (layer groups, duplicates,
-    layout) need every record; the dataset view adds them, the browser's marks do not."""
-    if r.get("not_sample"):
-        return None
-    if "error" in r:
-        return "error"
-    parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
-    if any(p["nan"] or p["inf"] for p in parts):
-        return "error"
-    if r.get("loss_ones") == 0 or (r.get("masked_zero_tail") or 0) >= 2:
-        return "warning"
-    return "ok"
-
-
-STATUS_RANK = {"error": 0, "warning": 1, "ok": 2, None: 3}
 
 
 def _nonfinite(r: Record) -> int | None:
@@ -339,8 +321,7 @@ class DatasetRows:
             if i is None:
                 continue
             r = self.records[i]
-            if STATUS_RANK[status] < STATUS_RANK[r.get("status")]:
-                r.status = status
+            r.status = raised(r.get("status"), [status])  # the browser's marks follow the same rule
         if self.sort_col == "status":
             self.sort(self.sort_col, self.descending)
 
