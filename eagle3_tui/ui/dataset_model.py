@@ -74,6 +74,7 @@ class Record(_Fields):
     __slots__ = (
         *(name for name in ScanRecord.__annotations__ if name not in _NOT_KEPT),
         "status",  # the view's: status_of(), raised by the findings that name the file
+        "top1",  # the view's: the drafter's step-1 top-1 when the acceptance step scored the file
     )
 
     def __init__(self, d: ScanRecord) -> None:
@@ -119,8 +120,9 @@ def _slot_norm(i: int) -> Callable[[Record], Any]:
     return value
 
 
-def columns_for(k: int) -> list[Column]:
-    """The table's columns for a dataset whose records have (at most) k slots."""
+def columns_for(k: int, accept: bool = False) -> list[Column]:
+    """The table's columns for a dataset whose records have (at most) k slots; with `accept`
+    (--drafter) the drafter's top-1 of the files the acceptance step scored."""
     cols = [
         Column("status", "", 1, lambda r: STATUS_RANK[r.get("status")], drop=0),
         Column("index", "#", 6, lambda r: r.get("index")),
@@ -138,6 +140,8 @@ def columns_for(k: int) -> list[Column]:
         Column("final", "final", 7, lambda r: r.final.norm_mean if r.get("final") else None, drop=1),
         Column("nonfinite", "NaN/Inf", 7, _nonfinite),
     ]
+    if accept:
+        cols.insert(2, Column("top1", "top-1", 6, lambda r: r.get("top1")))
     return cols
 
 
@@ -153,9 +157,10 @@ class DatasetRows:
     binned), so re-binning 100,000 files while they stream in costs a merge, not a sort.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, accept: bool = False) -> None:
         self.records: list[Record] = []
         self.k = 0
+        self.accept = accept  # --drafter: the top-1 column
         self.columns = columns_for(0)
         self.sort_col = "path"
         self.descending = False
@@ -202,7 +207,7 @@ class DatasetRows:
         k = r.get("k") or 0
         if k > self.k:
             self.k = k
-            self.columns = columns_for(k)
+            self.columns = columns_for(k, self.accept)
         slots = r.get("slots")
         if slots:
             new_norms = self._new_norms
@@ -313,6 +318,16 @@ class DatasetRows:
         else:
             wanted, records = self.filter, self.records
             self.view = [i for i in order if records[i].path in wanted]
+
+    def set_top1(self, scored: Iterable[dict[str, Any]]) -> None:
+        """The acceptance step's per-file results: each scored file's top-1 (sortable)."""
+        for res in scored:
+            i = self.by_path.get(res.get("path"))
+            if i is not None and res.get("top1") is not None:
+                self.records[i].top1 = res["top1"]
+        self.columns = columns_for(self.k, True)
+        self.accept = True
+        self.sort(self.sort_col, self.descending)
 
     def mark(self, paths: Iterable[str], status: str) -> None:
         """Files a finding names: their status is at least `status` (warning / error)."""

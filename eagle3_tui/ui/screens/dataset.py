@@ -35,7 +35,7 @@ from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
-from eagle3_tui.ui import keys
+from eagle3_tui.ui import dataset_accept, keys
 from eagle3_tui.ui.dataset_messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
 from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
@@ -64,7 +64,8 @@ class DatasetScreen(Screen):
         model_given: --model as the user typed it (the layers' heading names it)."""
         super().__init__()
         self.source, self.folder, self.where, self._post_main = source, folder, where, post
-        self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False)
+        self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False,
+                                                         accept=drafter)  # ui/dataset_accept.py
         self.use_cache = self.options.use_cache
         self.pipeline: DatasetPipeline | None = None
         self.rows = DatasetRows()
@@ -117,12 +118,12 @@ class DatasetScreen(Screen):
     # ----- the scan
 
     def start(self) -> None:
-        self.layers_state, self.layer_entries = None, []
+        self.layers_state, self.layer_entries, self.accept_state = None, [], None  # accept: ui/dataset_accept.py
         self.generation += 1
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
-        self.rows = DatasetRows()
+        self.rows = DatasetRows(accept=self.drafter is not None)
         self._bin_round, self._bins_at = [], 0.0
         self.table.rows = self.rows
         self.table.message = "scanning…"
@@ -181,8 +182,8 @@ class DatasetScreen(Screen):
             self.post_message(ScanEnded(generation, outcome, event.error))
         elif isinstance(event, pl.Findings):
             self.post_message(FindingsReady(generation, event.findings))
-        elif isinstance(event, pl.StepProgress):
-            self._show_identifying(event.done, event.total, event.path)
+        elif isinstance(event, (pl.StepProgress, pl.Acceptance)):
+            dataset_accept.step_event(self, event)
         elif isinstance(event, pl.Layers):
             self.post_message(LayersReady(generation, event.entries, event.extra, event.planned,
                                           interrupted=event.interrupted, error=event.error))
@@ -323,8 +324,6 @@ class DatasetScreen(Screen):
 
     # ----- the layers (--model): a few representatives identified where the data is
 
-    # ----- the layers (--model): a few representatives identified where the data is
-
     def _show_identifying(self, i: int, n: int, path: str) -> None:
         text = f"identifying {i}/{n}: {path}…"
         self.findings_list.show_tail([("note", text)])
@@ -417,7 +416,7 @@ class DatasetScreen(Screen):
     def action_back(self) -> None:
         if self.state == "scanning":
             self.cancel_scan()
-        elif self.layers_state == "identifying":
+        elif self.layers_state == "identifying" or self.accept_state == "scoring":
             self.cancel_layers()
         elif not self.clear_filter():
             self.dismiss(None)
