@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.ro
 _FINDINGS_CODE = ("dataset.findings", "dataset.layer_group", "engines.model.vocab")
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_version(names: tuple[str, ...]) -> str:
     """A digest of the source of the package's modules `names` (the code version in cache keys),
     read from the files: importing them would import torch, which an unchanged dataset's second
@@ -152,6 +152,13 @@ class ScanCache:
         row = self._db.execute("SELECT digest, findings FROM findings WHERE host = ? AND root = ?",
                                (host, self._prefix(root))).fetchone()
         return json.loads(row[1]) if row is not None and row[0] == digest else None
+
+    def last_findings(self, host: str, root: str) -> list[dict[str, Any]] | None:
+        """The findings of the last scan of `root`, whatever its options (the browser's marks:
+        it checks the records themselves against its listing)."""
+        row = self._db.execute("SELECT findings FROM findings WHERE host = ? AND root = ?",
+                               (host, self._prefix(root))).fetchone()
+        return json.loads(row[0]) if row is not None else None
 
     def put_findings(self, host: str, root: str, digest: str, findings: list[dict[str, Any]]) -> None:
         with self._db:

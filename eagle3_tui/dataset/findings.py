@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.dataset.layer_group import MIN_RUN
+from eagle3_tui.dataset.norm_scale import norm_scale
 from eagle3_tui.engines.results import Finding, finding, sort_findings
 from eagle3_tui.engines.scan.agreement import low_acceptance
 
@@ -50,9 +51,15 @@ def dataset_findings(records: list[dict[str, Any]], layer_runs: Callable | None 
     found += _duplicates(samples)
     found += _missing(records)
     found += _padding_states(samples)
+    found += norm_scale([r for r in samples if r["path"] not in _named(found)])
     found += low_acceptance(samples)  # scan --drafter (engines/scan/agreement.py)
     found += _draft_vocab(samples)
     return sort_findings(found)
+
+
+def _named(found: list[dict[str, Any]]) -> set[str]:
+    """Files an error already names (NaN, another slot count): not judged again."""
+    return {p for f in found if f["severity"] == "error" for p in f.get("paths") or []}
 
 
 def _quote(items: list, show: int = SHOW) -> str:

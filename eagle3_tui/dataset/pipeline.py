@@ -89,6 +89,8 @@ class Acceptance:
     extra: list[dict[str, Any]]
     interrupted: bool
     error: str | None = None
+    #: every file scored: {"path", "top1", "tau", ...} or {"path", "error"} (the dataset view's column)
+    files: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -324,4 +326,4 @@ class DatasetPipeline:
             if error is not None and len(results) < len(paths):
                 results.append(error_result(paths[len(results)], error))
             entries, extra = report(plan, results, o.accept)
-            yield Acceptance(entries, len(paths), len(results), extra, interrupted, error)
+            yield Acceptance(entries, len(paths), len(results), extra, interrupted, error, tuple(results))

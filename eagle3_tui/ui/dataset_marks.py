@@ -1,5 +1,7 @@
 """The browser's scan marks: ok / warning / error for the files of the open folder that a
-dataset scan has records of (in the record cache), read with one query per folder listing.
+dataset scan has records of (in the record cache), read with one query per folder listing, by
+the dataset view's rule (dataset/marks.py): the file on its own, raised by the findings over the
+folder that name it (those of the dataset view's scan of this folder when the cache has them).
 
 Runs in a worker thread (the cache is SQLite); a record whose size or mtime no longer matches
 the listing is stale and gives no mark.
@@ -10,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 
+from eagle3_tui.dataset.marks import folder_marks, status_of
 from eagle3_tui.sources.base import Entry
-from eagle3_tui.ui.dataset_model import status_of
 
 #: mtimes from a remote listing and from the box's scan may differ in their fraction
 MTIME_SLACK = 1.0
@@ -26,11 +28,12 @@ def scan_marks(host: str, folder: str, local: bool, entries: list[Entry]) -> dic
     cache = ScanCache()
     try:
         known = cache.in_folder(host, folder)
+        stored = cache.last_findings(host, folder) if known else None
     finally:
         cache.close()
     if not known:
         return {}
-    marks: dict[str, str] = {}
+    records = []
     for e in entries:
         hit = known.get(e.name)
         if hit is None or e.kind != "file":
@@ -39,9 +42,12 @@ def scan_marks(host: str, folder: str, local: bool, entries: list[Entry]) -> dic
         if size != e.size or (e.mtime is not None and mtime is not None and abs(mtime - e.mtime) > MTIME_SLACK):
             continue
         try:
-            status = status_of(json.loads(text))
+            r = json.loads(text)
+            status_of(r)  # a record the rule cannot read gives no mark
         except (ValueError, KeyError, TypeError):
             continue
-        if status is not None:
-            marks[e.name] = status
-    return marks
+        r["path"], r["shard"] = e.name, "."  # as a scan of this folder names them
+        records.append(r)
+    if len(records) != len(known):
+        stored = None  # the dataset view's findings were of other files (changed since, or gone)
+    return folder_marks(records, stored)

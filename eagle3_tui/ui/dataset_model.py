@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.dataset.marks import STATUS_RANK, raised, status_of
 from eagle3_tui.engines.results import ScanRecord, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
@@ -56,7 +57,7 @@ class SlotStats(_Fields):
 
 
 class Signature(_Fields):
-    __slots__ = ("rel_final", "cos_next", "cos_final")
+    __slots__ = ("cos_final", "cos_next", "rel_final")
 
     def __init__(self, d: dict[str, Any]) -> None:
         self.rel_final = tuple(d.get("rel_final") or ())
@@ -73,6 +74,7 @@ class Record(_Fields):
     __slots__ = (
         *(name for name in ScanRecord.__annotations__ if name not in _NOT_KEPT),
         "status",  # the view's: status_of(), raised by the findings that name the file
+        "top1",  # the view's: the drafter's step-1 top-1 when the acceptance step scored the file
     )
 
     def __init__(self, d: ScanRecord) -> None:
@@ -91,25 +93,6 @@ class Record(_Fields):
 
 
 _RECORD_FIELDS = frozenset(Record.__slots__)
-
-
-def status_of(r: Any) -> str | None:
-    """One file on its own: "error" (unreadable, NaN/Inf), "warning" (trains nothing, padding
-    trained), "ok", or None (not a sample). Dataset-wide findings (layer groups, duplicates,
-    layout) need every record; the dataset view adds them, the browser's marks do not."""
-    if r.get("not_sample"):
-        return None
-    if "error" in r:
-        return "error"
-    parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
-    if any(p["nan"] or p["inf"] for p in parts):
-        return "error"
-    if r.get("loss_ones") == 0 or (r.get("masked_zero_tail") or 0) >= 2:
-        return "warning"
-    return "ok"
-
-
-STATUS_RANK = {"error": 0, "warning": 1, "ok": 2, None: 3}
 
 
 def _nonfinite(r: Record) -> int | None:
@@ -137,8 +120,9 @@ def _slot_norm(i: int) -> Callable[[Record], Any]:
     return value
 
 
-def columns_for(k: int) -> list[Column]:
-    """The table's columns for a dataset whose records have (at most) k slots."""
+def columns_for(k: int, accept: bool = False) -> list[Column]:
+    """The table's columns for a dataset whose records have (at most) k slots; with `accept`
+    (--drafter) the drafter's top-1 of the files the acceptance step scored."""
     cols = [
         Column("status", "", 1, lambda r: STATUS_RANK[r.get("status")], drop=0),
         Column("index", "#", 6, lambda r: r.get("index")),
@@ -156,6 +140,8 @@ def columns_for(k: int) -> list[Column]:
         Column("final", "final", 7, lambda r: r.final.norm_mean if r.get("final") else None, drop=1),
         Column("nonfinite", "NaN/Inf", 7, _nonfinite),
     ]
+    if accept:
+        cols.insert(2, Column("top1", "top-1", 6, lambda r: r.get("top1")))
     return cols
 
 
@@ -171,9 +157,10 @@ class DatasetRows:
     binned), so re-binning 100,000 files while they stream in costs a merge, not a sort.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, accept: bool = False) -> None:
         self.records: list[Record] = []
         self.k = 0
+        self.accept = accept  # --drafter: the top-1 column
         self.columns = columns_for(0)
         self.sort_col = "path"
         self.descending = False
@@ -220,7 +207,7 @@ class DatasetRows:
         k = r.get("k") or 0
         if k > self.k:
             self.k = k
-            self.columns = columns_for(k)
+            self.columns = columns_for(k, self.accept)
         slots = r.get("slots")
         if slots:
             new_norms = self._new_norms
@@ -332,6 +319,16 @@ class DatasetRows:
             wanted, records = self.filter, self.records
             self.view = [i for i in order if records[i].path in wanted]
 
+    def set_top1(self, scored: Iterable[dict[str, Any]]) -> None:
+        """The acceptance step's per-file results: each scored file's top-1 (sortable)."""
+        for res in scored:
+            i = self.by_path.get(res.get("path"))
+            if i is not None and res.get("top1") is not None:
+                self.records[i].top1 = res["top1"]
+        self.columns = columns_for(self.k, True)
+        self.accept = True
+        self.sort(self.sort_col, self.descending)
+
     def mark(self, paths: Iterable[str], status: str) -> None:
         """Files a finding names: their status is at least `status` (warning / error)."""
         for p in paths:
@@ -339,8 +336,7 @@ class DatasetRows:
             if i is None:
                 continue
             r = self.records[i]
-            if STATUS_RANK[status] < STATUS_RANK[r.get("status")]:
-                r.status = status
+            r.status = raised(r.get("status"), [status])  # the browser's marks follow the same rule
         if self.sort_col == "status":
             self.sort(self.sort_col, self.descending)
 

@@ -152,3 +152,23 @@ def spark_scale(values: Sequence[float | None]) -> tuple[float | None, float | N
     if median > 0 and high > OUTLIER_FACTOR * median:
         high = max(v for v in finite if v <= OUTLIER_FACTOR * median)
     return low, high
+
+
+def append_parts(out, parts: list[tuple[str, object]], width: int, sep_style: object = "",
+                 sep: str = " · ") -> None:
+    """Append (text, style) parts to the rich Text `out` as one line joined by `sep`, breaking
+    before a part that would run past `width` (the next line indented by two): a line is read
+    whole instead of ending in "…". A part longer than a line is cut at the width."""
+    used = 0
+    for i, (text, style) in enumerate(parts):
+        joiner = sep if i else ""
+        if i and used + len(joiner) + len(text) > width:
+            out.append("\n  ")
+            used, joiner = 2, ""
+        if joiner:
+            out.append(joiner, sep_style)
+        room = max(4, width - used - len(joiner))
+        shown = text if len(text) <= room else text[: room - 1] + "…"
+        out.append(shown, style)
+        used += len(joiner) + len(shown)
+    out.append("\n")

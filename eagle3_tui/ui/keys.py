@@ -122,6 +122,10 @@ TOKENS = [
             tooltip="One screen of tokens up"),
     Binding("g,home", "first", "First", show=False, id="compare.first", tooltip="First aligned token"),
     Binding("G,end", "last", "Last", show=False, id="compare.last", tooltip="Last aligned token"),
+    Binding("right", "columns(1)", "Columns", show=False, id="compare.right",
+            tooltip="Scroll the slot columns right (narrow screens)"),
+    Binding("left", "columns(-1)", "Columns", show=False, id="compare.left",
+            tooltip="Scroll the slot columns left"),
 ]
 
 #: the token table under the sample panel (tab focuses it); n/N/esc only while a search is active
@@ -134,6 +138,10 @@ TOKEN_TABLE = [
             tooltip="Token table: one screen of tokens up"),
     Binding("g,home", "first", "First", show=False, id="tokens.first", tooltip="Token table: first token"),
     Binding("G,end", "last", "Last", show=False, id="tokens.last", tooltip="Token table: last token"),
+    Binding("right", "columns(1)", "Columns", show=False, id="tokens.right",
+            tooltip="Token table: scroll the columns right (narrow screens)"),
+    Binding("left", "columns(-1)", "Columns", show=False, id="tokens.left",
+            tooltip="Token table: scroll the columns left"),
     Binding("slash", "search", "Search", id="tokens.search",
             tooltip="Token table: search the text, jump to the token holding it"),
     Binding("n", "match(1)", "Next match", id="tokens.next_match",

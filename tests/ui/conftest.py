@@ -44,3 +44,13 @@ def demo(tmp_path_factory) -> Path:
     manifest = write_demo(root, seed=0)
     assert manifest["infer"], "the demo lists its inference captures"
     return root
+
+
+@pytest.fixture(scope="session")
+def demo_drafter(tmp_path_factory) -> Path:
+    """The demo with its trained drafter (drafter/): a few seconds more than `demo`."""
+    from eagle3_tui.demo.dataset import write_demo
+
+    root = tmp_path_factory.mktemp("demo_drafter")
+    write_demo(root, seed=0, drafter=True)
+    return root

@@ -187,6 +187,8 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
 
     def short(row: dict[str, Any]) -> dict[str, Any]:
         out = {"boundary": row.get("boundary"), "cosine": row.get("cosine"), "status": row.get("status")}
+        if row.get("second"):  # the runner-up and by how much it lost: how sure the match is
+            out["second"], out["margin"] = row["second"], row.get("margin")
         if row.get("norm"):
             out["norm"] = row["norm"]
         if out["boundary"] is None and row.get("nearest") is not None and not row.get("norm"):
@@ -203,6 +205,9 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
         "slots": [short(s) for s in result["slots"]],
         "final": short(result["final"]) if result.get("final") else None,
         "convention": {k: conv.get(k) for k in ("follows", "ids", "ids_from", "message")} if conv else None,
+        # what the CLI prints under FINDINGS, but the per-slot verdicts the rows already say
+        "findings": [{k: f.get(k) for k in ("severity", "code", "message")}
+                     for f in result.get("findings", []) if f.get("severity") != "info"],
     }
 
 

@@ -83,9 +83,22 @@ def annotate(result: dict[str, Any], tokenizer: str | None) -> dict[str, Any]:
     except TokenizerError as err:
         result["text_error"] = str(err)
         return result
+    if "per_token" in result:  # before "rows": an acceptance result counts its rows there
+        return annotate_accept(result, tok)
     if "rows" in result:
         return annotate_comparison(result, tok)
     return annotate_summary(result, tok)
+
+
+def annotate_accept(result: dict[str, Any], tok: TokenText) -> dict[str, Any]:
+    """A drafter's acceptance result with the text of each scored row's target and guess (ids the
+    tokenizer does not know keep their id alone)."""
+    for entry in result.get("per_token") or []:
+        for key in ("target", "draft"):
+            v = entry.get(key)
+            if isinstance(v, int) and 0 <= v < tok.vocab_size and entry.get(f"{key}_text") is None:
+                entry[f"{key}_text"] = tok.token(v)
+    return result
 
 
 def byte_alphabet() -> dict[int, str]:

@@ -35,7 +35,7 @@ from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
-from eagle3_tui.ui import keys
+from eagle3_tui.ui import dataset_accept, keys
 from eagle3_tui.ui.dataset_messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
 from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_bins
 from eagle3_tui.ui.exporting import DatasetExporting
@@ -66,7 +66,8 @@ class DatasetScreen(DatasetExporting, Screen):
         model_given: --model as the user typed it (the layers' heading names it)."""
         super().__init__()
         self.source, self.folder, self.where, self._post_main = source, folder, where, post
-        self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False)
+        self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False,
+                                                         accept=drafter)  # ui/dataset_accept.py
         self.use_cache = self.options.use_cache
         self.pipeline: DatasetPipeline | None = None
         self.rows = DatasetRows()
@@ -119,12 +120,12 @@ class DatasetScreen(DatasetExporting, Screen):
     # ----- the scan
 
     def start(self) -> None:
-        self.layers_state, self.layer_entries = None, []
+        self.layers_state, self.layer_entries, self.accept_state = None, [], None  # accept: ui/dataset_accept.py
         self.generation += 1
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
-        self.rows = DatasetRows()
+        self.rows = DatasetRows(accept=self.drafter is not None)
         self._bin_round, self._bins_at = [], 0.0
         self.table.rows = self.rows
         self.table.message = "scanning…"
@@ -183,8 +184,8 @@ class DatasetScreen(DatasetExporting, Screen):
             self.post_message(ScanEnded(generation, outcome, event.error))
         elif isinstance(event, pl.Findings):
             self.post_message(FindingsReady(generation, event.findings))
-        elif isinstance(event, pl.StepProgress):
-            self._show_identifying(event.done, event.total, event.path)
+        elif isinstance(event, (pl.StepProgress, pl.Acceptance)):
+            dataset_accept.step_event(self, event)
         elif isinstance(event, pl.Layers):
             self.post_message(LayersReady(generation, event.entries, event.extra, event.planned,
                                           interrupted=event.interrupted, error=event.error))
@@ -420,7 +421,7 @@ class DatasetScreen(DatasetExporting, Screen):
     def action_back(self) -> None:
         if self.state == "scanning":
             self.cancel_scan()
-        elif self.layers_state == "identifying":
+        elif self.layers_state == "identifying" or self.accept_state == "scoring":
             self.cancel_layers()
         elif not self.clear_filter():
             self.dismiss(None)

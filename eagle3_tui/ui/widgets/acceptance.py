@@ -63,6 +63,23 @@ async def run_accept(source, path: str, drafter: str, model: str | None,
         return error_result(path, f"{type(err).__name__}: {err}", drafter=drafter)
 
 
+def decode_guesses(result: AcceptResult, analysis, target, source) -> AcceptResult:
+    """The drafter's guesses as text, decoded with the tokenizer the sample's text is read with
+    (--tokenizer, or --model's folder): local data here, remote data with a tokenizer here too.
+    CPU work: call it in a thread."""
+    if target is None or "error" in result or not result.get("per_token"):
+        return result
+    choice = analysis.tokenizer_choice()
+    if choice.decodes_here(target):
+        return choice.finish(result, target)
+    if getattr(source, "host", None) is None:
+        from eagle3_tui.engines.read.tokens import annotate
+
+        result = annotate(result, choice.on_source(target))
+        result.pop("text_error", None)  # the sample's own text line says what is wrong with it
+    return result
+
+
 class SampleAcceptance:
     """The main screen's acceptance cache: results per cache_key, newest files kept."""
 
@@ -98,25 +115,25 @@ def error_line(r: dict[str, Any]) -> str:
 
 
 def header_line(out: Text, acc: dict[str, Any] | None, style: Callable[[str], Style], width: int) -> None:
-    """The sample header's drafter line (nothing at all without --drafter: acc is None)."""
+    """The sample header's drafter line (nothing at all without --drafter: acc is None), broken
+    between its parts where the panel is narrow."""
     if acc is None:
         return
-    start = len(out)
-    out.append("drafter ", style("sample--label"))
+    from eagle3_tui.ui.format import append_parts
+
     if acc.get("running"):
-        out.append("⟳ running on this sample…", style("sample--loading"))
+        parts = [("⟳ running on this sample…", style("sample--loading"))]
     elif acc.get("error"):
-        out.append("✗ " + error_line(acc), style("sample--warn"))
+        parts = [("✗ " + error_line(acc), style("sample--warn"))]
     else:
-        out.append(figures(acc), style("sample--ok"))
+        parts = [(figures(acc), style("sample--ok"))]
         steps = acc.get("steps") or []
         if len(steps) > 1:
-            out.append(" · per step " + " ".join(pct(s) for s in steps), style("sample--dim"))
-        out.append(f" · {acc.get('rows')} rows", style("sample--dim"))
-    if len(out) - start > width:
-        out.truncate(start + width - 1)
-        out.append("…")
-    out.append("\n")
+            parts.append(("per step " + " ".join(pct(s) for s in steps), style("sample--dim")))
+        parts.append((f"{acc.get('rows')} rows", style("sample--dim")))
+    label = "drafter "
+    out.append(label, style("sample--label"))
+    append_parts(out, parts, width - len(label), style("sample--dim"))
 
 
 def miss_bins(acc: dict[str, Any] | None, ranges: list[tuple[int, int]]) -> list[float | None]:
@@ -163,13 +180,14 @@ def draft_strip(out: Text, acc: dict[str, Any] | None, ranges: list[tuple[int, i
 
 
 def token_note(acc: dict[str, Any] | None, row: int) -> str | None:
-    """' · draft 123 p 0.81 hit' for the token under the cursor, when the drafter scored it."""
+    """'drafter guesses token 50: "the" p 0.81 hit' for the token under the cursor, when the
+    drafter scored it (the guess's text when a tokenizer decoded it, else its id)."""
     if not acc or not acc.get("per_token"):
         return None
     for t in acc["per_token"]:
         if t["row"] == row:
-            draft = t.get("draft_text") or t["draft"]
-            return (f" · drafter guesses token {row + 2}: {printable(str(draft))} p {t['p']:.2f} "
+            draft = f'"{t["draft_text"]}"' if t.get("draft_text") is not None else f"id {t['draft']}"
+            return (f"drafter guesses token {row + 2}: {printable(draft)} p {t['p']:.2f} "
                     f"{'hit' if t['hit'] else 'miss'}")
     return None
 

@@ -34,6 +34,7 @@ NUM_W = 6  # a norm or a cosine
 GROUP_W = 1 + NUM_W + 1 + NUM_W + 1 + NUM_W  # "│‖A‖ ‖B‖ cos"
 HEADER_ROWS = 1
 TEXT_W = 12  # at most, per side: the text column is as wide as its longest token up to this
+TEXT_MIN = 6  # at least, per side: the text gives way to the pair columns down to this
 
 
 class TokenTable(RowCursor, ScrollView, can_focus=True):
@@ -74,6 +75,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         self._worst: int | None = None
         self._widths = (3, 3, 0, 0)  # B row, A row (0: same as B), A id, B id
         self._text_w = 0  # per side; 0: no token text
+        self._text_want = 0  # per side, the longest token's text up to TEXT_W
 
     # ----- state
 
@@ -93,7 +95,8 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         self._widths = (b_w, a_w, id_w if rows.get("a_ids") is not None else 0,
                         id_w if rows.get("b_ids") is not None else 0)
         texts = [t for key in ("a_text", "b_text") for t in (rows.get(key) or [])]
-        self._text_w = min(TEXT_W, max(6, *(len(t) for t in texts))) if texts else 0
+        self._text_want = min(TEXT_W, max(TEXT_MIN, *(len(t) for t in texts))) if texts else 0
+        self._fit_text()
         self.cursor = max(0, min(self.cursor, last))
         self.message = "" if self.count else "No aligned tokens were compared."
         self._update_size()
@@ -140,9 +143,25 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         width = self.fixed_width + GROUP_W * len(self._pairs) + 1
         self.virtual_size = Size(width, self.count + HEADER_ROWS)
 
+    def _fit_text(self) -> None:
+        """The text columns give way (down to TEXT_MIN) so that every pair column fits when the
+        screen has room for them at all (120 columns: the final's cosine); else ←/→ scroll."""
+        self._text_w = self._text_want
+        room = self.scrollable_content_region.width or self.size.width
+        if self._text_w and room:
+            over = self.fixed_width + GROUP_W * len(self._pairs) + 1 - room
+            self._text_w = max(TEXT_MIN, self._text_want - max(0, (over + 1) // 2))
+
     def on_resize(self) -> None:
+        self._fit_text()
         self._update_size()
         self._scroll_cursor_into_view()
+
+    def action_columns(self, direction: int) -> None:
+        """←/→: one pair (‖A‖ ‖B‖ cos) sideways; the row, id and text columns stay put."""
+        x = self.scroll_offset.x
+        target = (x // GROUP_W + direction) * GROUP_W if direction > 0 else ((x - 1) // GROUP_W) * GROUP_W
+        self.scroll_to(x=max(0, min(target, self.max_scroll_x)), animate=False, immediate=True)
 
     def _scroll_cursor_into_view(self) -> None:
         keep_row_in_view(self, self.cursor, HEADER_ROWS)

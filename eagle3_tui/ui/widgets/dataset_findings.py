@@ -8,18 +8,12 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from eagle3_tui.dataset.marks import finding_paths
 from eagle3_tui.engines.results import Finding
 from eagle3_tui.names import printable
 from eagle3_tui.ui.keys import DATASET_FINDINGS
 
 LABEL = {"error": "ERROR", "warning": "WARN ", "info": "info "}
-
-
-def finding_paths(finding: Finding) -> list[str]:
-    """The files a finding names (its paths, or every file of its groups)."""
-    if finding.get("paths"):
-        return list(finding["paths"])
-    return [p for group in finding.get("groups") or () for p in group]
 
 
 class DatasetFindings(OptionList):

@@ -226,6 +226,8 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
                     text = human_size(value).rjust(w)
                 elif name == "dtype":
                     text = str(value or "")[:w].ljust(w)
+                elif name == "top1":  # the drafter's step-1 top-1 (the acceptance step's files)
+                    text = ("-" if value is None else f"{100 * value:.1f}%").rjust(w)
                 elif name == "nonfinite":
                     text = _cell(value, w)
                     if value:

@@ -12,6 +12,7 @@ status lines it hands to `say`.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -268,8 +269,10 @@ class SamplePane(VerticalScroll, can_focus=False):
     async def run_acceptance(self, key: tuple) -> None:
         assert self.source is not None
         path, drafter, model = key[:3]
-        self.post_message(acceptance.AcceptanceLoaded(key, await acceptance.run_accept(
-            self.source, path, drafter, model)))
+        result = await acceptance.run_accept(self.source, path, drafter, model)
+        result = await asyncio.to_thread(acceptance.decode_guesses, result, self.app.analysis, self.target,
+                                         self.source)
+        self.post_message(acceptance.AcceptanceLoaded(key, result))
 
     def on_acceptance_loaded(self, message: acceptance.AcceptanceLoaded) -> None:
         message.stop()
@@ -343,7 +346,9 @@ class SamplePane(VerticalScroll, can_focus=False):
             return
         self.identified[message.path] = got
         if message.path == self.shown and self.view.summary is not None:
+            kept = self.view.acceptance  # the drafter's line stays: same file, same result
             self.view.show(attach(dict(self.view.summary), got))
+            self.view.show_acceptance(kept)
         shown = ", ".join(s["fault"]["short"] if s.get("fault") else "?" if s["boundary"] is None
                           else str(s["boundary"]) for s in got["slots"])
         self.say(f"{name}: slots at b {shown} (b* in the table: identified against the model)")

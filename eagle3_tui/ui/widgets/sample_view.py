@@ -18,6 +18,7 @@ from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
 from eagle3_tui.engines.results import AcceptResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui.format import (
+    append_parts,
     bin_kind,
     bin_max,
     bin_of,
@@ -134,7 +135,7 @@ class SampleView(Widget):
         self.compact = 0 < parent_height < COMPACT_BELOW
         self._render_header(out, summary, width)
         self._render_table(out, summary, width)
-        self._render_identified(out, summary)
+        self._render_identified(out, summary, width)
         self._render_strips(out, summary, width)
         self._render_token(out, summary, width)
         out.rstrip()
@@ -177,11 +178,7 @@ class SampleView(Widget):
              (f"H {s.get('hidden')}", None), (f"k {len(s.get('slots') or [])}", None)],
         ]
         for parts in lines:
-            for i, (text, style) in enumerate(parts):
-                if i:
-                    out.append(" · ", self._s("sample--dim"))
-                out.append(text, self._s(style) if style else "")
-            out.append("\n")
+            append_parts(out, [(t, self._s(st) if st else "") for t, st in parts], width, self._s("sample--dim"))
         notes = []
         if s.get("final") is not None and s.get("final_norm"):
             notes.append(("final state is " + ("after" if s["final_norm"] == "post" else "before")
@@ -190,22 +187,18 @@ class SampleView(Widget):
         if lm:
             notes.append((f"loss mask {lm.get('ones')}/{lm.get('total')}", "sample--dim"))
         pad = s.get("padding") or {}
-        if pad.get("trailing"):
+        said = " ".join(str(w) for w in s.get("warnings") or [])
+        if pad.get("trailing") and not (self.compact and f"{pad['trailing']} padding rows" in said):
             notes.append((f"{pad['trailing']} padding rows", "sample--warn"))
         if notes:
-            for i, (text, style) in enumerate(notes):
-                if i:
-                    out.append(" · ", self._s("sample--dim"))
-                out.append(text, self._s(style))
-            out.append("\n")
-        # warnings and assumptions are read whole where there is room; 80x24 keeps one line each
+            append_parts(out, [(t, self._s(st)) for t, st in notes], width, self._s("sample--dim"))
+        # warnings and assumptions are read whole, at 80x24 too (the panel scrolls)
         for w in s.get("warnings") or []:
-            w = printable(str(w), message=True)
-            text = w if self.compact else _wrap(w, width, first=2)
+            text = _wrap(printable(str(w), message=True), width, first=2)
             out.append(f"⚠ {text}\n", self._s("sample--warn"))
         for a in s.get("assumptions") or []:
-            a = a.replace(f"; {SPLIT_ADVICE}", "")  # the CLI's flags: the TUI takes none
-            text = a if self.compact else _wrap(a, width, first=len("assumed: "))
+            a = str(a).replace(f"; {SPLIT_ADVICE}", "")  # the CLI's flags: the TUI takes none
+            text = _wrap(printable(a, message=True), width, first=len("assumed: "))
             out.append(f"assumed: {text}\n", self._s("sample--dim"))
         acceptance.header_line(out, self.acceptance, self._s, width)
 
@@ -259,17 +252,40 @@ class SampleView(Widget):
                 out.append(" " + "ok".rjust(w), self._s("sample--ok"))
             out.append("\n")
 
-    def _render_identified(self, out: Text, s: dict[str, Any]) -> None:
+    def _render_identified(self, out: Text, s: dict[str, Any], width: int) -> None:
+        """I / --model: per slot the boundary in words and its cosine (and the runner-up's), then
+        what the CLI's identify warns about on the same file (the layer-id convention...)."""
         ident = s.get("identify")
-        if not ident or ident.get("error") or self.compact:
+        if not ident or ident.get("error"):
             return
-        out.append(f"b*: identified (model L = {ident.get('layers')}, {ident.get('tokens')} tokens)"
-                   " · ~n*: nearest, none matches\n", self._s("sample--dim"))
-        for label, slot in self._rows(s):
-            fault = (slot.get("identified") or {}).get("fault")
+        dim = self._s("sample--dim")
+        layers = ident.get("layers")
+        append_parts(out, [(f"identified against the model (L = {layers}, {ident.get('tokens')} tokens)", dim),
+                           ("b*: identified", dim), ("~n*: nearest, none matches", dim)], width, dim)
+        rows = self._rows(s)
+        label_w = max(5, *(len(label) for label, _ in rows))
+        for label, slot in rows:
+            got = slot.get("identified")
+            if not got:
+                continue
+            fault = got.get("fault")
+            out.append(label.ljust(label_w) + " ", self._s("sample--label"))
             if fault:  # what the capture holds instead, in words (the b column has its short name)
-                out.append(f"{label} {fault['short']}*: {fault_words(fault)} (cosine {fault['cosine']:.4f})\n",
-                           self._s("sample--bad"))
+                append_parts(out, [(f"{fault['short']}*: {fault_words(fault)}", self._s("sample--bad")),
+                                   (f"cosine {fault['cosine']:.4f}", dim)], width - label_w - 1, dim)
+                continue
+            words, style = _boundary_words(got, layers)
+            parts = [(words, self._s(style))]
+            if got.get("cosine") is not None:
+                parts.append((f"cosine {got['cosine']:.4f}", ""))
+            second = got.get("second") or {}
+            if second.get("cosine") is not None:
+                parts.append((f"next b={second.get('boundary')} {second['cosine']:.3f}", dim))
+            append_parts(out, parts, width - label_w - 1, dim)
+        for f in ident.get("findings") or []:
+            mark, style = ("✗", "sample--error") if f.get("severity") == "error" else ("⚠", "sample--warn")
+            text = f"{mark} {f.get('code')}: {printable(str(f.get('message')), message=True)}"
+            out.append(_wrap(text, width) + "\n", self._s(style))
 
     def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
@@ -286,16 +302,12 @@ class SampleView(Widget):
         cursor_bin = bin_of(self.token, ranges)
         per = "token" if len(ranges) == tokens else f"{tokens / len(ranges):.1f} tokens"
         if not self.compact:
-            out.append("\nnorm per token ", self._s("sample--head"))
-            out.append(f"(1 column = {per}; ", self._s("sample--dim"))
-            out.append("loss", self._s("sample--train"))
-            out.append(" · ", self._s("sample--dim"))
-            out.append("no loss", self._s("sample--masked"))
-            out.append(" · ", self._s("sample--dim"))
-            out.append("padding", self._s("sample--pad"))
-            out.append(" · ", self._s("sample--dim"))
-            out.append("█", self._s("sample--outlier"))
-            out.append(" > 4x median)\n", self._s("sample--dim"))
+            out.append("\n")
+            dim = self._s("sample--dim")
+            append_parts(out, [("norm per token", self._s("sample--head")), (f"1 column = {per}", dim),
+                               ("loss", self._s("sample--train")), ("no loss", self._s("sample--masked")),
+                               ("padding", self._s("sample--pad")), ("█ > 4x median", self._s("sample--outlier"))],
+                         width, dim)
         kind_style = {k: self._s(f"sample--{k}") for k in ("train", "masked", "pad")}
         cursor = self._s("sample--cursor")
         outlier = self._s("sample--outlier")
@@ -337,18 +349,19 @@ class SampleView(Widget):
         valid = s.get("valid_tokens")
         valid = tokens if valid is None else valid
         self._gap(out)
-        out.append(f"token {t}/{tokens}", self._s("sample--head"))
+        parts: list[tuple[str, Any]] = [(f"token {t}/{tokens}", self._s("sample--head"))]
         if ids is not None and t < len(ids):
-            out.append(f" · id {ids[t]}")
+            parts.append((f"id {ids[t]}", ""))
         if mask is not None and t < len(mask):
-            out.append(f" · loss {'on' if mask[t] else 'off'}",
-                       self._s("sample--train" if mask[t] else "sample--masked"))
+            parts.append((f"loss {'on' if mask[t] else 'off'}",
+                          self._s("sample--train" if mask[t] else "sample--masked")))
         if t >= valid:
-            out.append(" · padding", self._s("sample--pad"))
+            parts.append(("padding", self._s("sample--pad")))
         note = acceptance.token_note(self.acceptance, t)
         if note:
-            out.append(note, self._s("sample--dim"))
-        out.append(f" · first {s.get('first_k', '?')}\n", self._s("sample--dim"))
+            parts.append((note, self._s("sample--dim")))
+        parts.append((f"first {s.get('first_k', '?')}", self._s("sample--dim")))
+        append_parts(out, parts, width, self._s("sample--dim"))
         label_w = max(5, *(len(label) for label, _ in rows)) if rows else 5
         for label, slot in rows:
             out.append(label.ljust(label_w), self._s("sample--label"))
@@ -361,6 +374,25 @@ class SampleView(Widget):
             if len(values) > room:
                 out.append(" …", self._s("sample--dim"))
             out.append("\n")
+
+
+def _boundary_words(got: dict[str, Any], layers: int | None) -> tuple[str, str]:
+    """'b 3 · output of layer 2' for an identified slot, with its style; the final norm's output,
+    the last layer's output, the embeddings, or the nearest boundary when none matches."""
+    b = got.get("boundary")
+    if got.get("norm") == "post":
+        return "after the final norm", "sample--ok"
+    if b is None:
+        near = got.get("nearest")
+        where = "the final norm's output" if near == "post" else f"b {near}"
+        return f"matches no boundary (nearest {where})", "sample--warn"
+    if b == 0:
+        words = "b 0 · the embeddings"
+    elif layers is not None and b == layers:
+        words = f"b {b} · output of layer {b - 1}, before the final norm"
+    else:
+        words = f"b {b} · output of layer {b - 1}"
+    return words, ("sample--warn" if got.get("status") == "scaled" else "sample--ok")
 
 
 def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:

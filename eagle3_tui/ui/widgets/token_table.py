@@ -32,6 +32,7 @@ from eagle3_tui.ui.widgets.row_cursor import RowCursor
 
 TEXT_LINES = 6  # the text block's height when the text is longer
 NORM_W = 7
+TEXT_MIN = 12  # the text column's least width: a narrower panel scrolls the row sideways
 
 
 def _flat(text: str) -> str:
@@ -189,7 +190,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         if self.query_text:
             self.query_text = ""
             self.refresh_bindings()
-        self.virtual_size = Size(self.scrollable_content_region.width, self.rows + 1)
+        self._update_size()
         self._follow()
         self.refresh()
 
@@ -214,7 +215,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - body + 1, animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, self.rows + 1)
+        self._update_size()
         self._follow()
 
     # ----- keys (j/k, page, g/G: RowCursor)
@@ -316,24 +317,49 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         parts = list(s.get("slots") or []) + ([s["final"]] if s.get("final") is not None else [])
         return [p.get("norms") or [] for p in parts]
 
+    def _layout(self) -> tuple[int, int, int, int]:
+        """(index, id, text widths, the whole row's width): the text takes what the screen leaves
+        and at least TEXT_MIN; a row wider than the screen scrolls sideways (←/→)."""
+        s = self.summary or {}
+        idx_w = max(5, len(str(self.rows)) + 1)
+        id_w = max(6, len(str(max(s.get("ids") or [0]))) + 1)
+        rest = id_w + 2 + 5 + len(self._columns()) * (NORM_W + 1)
+        text_w = max(TEXT_MIN, (self.scrollable_content_region.width or 80) - idx_w - 1 - rest)
+        return idx_w, id_w, text_w, idx_w + 1 + text_w + rest
+
+    def _update_size(self) -> None:
+        width = self._layout()[3] if self.summary else self.scrollable_content_region.width
+        self.virtual_size = Size(width, self.rows + 1)
+
+    def action_columns(self, direction: int) -> None:
+        """←/→: one norm column sideways; the token index stays put."""
+        x = self.scroll_offset.x + direction * (NORM_W + 1)
+        self.scroll_to(x=max(0, min(x, self.max_scroll_x)), animate=False, immediate=True)
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if not self.summary:
             return Strip.blank(width)
-        idx_w = max(5, len(str(self.rows)) + 1)
-        id_w = max(6, len(str(max(self.summary.get("ids") or [0]))) + 1) if y == 0 else self._id_w
-        cols = self._columns()
-        fixed = idx_w + id_w + 2 + 5 + len(cols) * (NORM_W + 1)
-        text_w = max(8, width - fixed)
+        idx_w, id_w, text_w, _total = self._layout()
+        scroll_x = int(self.scroll_offset.x)
         if y == 0:
-            self._id_w = id_w
-            head = f"{'#':>{idx_w}} {'id':>{id_w}}  {'text':<{text_w}} loss" + "".join(
-                f" {c[:NORM_W]:>{NORM_W}}" for c in cols)
-            return Strip([Segment(head[:width].ljust(width), self._s("token-table--head"))], width)
-        t = int(self.scroll_offset.y) + y - 1
-        if t >= self.rows:
-            return Strip.blank(width)
-        s = self.summary
+            head = f"{'id':>{id_w}}  {'text':<{text_w}} loss" + "".join(
+                f" {c[:NORM_W]:>{NORM_W}}" for c in self._columns())
+            style = self._s("token-table--head")
+            fixed, moving = Strip([Segment(f"{'#':>{idx_w}} ", style)]), Strip([Segment(head, style)])
+        else:
+            t = int(self.scroll_offset.y) + y - 1
+            if t >= self.rows:
+                return Strip.blank(width)
+            fixed, moving = self._row(t, idx_w, id_w, text_w)
+        strip = Strip.join([fixed, moving.crop(scroll_x, scroll_x + max(0, width - idx_w - 1))])
+        strip = strip.crop_extend(0, width, None)
+        if y and int(self.scroll_offset.y) + y - 1 == self.cursor:
+            strip = strip.apply_style(self._s("token-table--cursor"))
+        return strip
+
+    def _row(self, t: int, idx_w: int, id_w: int, text_w: int) -> tuple[Strip, Strip]:
+        s = self.summary or {}
         ids, mask, text = s.get("ids"), s.get("mask"), s.get("text")
         valid = s.get("valid_tokens")
         valid = self.rows if valid is None else valid
@@ -347,7 +373,6 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
             piece = piece[: text_w - 1] + "…"
         loss = "pad" if pad else ("·" if mask is None else ("on" if on else "off"))
         segs = [
-            Segment(f"{t:>{idx_w}} ", self._s("token-table--dim")),
             Segment(f"{ids[t] if ids is not None and t < len(ids) else '':>{id_w}}  ", row_style),
             Segment(piece.ljust(text_w), row_style + (self._s("token-table--match") if t in self._match_rows else Style())),
             Segment(f" {loss:<4}", row_style),
@@ -355,12 +380,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         for norms in self._norm_lists():
             v = norms[t] if t < len(norms) else None
             segs.append(Segment(" " + num(v, NORM_W).rjust(NORM_W)))
-        strip = Strip(segs).crop_extend(0, width, None)
-        if t == self.cursor:
-            strip = strip.apply_style(self._s("token-table--cursor"))
-        return strip
-
-    _id_w = 6
+        return Strip([Segment(f"{t:>{idx_w}} ", self._s("token-table--dim"))]), Strip(segs)
 
 
 class TokenPanel(Vertical):

@@ -38,7 +38,7 @@ async def test_sample_header_shows_top1_and_tau_and_marks_misses(trained, data):
         head = next(line for line in text.splitlines() if "drafter top-1" in line)
         assert f"top-1 {_pct(expected['top1'])}" in head and f"τ {expected['tau']:.2f}" in head
         assert f"{expected['rows']} rows" in head
-        assert "1 column = token;" in text  # one column per token: the strip's columns are rows
+        assert "1 column = token " in text  # one column per token: the strip's columns are rows
         strip_line = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("draft "))
         mask_line = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("mask "))
         start = mask_line.index("mask ") + len("mask".ljust(5)) + 1  # the strips' first column

@@ -91,6 +91,9 @@ async def test_the_view_names_each_groups_layers_and_a_layer_finding_filters_the
         await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), timeout=240,
                          what="the layers")
         assert screen.layers_state == "done"
+        # with --drafter the acceptance step follows (ui/dataset_accept.py): the keys below act on its end
+        await wait_until(pilot, lambda: screen.accept_state not in (None, "scoring"), timeout=240,
+                         what="the acceptance step")
         # the majority, the layer_group, the third shard first; then the verification: the run's
         # edges and a sample of the rest (36 files: a 1% minority is one file, so every file)
         assert [c.rsplit("/", 1)[-1] for c in source.calls[:3]] == ["data_0.ckpt", "data_12.ckpt", "data_24.ckpt"]

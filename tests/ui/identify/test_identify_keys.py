@@ -51,7 +51,7 @@ async def test_I_fills_the_b_column_with_identified_boundaries(world):
         await pilot.pause()
         text = screen_text(app)
         assert _b_column(text) == {"aux0": "2*", "aux1": "4*", "aux2": "5*", "final": "post*"}, text
-        assert "b*: identified (model L = 8, 40 tokens)" in text
+        assert "identified against the model (L = 8, 40 tokens)" in text
         assert "slots at b 2, 4, 5" in text  # the status line
         # cached per file: back on it after another file, the b column is filled without a run
         await pilot.press("n")

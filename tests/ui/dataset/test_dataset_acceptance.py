@@ -1,0 +1,56 @@
+"""Rough edge 10 of issue 24: the dataset view with --drafter scores a few files per group (as
+`scan --accept`), in the scan's worker with its progress: a sortable top-1 column for the files
+scored, each group's line with what it costs against the majority, and esc stops the step."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.dataset_view import open_dataset
+from tests.helpers.tui import make_drafter_app, screen_text, wait_until
+
+
+def _tail(screen) -> str:
+    return "\n".join(text for _style, text in screen.findings_list.tail)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_top1_column_sorts_and_each_group_says_its_cost(demo_drafter, size):
+    demo = demo_drafter
+    app = make_drafter_app(demo, str(demo / "drafter"))
+    async with app.run_test(size=size) as pilot:
+        screen = await open_dataset(pilot, demo, on="README.txt")  # a file: D scans the open folder
+        seen_progress = []
+        await wait_until(pilot, lambda: seen_progress.append(screen.accept_state) or screen.accept_state == "done",
+                         timeout=240, what="the acceptance step")
+        assert "scoring" in seen_progress  # the step ran with its progress on screen
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        scored = {r.get("path"): r.get("top1") for r in screen.rows.records if r.get("top1") is not None}
+        assert len(scored) >= 4
+        # the column sorts: s until it is the sort column, the scored files come first, ascending
+        for _ in range(len(screen.rows.columns)):
+            if screen.rows.sort_col == "top1":
+                break
+            await pilot.press("s")
+        assert screen.rows.sort_col == "top1"
+        first = [screen.rows.records[i].get("top1") for i in screen.rows.view[:len(scored)]]
+        assert first == sorted(scored.values())
+        assert "top-1" in screen_text(app)
+        assert f"{100 * min(scored.values()):.1f}%" in screen_text(app)
+        tail = _tail(screen)  # scan --accept's lines (dataset/acceptance.py), one per group
+        assert "acceptance (drafter" in tail and "majority: step-1 top-1" in tail, tail
+        assert "vs the majority's" in tail, tail  # another group, and what it costs against the majority
+
+
+async def test_esc_stops_the_acceptance_step(demo_drafter):
+    demo = demo_drafter
+    app = make_drafter_app(demo, str(demo / "drafter"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_dataset(pilot, demo, on="README.txt")
+        await wait_until(pilot, lambda: screen.accept_state == "scoring", timeout=240, what="scoring")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.accept_state in ("cancelled", "done"), timeout=120, what="stopped")
+        assert app.screen is screen  # esc stopped the step, it did not leave the view
+        if screen.accept_state == "cancelled":
+            assert "interrupted" in _tail(screen)

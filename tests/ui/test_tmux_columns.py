@@ -1,0 +1,75 @@
+"""Issue 24: in a real 80x24 terminal (tmux), every column of the sample's token table and of the
+compare view is reached by keyboard alone (tab, ←/→; t, h, k, l, /, c), on the demo read with
+its tokenizer (the text columns make the rows widest)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tests.helpers.tmux import Tmux, app_argv
+
+TOKEN_COLUMNS = ["#", "id", "text", "loss", "aux0", "aux1", "aux2", "final"]
+COMPARE_COLUMNS = ["row", "A id", "B id", "A text", "B text", "‖A0‖", "‖B0‖", "cos0", "‖A1‖", "‖B1‖", "cos1",
+                   "‖A2‖", "‖B2‖", "cos2", "‖Af‖", "‖Bf‖", "cosf"]
+
+
+def _is_token_head(line: str) -> bool:
+    return line.split("││")[-1].lstrip("│ ").startswith("# ")
+
+
+def _heads(term: Tmux, marker, presses: int) -> str:
+    """The header lines `marker` picks, on the screen now and after each of `presses` →."""
+    seen = []
+    for i in range(presses + 1):
+        if i:
+            before = term.screen()
+            term.keys("Right")
+            try:  # the screen changes until the last column is in view
+                term.wait_for(lambda s, b=before: s != b, timeout=2, what="→")
+            except AssertionError:
+                break
+        seen += [line for line in term.screen().splitlines() if marker(line)]
+    return "\n".join(seen)
+
+
+@pytest.fixture
+def terminal(demo, tmp_path):
+    env = {"PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    term = Tmux(app_argv(str(demo / "train/rows_0-2000/data_0.ckpt"), "--tokenizer", str(demo / "model"),
+                         "--data-dir", str(tmp_path)), 80, 24, env)
+    yield term
+    term.kill()
+
+
+def test_every_column_is_reached_by_keyboard_at_80x24(terminal, demo):
+    term = terminal
+    term.wait_for(lambda s: "token 0/151" in s, what="data_0 on screen")
+    term.keys("Tab")
+    term.wait_for(lambda s: any(_is_token_head(x) for x in s.splitlines()), what="the token table")
+    first = "\n".join(line for line in term.screen().splitlines() if _is_token_head(line))
+    assert "final" not in first  # at 80x24 the last columns start off screen
+    seen = _heads(term, _is_token_head, 8)
+    for column in TOKEN_COLUMNS:
+        assert f" {column} " in seen + " ", (column, seen)
+
+    # compare: pin data_0 (A), up to the demo, into infer/, filter to ok_bf16, c
+    term.keys("Tab")
+    term.keys("t")
+    term.wait_for(lambda s: "A data_0.ckpt" in s, what="the pin")
+    for key, shown in (("h", "rows_0-2000/"), ("h", "infer/"), ("k", None), ("k", None), ("l", "fault_")):
+        before = term.screen()
+        term.keys(key)
+        term.wait_for(lambda s, x=shown, b=before: (x in s) if x else s != b, what=shown or key)
+    term.keys("/")
+    term.keys("ok_bf16", literal=True)
+    term.keys("Enter")
+    term.wait_for(lambda s: "1 of 17 entries match /ok_bf16" in s, what="the filter")
+    time.sleep(1)  # enter hands the focus back to the list: a terminal shows no sign of it
+    term.keys("c")
+    term.wait_for(lambda s: "aligned tokens" in s and "row " in s, timeout=120, what="the compare view")
+    seen = _heads(term, lambda line: "‖A" in line, 6)
+    for column in COMPARE_COLUMNS:
+        assert column in seen, (column, seen)
