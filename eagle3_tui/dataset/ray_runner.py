@@ -46,6 +46,8 @@ TASK_RETRIES = 3
 IN_FLIGHT_PER_CPU = 4
 #: files a batch holds at most (a batch is a task: fewer, bigger tasks amortise Ray's overhead)
 MAX_BATCH = 256
+#: seconds to wait for the head of an explicit --ray HOST:PORT to answer
+CONNECT_SECONDS = 5
 #: seconds between two looks at the cancel flag while waiting for batches
 WAIT_SECONDS = 0.2
 
@@ -68,6 +70,8 @@ def connect(address: str | None):
     ray = import_ray()
     if ray.is_initialized():
         return ray
+    if address and address != "auto" and "://" not in address:
+        _answers(address)  # Ray itself would retry an address that does not answer for minutes
     import eagle3_tui
 
     package = os.path.dirname(os.path.abspath(eagle3_tui.__file__))
@@ -76,7 +80,30 @@ def connect(address: str | None):
                  runtime_env={"py_modules": [package], "excludes": ["__pycache__"]})
     except (ConnectionError, RuntimeError, ValueError) as err:
         raise SourceError(f"--ray {address or 'auto'}: no Ray cluster there ({str(err).splitlines()[0]})") from None
+    _quiet(ray)
     return ray
+
+
+def _quiet(ray) -> None:
+    """Ray's driver prints the cluster's error events ("(raylet) Task failed ... will be retried")
+    on stdout from a thread of its own: in the middle of `scan --json`'s records, or over the
+    TUI's screen. What they say reaches the user as records ("lost") and retries need no word;
+    Ray has no public switch, so its module flag (tests/ray checks stdout stays JSON)."""
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    if worker is not None and hasattr(worker, "_worker_logs_enabled"):
+        worker._worker_logs_enabled = False
+
+
+def _answers(address: str) -> None:
+    import socket
+
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_SECONDS).close()
+    except ValueError:
+        raise SourceError(f"--ray {address}: expected HOST:PORT of the cluster's head, or auto") from None
+    except OSError as err:
+        raise SourceError(f"--ray {address}: no Ray cluster there ({err.strerror or err})") from None
 
 
 def batch_size(files: int, cpus: int) -> int:
@@ -234,6 +261,7 @@ class RaySource(LocalSource):
         self.local_roots = local_roots
         self.batch = batch
         self._ray = None
+        self._models = None
         # the cache's host: with local roots the files are the nodes', not this machine's
         self.where = f"ray:{address or 'auto'}" if local_roots else None
 
@@ -241,6 +269,28 @@ class RaySource(LocalSource):
         import asyncio
 
         self._ray = await asyncio.to_thread(connect, self.address)
+
+    # --model / --accept: the per-file model work on actors, one model each (dataset/ray_models.py)
+
+    def models(self):
+        if self._models is None:
+            from eagle3_tui.dataset.ray_models import ModelPool
+
+            self._models = ModelPool(self._ray or connect(self.address))
+        return self._models
+
+    @property
+    def parallel(self) -> int:
+        """Calls identify_picks and score keep in flight: one per actor."""
+        return self.models().parallel
+
+    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+        return await self.models().call("identify", path, model, options)
+
+    async def accept(self, path: str, drafter: str, *, model: str | None = None, steps: int = 3,
+                     all_rows: bool = False, order: list[int] | None = None) -> dict[str, Any]:
+        return await self.models().call("accept", path, drafter,
+                                        {"model": model, "steps": steps, "all_rows": all_rows, "order": order})
 
     def scan_executor(self) -> RayScan:
         if self._ray is None:
