@@ -4,6 +4,8 @@ cluster (dataset/ray_runner.py). Ray is imported only when --ray is given."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 
 def add_ray_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,23 +19,25 @@ def add_ray_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --ray: files per Ray task (default: 4 tasks per cluster CPU, 16 to 256 files)")
 
 
-def ray_source(args: argparse.Namespace, target):
-    """None without --ray; else the RaySource of the command line, or the exit code of a problem
-    (said in one line on stderr)."""
+def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]):
+    """The Source `scan` reads through: open_source()'s without --ray; with it, a RaySource
+    here, or for an SSH target its source told to scan on the box's own Ray cluster (the agent
+    connects there: ADDRESS as the box sees it, auto the cluster the box belongs to); or the
+    exit code of a problem (said in one line on stderr)."""
     from eagle3_tui.commands._targets import say
 
     if args.ray is None:
         if args.ray_local_roots or args.ray_batch is not None:
             say("scan: --ray-local-roots and --ray-batch go with --ray")
             return 2
-        return None
+        return open_source()
     if args.ray_batch is not None and args.ray_batch < 1:
         say(f"scan: --ray-batch {args.ray_batch}: expected 1 or more")
         return 2
     if target.is_remote:
-        say("scan: --ray with an SSH target is not supported yet: run the scan on the box "
-            "(ssh box eagle3-tui scan /data --ray)")
-        return 2
+        source = open_source()
+        source.ray, source.ray_local_roots, source.ray_batch = args.ray, args.ray_local_roots, args.ray_batch
+        return source
     from eagle3_tui.dataset.ray_runner import RayMissing, RaySource, import_ray
 
     try:
