@@ -83,3 +83,44 @@ def test_ray_address_without_a_cluster_is_one_line(clean):
     done = scan(clean, "--ray", f"127.0.0.1:{port}")
     assert done.returncode == 2
     assert done.stderr.strip() == f"eagle3-tui: scan: --ray 127.0.0.1:{port}: no Ray cluster there (Connection refused)"
+
+
+def test_ctrl_c_stops_a_ray_scan_and_still_reports(ray_cluster, clean):
+    """SIGINT (ctrl+c) in the middle: the batches still out are cancelled, the report of what was
+    read is printed, marked interrupted, exit 130, as for a local scan."""
+    proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(clean), "--json", "--no-cache",
+                             "--ray", ray_cluster.address, "--ray-batch", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first, proc.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records, last = parsed(first + rest)
+    assert proc.returncode == 130, err
+    assert last["summary"]["interrupted"] is True
+    assert last["summary"]["files"] == len(records) < sum(1 for p in Path(clean).rglob("*") if p.is_file())
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_local_roots_lists_on_the_nodes_and_reads_each_file_once(ray_cluster, planted):
+    """--ray-local-roots: each node lists the tree on its own disk (here both nodes see the same
+    one, as two nodes holding copies would) and each file is read once, on a node that has it."""
+    local = scan(planted, "--json", "--no-cache")
+    ray = scan(planted, "--json", "--no-cache", "--ray", ray_cluster.address, "--ray-local-roots", "--ray-batch", "4")
+    assert ray.returncode == local.returncode == 1, ray.stderr
+    local_records, local_last = parsed(local.stdout)
+    ray_records, ray_last = parsed(ray.stdout)
+    assert len(ray.stdout.splitlines()) - 1 == len(ray_records)  # no file twice
+    assert ray_records == local_records
+    assert ray_last["findings"] == local_last["findings"]
+
+
+def test_local_roots_on_no_node_is_one_line(ray_cluster, tmp_path):
+    done = scan(tmp_path / "nowhere", "--ray", ray_cluster.address, "--ray-local-roots")
+    assert done.returncode == 2
+    assert done.stderr == f"eagle3-tui: scan: {tmp_path / 'nowhere'}: no such file or folder\n"

@@ -166,7 +166,7 @@ class RayScan:
         self.local_roots = local_roots
         self.batch = batch
         self.node_of: dict[str, str] = {}  # rel -> node id (local_roots)
-        self.read = ray.remote(_read_batch).options(max_retries=TASK_RETRIES, num_cpus=1)
+        self.read = ray.remote(_read_batch)  # .options() once per task: Ray's wrapper takes them once
 
     def cpus(self) -> int:
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
@@ -175,10 +175,14 @@ class RayScan:
         batches = -(-files // batch_size(files, self.cpus()))
         return max(1, min(requested or self.cpus(), self.cpus(), batches))
 
-    def _on(self, node: str):
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    def _task_options(self, node: str | None) -> dict[str, Any]:
+        """One CPU, retried on a lost worker or node; pinned to `node` (not soft) when given."""
+        options: dict[str, Any] = {"num_cpus": 1, "max_retries": TASK_RETRIES}
+        if node is not None:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        return NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+        return options
 
     def walk(self, root: str, cancel: threading.Event) -> Iterator[tuple[str, int | None, float | None]]:
         from eagle3_tui.engines.scan.records import walk
@@ -187,8 +191,8 @@ class RayScan:
             yield from walk(root, cancel)
             return
         nodes = [n["NodeID"] for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")]
-        lister = self.ray.remote(_list_here).options(num_cpus=1, max_retries=TASK_RETRIES)
-        listings = [(node, lister.options(scheduling_strategy=self._on(node)).remote(root)) for node in nodes]
+        lister = self.ray.remote(_list_here)
+        listings = [(node, lister.options(**self._task_options(node)).remote(root)) for node in nodes]
         found = False
         for node, ref in listings:
             if cancel.is_set():
@@ -216,7 +220,7 @@ class RayScan:
             while queue or pending:
                 while queue and len(pending) < window:
                     node, batch = queue.popleft()
-                    task = self.read if node is None else self.read.options(scheduling_strategy=self._on(node))
+                    task = self.read.options(**self._task_options(node))
                     pending[task.remote(root, batch, full, rows, drafter, vocab_mapping)] = batch
                 ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
                 if cancel.is_set():
