@@ -72,27 +72,20 @@ SHIPPED = {}
 
 
 def shipped_package():
-    """A folder holding the shipped eagle3_tui as files (Ray ships it to its workers), made once;
-    None when the package was imported from files (then Ray takes those)."""
-    import atexit
-    import shutil
+    """A temp folder holding the shipped eagle3_tui as files, for Ray to send to its workers
+    (ray.init packs it: the caller removes it after); None when the package was imported from
+    files (then Ray takes those)."""
     import tempfile
 
     if not SHIPPED:
         return None
-    if "dir" not in _PACKAGE_DIR:
-        top = tempfile.mkdtemp(prefix="eagle3-agent-")
-        atexit.register(shutil.rmtree, top, True)
-        for name, (is_package, source) in SHIPPED.items():
-            path = os.path.join(top, *name.split(".")) + ("/__init__.py" if is_package else ".py")
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(source)
-        _PACKAGE_DIR["dir"] = os.path.join(top, "eagle3_tui")
-    return _PACKAGE_DIR["dir"]
-
-
-_PACKAGE_DIR = {}
+    top = tempfile.mkdtemp(prefix="eagle3-agent-")
+    for name, (is_package, source) in SHIPPED.items():
+        path = os.path.join(top, *name.split(".")) + ("/__init__.py" if is_package else ".py")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(source)
+    return os.path.join(top, "eagle3_tui")
 
 
 def module_version(name):
@@ -267,12 +260,18 @@ class Agent:
         if req.get("ray"):  # scan box:/data --ray: the box's own Ray cluster reads the files
             from eagle3_tui.engines.scan.ray_tasks import RayScan, RayUnavailable, connect
 
+            import shutil
+
+            package = shipped_package()
             try:
-                executor = RayScan(connect(req["ray"], package=shipped_package()),
+                executor = RayScan(connect(req["ray"], package=package),
                                    local_roots=bool(req.get("ray_local_roots")), batch=req.get("ray_batch"))
             except RayUnavailable as err:
                 self.send({"id": rid, "page": [], "ray_error": str(err), "done": True})
                 return
+            finally:  # packed and sent by ray.init (a second scan finds Ray connected)
+                if package is not None:
+                    shutil.rmtree(os.path.dirname(package), ignore_errors=True)
         progress = {}
         page = []
         sent = time.monotonic()
