@@ -26,6 +26,7 @@ from typing import Any
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
 from eagle3_tui.commands._scan_text import progress_line, rows_read
+from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.acceptance import MAX_ACCEPT
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
@@ -74,6 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab-mapping", metavar="FILE",
                    help="the drafter's vocab_mapping.pt (a path on the data's machine): adds the share of "
                         "loss tokens in the draft vocabulary (default: a vocab_mapping.pt found in the tree)")
+    add_ray_arguments(p)
     add_connection_arguments(p)
 
 
@@ -182,7 +184,10 @@ async def _scan(args: argparse.Namespace) -> int:
     options = _options(args, target)
     if isinstance(options, int):
         return options
-    source = open_cli_source(target, args)
+    # --ray: the files are read by Ray tasks (this machine's cluster, or the box's)
+    source = scan_source(args, target, lambda: open_cli_source(target, args))
+    if isinstance(source, int):
+        return source
     pipeline = DatasetPipeline(source, target.path, options, open_cache=ScanCache, lazy=True)
     loop = asyncio.get_running_loop()
     # ctrl+c stops the step that runs (the scan, the identify or the scoring calls); the report of

@@ -10,4 +10,7 @@ both through pipeline.py; imports no Textual.
     layers.py          --model: the representatives identified, the layers named
     acceptance.py      --accept: a few files per group scored with the drafter
     findings_child.py  the layer_group search in a child process (the TUI never imports torch)
+    ray_runner.py      scan --ray: RaySource, the scan's files read as Ray tasks (engines/scan/ray_tasks.py)
+    ray_models.py      scan --ray --model/--accept: the model work on Ray actors, one model each
+    ahead.py           the model steps' calls kept in flight on a source that runs several at once
 """

@@ -95,17 +95,25 @@ async def score(source, root: str, plan: list[dict[str, Any]], *, drafter: str, 
     """Source.accept of each planned file, group by group (results are appended to `done` as
     they come, so a cancelled run keeps what it has). A drafter that does not load stops the
     run at its first file: every other file would fail the same way."""
+    from eagle3_tui.dataset.ahead import Ahead, source_parallel
+
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []
     paths = [p for group in plan for p in group["score"]]
-    for i, rel in enumerate(paths):
-        if on_progress is not None:
-            on_progress(i + 1, len(paths), rel)
-        r = await source.accept(join(root, rel), drafter, model=model, steps=steps)
-        r = {k: r.get(k) for k in ("top1", "tau", "steps", "rows", "error", "computed") if k in r}
-        results.append({**r, "path": rel})
-        if "error" in r and str(r["error"]).startswith(drafter):
-            break
+    # a source that runs several at once (scan --ray's actors) gets the next ones started ahead
+    ahead = Ahead(lambda i: source.accept(join(root, paths[i]), drafter, model=model, steps=steps), len(paths),
+                  source_parallel(source))
+    try:
+        for i, rel in enumerate(paths):
+            if on_progress is not None:
+                on_progress(i + 1, len(paths), rel)
+            r = await ahead.result(i)
+            r = {k: r.get(k) for k in ("top1", "tau", "steps", "rows", "error", "computed") if k in r}
+            results.append({**r, "path": rel})
+            if "error" in r and str(r["error"]).startswith(drafter):
+                break
+    finally:
+        ahead.close()
     return results
 
 

@@ -125,7 +125,7 @@ class ScanCache:
         rows_ = [
             (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r), "error" in r, record_variant(r))
             for r in records
-            if r.get("size") is not None and r.get("mtime") is not None
+            if r.get("size") is not None and r.get("mtime") is not None and not r.get("lost")  # lost: read next time
         ]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows_)

@@ -137,20 +137,31 @@ async def identify_picks(
     """Source.identify of each pick, in order (results are appended to `done` as they come, so a
     cancelled run keeps what it has). A drafter whose config names no layer ids is dropped for
     the rest of the run: the boundaries are still worth having."""
+    from eagle3_tui.dataset.ahead import Ahead, source_parallel
+
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []
-    for i, pick in enumerate(picks):
-        if pick["group"] in ("suspect", "sample") and results and all("error" in r for r in results):
-            break  # not one representative could be identified: the model, not the files, is the problem
-        if on_progress is not None:
-            on_progress(i + 1, len(picks), pick["path"])
-        path = join(root, pick["path"])
-        r = await source.identify(path, model=model, drafter=drafter, tokens=IDENTIFY_TOKENS, device=device)
-        if drafter is not None and "error" in r and r["error"].startswith(f"drafter {drafter}"):
-            drafter_error, drafter = r["error"], None
-            r = await source.identify(path, model=model, tokens=IDENTIFY_TOKENS, device=device)
-            r["drafter_error"] = drafter_error
-        results.append(r)
+    given = drafter
+    # a source that runs several at once (scan --ray's actors) gets the next ones started ahead
+    ahead = Ahead(lambda i: source.identify(join(root, picks[i]["path"]), model=model, drafter=drafter,
+                                            tokens=IDENTIFY_TOKENS, device=device), len(picks), source_parallel(source))
+    try:
+        for i, pick in enumerate(picks):
+            if pick["group"] in ("suspect", "sample") and results and all("error" in r for r in results):
+                break  # not one representative could be identified: the model, not the files, is the problem
+            if on_progress is not None:
+                on_progress(i + 1, len(picks), pick["path"])
+            path = join(root, pick["path"])
+            r = await ahead.result(i)
+            if given is not None and "error" in r and r["error"].startswith(f"drafter {given}"):
+                drafter_error, first = r["error"], drafter is not None
+                drafter = None  # calls started from now on go without it
+                r = await source.identify(path, model=model, tokens=IDENTIFY_TOKENS, device=device)
+                if first:
+                    r["drafter_error"] = drafter_error
+            results.append(r)
+    finally:
+        ahead.close()
     return results
 
 

@@ -65,6 +65,28 @@ def install_modules(modules):
 
     # First, so that a different eagle3_tui installed on the box never shadows the shipped code.
     sys.meta_path.insert(0, ShippedSource())
+    SHIPPED.update(modules)
+
+
+#: the shipped modules (install_modules): written out as files when a scan goes to Ray's workers
+SHIPPED = {}
+
+
+def shipped_package():
+    """A temp folder holding the shipped eagle3_tui as files, for Ray to send to its workers
+    (ray.init packs it: the caller removes it after); None when the package was imported from
+    files (then Ray takes those)."""
+    import tempfile
+
+    if not SHIPPED:
+        return None
+    top = tempfile.mkdtemp(prefix="eagle3-agent-")
+    for name, (is_package, source) in SHIPPED.items():
+        path = os.path.join(top, *name.split(".")) + ("/__init__.py" if is_package else ".py")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(source)
+    return os.path.join(top, "eagle3_tui")
 
 
 def module_version(name):
@@ -241,6 +263,22 @@ class Agent:
             if problem is not None:
                 self.send({"id": rid, "page": [], "drafter_error": problem, "done": True})
                 return
+        executor = None
+        if req.get("ray"):  # scan box:/data --ray: the box's own Ray cluster reads the files
+            from eagle3_tui.engines.scan.ray_tasks import RayScan, RayUnavailable, connect
+
+            import shutil
+
+            package = shipped_package()
+            try:
+                executor = RayScan(connect(req["ray"], package=package),
+                                   local_roots=bool(req.get("ray_local_roots")), batch=req.get("ray_batch"))
+            except RayUnavailable as err:
+                self.send({"id": rid, "page": [], "ray_error": str(err), "done": True})
+                return
+            finally:  # packed and sent by ray.init (a second scan finds Ray connected)
+                if package is not None:
+                    shutil.rmtree(os.path.dirname(package), ignore_errors=True)
         progress = {}
         page = []
         sent = time.monotonic()
@@ -251,6 +289,7 @@ class Agent:
         for record in scan_tree(
             req["path"], full=options.full, rows=options.rows, budget=options.budget, workers=options.workers,
             cancel=cancel, known=known, progress=on_progress, drafter=drafter, vocab_mapping=options.vocab_mapping,
+            executor=executor,
         ):
             page.append(record)
             if len(page) >= 200 or time.monotonic() - sent >= 0.25:

@@ -70,6 +70,11 @@ class LocalSource(Source):
     label = "local"
     host = None
 
+    def scan_executor(self) -> Any:
+        """What lists and reads a scan's files (scan_tree's executor): None, this machine's
+        pool; dataset/ray_runner.py's RaySource hands its Ray tasks."""
+        return None
+
     async def list_pages(self, path: str, page_size: int = 1000) -> AsyncIterator[list[Entry]]:
         pages = iter_pages(path, page_size)
         done = object()
@@ -207,7 +212,7 @@ class LocalSource(Source):
                 stubs: list = []
                 for record in scan_tree(path, full=full, rows=rows, budget=budget, workers=workers, cancel=cancel,
                                         known=known, progress=progress, drafter=drafter,
-                                        vocab_mapping=vocab_mapping):
+                                        vocab_mapping=vocab_mapping, executor=self.scan_executor()):
                     if record.get("cached"):
                         stubs.append(record)
                         if len(stubs) >= STUB_BATCH:
@@ -217,7 +222,7 @@ class LocalSource(Source):
                     if stubs:
                         hand_over(*stubs)
                         stubs = []
-                    record["computed"] = "local"
+                    record["computed"] = self.computed
                     hand_over(record)
                     if cancel.is_set():
                         break

@@ -49,6 +49,12 @@ from eagle3_tui.sources.sshconnect import ConnectError
 class SshSource(SshSession):
     """A folder on an SSH host (see the module docstring)."""
 
+    #: scan --ray ADDRESS with this box: the box's own Ray cluster reads the files (the agent
+    #: connects to it at ADDRESS, "auto": the cluster the box belongs to); see commands/_ray.py
+    ray: str | None = None
+    ray_local_roots: bool = False
+    ray_batch: int | None = None
+
     # -- listing and stat ------------------------------------------------------------------
 
     async def list_pages(self, path: str, page_size: int = 1000) -> AsyncIterator[list[Entry]]:
@@ -267,7 +273,11 @@ class SshSource(SshSession):
                 "scan", path=path, full=full, rows=rows, budget=budget, workers=workers, known=known_list,
                 drafter=list(drafter) if drafter is not None else None,
                 vocab_mapping=vocab_mapping,
+                **({"ray": self.ray, "ray_local_roots": self.ray_local_roots, "ray_batch": self.ray_batch}
+                   if self.ray else {}),
             ):
+                if reply.get("ray_error"):
+                    raise SourceError(f"{self.where}: --ray: {reply['ray_error']}")
                 if reply.get("drafter_error"):
                     raise SourceError(f"{self.where}: --drafter: {reply['drafter_error']}")
                 for record in reply["page"]:

@@ -276,6 +276,7 @@ def scan_tree(
     progress: Callable[[ScanProgress], None] | None = None,
     drafter: tuple[str, str | None] | None = None,
     vocab_mapping: str | None = None,
+    executor: Any = None,
 ) -> Iterator[ScanRecord]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
@@ -291,14 +292,17 @@ def scan_tree(
     and mtime match and its variant is "*" (it does not depend on the mapping) or the identity
     of the mapping this scan uses (None: none). Stubs come once the listing is complete.
     `workers` is bounded by the cores and the work (ScanProgress.workers says how many ran).
+    executor: what lists the tree and reads the files instead of walk() and this machine's pool
+    (dataset/ray_runner.py: Ray tasks); its .walk(root, cancel), .workers(requested, files) and
+    .run(...) stand for walk, bounded_workers and _run. Everything else is the same.
     """
-    if not os.path.isdir(root):
+    if executor is None and not os.path.isdir(root):
         os.scandir(root).close()  # raises the real error (missing, not a folder, permission)
     cancel = cancel or threading.Event()
     state = ScanProgress()
     listing: list[tuple[str, int | None, float | None]] = []
     try:
-        for rel, size, mtime in walk(root, cancel):
+        for rel, size, mtime in (executor.walk if executor is not None else walk)(root, cancel):
             state.files_total += 1
             state.bytes_total += size or 0
             listing.append((rel, size, mtime))
@@ -316,10 +320,11 @@ def scan_tree(
             yield {"path": rel, "size": size, "mtime": mtime, "cached": True}
         else:
             todo.append((rel, size, mtime))
-    state.workers = bounded_workers(workers, len(todo)) if todo else 0
+    state.workers = (executor.workers if executor is not None else bounded_workers)(workers, len(todo)) if todo else 0
     if progress is not None:
         progress(state)
-    for record in _run(root, todo, full, (rows, budget), state.workers, cancel, drafter, vocab_mapping):
+    run = executor.run if executor is not None else _run
+    for record in run(root, todo, full, (rows, budget), state.workers, cancel, drafter, vocab_mapping):
         state.files_done += 1
         state.files_read += 1
         state.bytes_done += record.get("size") or 0

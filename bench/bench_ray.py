@@ -1,0 +1,75 @@
+"""`scan --ray` benchmark (issue 25): the quick scan of 2,000 demo-sized files on a 2-node local
+Ray cluster (1 CPU each, loopback, started here and stopped after) vs the local scan of the same
+files in the same run. Target: ratio <= 1.5 (Ray's overhead).
+
+Both sides are fresh `eagle3-tui scan --json --no-cache` processes, interleaved REPS times
+(env EAGLE3_BENCH_REPS, default 3); medians. The details split the Ray side: connecting to the
+cluster (ray.init with the package shipped as a py_module), the scan as the JSON summary times
+it, and the per-file rate, from which docs/scale.md projects N nodes.
+
+- scan_ray_2000: as above.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from bench_scan import REPS, _dataset, _env, _interleaved, _timed
+
+_CONNECT = """
+import sys, time
+t0 = time.perf_counter()
+from eagle3_tui.dataset.ray_runner import connect
+connect(sys.argv[1])
+print(time.perf_counter() - t0)
+"""
+
+
+def _scan_seconds(cmd: list[str], env: dict) -> float:
+    """The scan's own seconds, as its JSON summary gives them."""
+    out = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])["summary"]["seconds"]
+
+
+def scan_ray_2000() -> dict:
+    from tests.helpers.ray_cluster import local_cluster
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ds"
+        _dataset(root, 2000, 40)
+        cache = str(Path(tmp) / "cache")
+        with local_cluster(workers=1) as cluster:
+            local = [sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache"]
+            ray = [*local, "--ray", cluster.address]
+            _timed(ray, _env(cache))  # the first job uploads the package: not what a user pays twice
+            r = _interleaved(lambda: _timed(ray, _env(cache)), lambda: _timed(local, _env(cache)))
+            connects = [float(subprocess.run([sys.executable, "-c", _CONNECT, cluster.address], env=_env(cache),
+                                             check=False, capture_output=True, text=True).stdout.strip() or "nan")
+                        for _ in range(REPS)]
+            inside = [_scan_seconds(ray, _env(cache)) for _ in range(REPS)]
+            inside_local = [_scan_seconds(local, _env(cache)) for _ in range(REPS)]
+    connect, scan_ray, scan_local = map(statistics.median, (connects, inside, inside_local))
+    return {"figure": r["figure"], "baseline": r["baseline"], "unit": "s", "target": 1.5,
+            "details": f"2000 files of ~100 KiB, quick (64 rows), 2 nodes x 1 CPU on loopback ({os.cpu_count()} "
+                       f"cores shared); {r['text']}; connecting to the cluster alone {connect:.2f} s (median); "
+                       f"the scan as its summary times it: Ray {scan_ray:.2f} s ({2000 / scan_ray:.0f} files/s) vs "
+                       f"local {scan_local:.2f} s ({2000 / scan_local:.0f} files/s)"}
+
+
+BENCHMARKS = {"scan_ray_2000": scan_ray_2000}
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    print(scan_ray_2000(), time.perf_counter() - t0)

@@ -1,0 +1,85 @@
+"""`scan --ray`: a LocalSource whose scans read their files as Ray tasks on an existing cluster
+(engines/scan/ray_tasks.py: the executor), and whose per-file model work (--model, --accept) runs
+on Ray actors (dataset/ray_models.py). Everything else is the local scan's own.
+
+    source = RaySource(address="auto", local_roots=False)
+    pipeline = DatasetPipeline(source, "/shared/data", options)
+
+Ray is imported only when such a source connects; without it, RayMissing says how to install it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eagle3_tui.engines.scan import ray_tasks
+from eagle3_tui.engines.scan.ray_tasks import INSTALL_HINT, RayScan  # noqa: F401 - the hint, for callers
+from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.local import LocalSource
+
+
+class RayMissing(SourceError):
+    """Ray cannot be imported (the extra is not installed)."""
+
+
+def import_ray():
+    try:
+        return ray_tasks.import_ray()
+    except ray_tasks.RayUnavailable as err:
+        raise RayMissing(str(err)) from None
+
+
+def connect(address: str | None):
+    try:
+        return ray_tasks.connect(address)
+    except ray_tasks.RayMissing as err:
+        raise RayMissing(str(err)) from None
+    except ray_tasks.RayUnavailable as err:
+        raise SourceError(str(err)) from None
+
+
+class RaySource(LocalSource):
+    """The local machine's Source whose scans read their files on a Ray cluster."""
+
+    computed = "ray"
+
+    def __init__(self, address: str | None = "auto", *, local_roots: bool = False, batch: int | None = None) -> None:
+        self.address = address
+        self.local_roots = local_roots
+        self.batch = batch
+        self._ray = None
+        self._models = None
+        # the cache's host: with local roots the files are the nodes', not this machine's
+        self.where = f"ray:{address or 'auto'}" if local_roots else None
+
+    async def connect(self) -> None:
+        import asyncio
+
+        self._ray = await asyncio.to_thread(connect, self.address)
+
+    # --model / --accept: the per-file model work on actors, one model each (dataset/ray_models.py)
+
+    def models(self):
+        if self._models is None:
+            from eagle3_tui.dataset.ray_models import ModelPool
+
+            self._models = ModelPool(self._ray or connect(self.address))
+        return self._models
+
+    @property
+    def parallel(self) -> int:
+        """Calls identify_picks and score keep in flight: one per actor."""
+        return self.models().parallel
+
+    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
+        return await self.models().call("identify", path, model, options)
+
+    async def accept(self, path: str, drafter: str, *, model: str | None = None, steps: int = 3,
+                     all_rows: bool = False, order: list[int] | None = None) -> dict[str, Any]:
+        return await self.models().call("accept", path, drafter,
+                                        {"model": model, "steps": steps, "all_rows": all_rows, "order": order})
+
+    def scan_executor(self) -> RayScan:
+        if self._ray is None:
+            self._ray = connect(self.address)
+        return RayScan(self._ray, local_roots=self.local_roots, batch=self.batch)

@@ -1,0 +1,259 @@
+"""The per-file work of a scan as Ray tasks on an existing cluster: scan_tree's executor
+(records.py), for `scan --ray` here (dataset/ray_runner.py) and on an SSH box's own cluster
+(`scan box:/data --ray`, sources/agent.py). Ray is imported only when such a scan starts.
+
+Only the executor changes: the listing, the cached stubs, the records (scan_file, the same
+code), the record cache and the findings are the local scan's own.
+
+- Files go in batches (one task each), at most IN_FLIGHT_PER_CPU batches per cluster CPU in
+  flight; records come back as each batch finishes (ray.wait), in no set order.
+- A batch whose worker or node dies is retried elsewhere (TASK_RETRIES times, Ray's
+  max_retries); when it still fails, each of its files gets an error record with the reason and
+  "lost": true (left out of the record cache: the next scan reads them again). No file is
+  dropped.
+- Cancelling (ctrl+c, the view closed) cancels every batch not yet returned (ray.cancel).
+- Data locality: by default the tree is on a file system every node sees (NFS, Lustre, a
+  bucket mount): the driver lists it and any node reads any batch. local_roots=True: each node
+  holds its own files under the same root; each node lists its own tree and reads only its own
+  files (node affinity, not soft: a batch whose node left is reported, never read elsewhere).
+- The workers run the driver's eagle3_tui (shipped as a Ray runtime_env py_module), so the
+  records are those of this code, whatever the nodes have installed; they need torch.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.scan.options import CHUNK_FILES
+
+INSTALL_HINT = 'Ray is not installed here: pip install "eagle3-tui[ray]"'
+#: retries of a batch whose worker process or node died (Ray's max_retries)
+TASK_RETRIES = 3
+#: batches queued per CPU of the cluster: enough to keep every CPU busy between two waits
+IN_FLIGHT_PER_CPU = 4
+#: files a batch holds at most (a batch is a task: fewer, bigger tasks amortise Ray's overhead)
+MAX_BATCH = 256
+#: seconds to wait for the head of an explicit --ray HOST:PORT to answer
+CONNECT_SECONDS = 5
+#: seconds between two looks at the cancel flag while waiting for batches
+WAIT_SECONDS = 0.2
+
+
+class RayUnavailable(Exception):
+    """No Ray here, or no cluster at the address: one line for the user."""
+
+
+class RayMissing(RayUnavailable):
+    """Ray cannot be imported (the extra is not installed)."""
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayMissing(INSTALL_HINT) from None
+    return ray
+
+
+def connect(address: str | None, package: str | None = None):
+    """The ray module, connected to the cluster at `address` ("auto" or None: the one this
+    machine belongs to, RAY_ADDRESS first). A cluster that cannot be reached is RayUnavailable."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray
+    if address and address != "auto" and "://" not in address:
+        _answers(address)  # Ray itself would retry an address that does not answer for minutes
+    if package is None:  # the agent on an SSH box passes the shipped modules, written out
+        import eagle3_tui
+
+        package = os.path.dirname(os.path.abspath(eagle3_tui.__file__))
+    try:
+        ray.init(address=address or "auto", logging_level="ERROR", log_to_driver=False,
+                 runtime_env={"py_modules": [package], "excludes": ["__pycache__"]})
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise RayUnavailable(f"--ray {address or 'auto'}: no Ray cluster there ({str(err).splitlines()[0]})") from None
+    _quiet(ray)
+    return ray
+
+
+def _quiet(ray) -> None:
+    """Ray's driver prints the cluster's error events ("(raylet) Task failed ... will be retried")
+    on stdout from a thread of its own: in the middle of `scan --json`'s records, or over the
+    TUI's screen. What they say reaches the user as records ("lost") and retries need no word;
+    Ray has no public switch, so its module flag (tests/ray checks stdout stays JSON)."""
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    if worker is not None and hasattr(worker, "_worker_logs_enabled"):
+        worker._worker_logs_enabled = False
+
+
+def _answers(address: str) -> None:
+    import socket
+
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_SECONDS).close()
+    except ValueError:
+        raise RayUnavailable(f"--ray {address}: expected HOST:PORT of the cluster's head, or auto") from None
+    except OSError as err:
+        raise RayUnavailable(f"--ray {address}: no Ray cluster there ({err.strerror or err})") from None
+
+
+def batch_size(files: int, cpus: int) -> int:
+    """Files per task: IN_FLIGHT_PER_CPU tasks per CPU over the whole scan, within
+    [CHUNK_FILES, MAX_BATCH] (small batches cost Ray's per-task overhead, big ones the balance)."""
+    return max(CHUNK_FILES, min(MAX_BATCH, -(-files // max(1, cpus * IN_FLIGHT_PER_CPU))))
+
+
+# ----------------------------------------------------------------------- what runs on the nodes
+
+
+def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_mapping) -> list[dict[str, Any]]:
+    """One task: the records of a batch of files, by scan_file, as the local pool reads them."""
+    from eagle3_tui.engines.scan.records import one_torch_thread, scan_file
+
+    # rows: a count, or (rows, byte budget) as scan_tree hands them to its executor with --budget
+    rows, *budget = rows if isinstance(rows, (tuple, list)) else (rows,)
+    more = {"budget": budget[0]} if budget else {}
+    with one_torch_thread():
+        return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping,
+                          **more)
+                for rel, size, mtime in batch]
+
+
+def _list_here(root: str) -> list | None:
+    """One task per node (--ray-local-roots): the files of the node's own tree, None without one."""
+    from eagle3_tui.engines.scan.records import walk
+
+    if not os.path.isdir(root):
+        return None
+    return list(walk(root))
+
+
+# ----------------------------------------------------------------------- the executor
+
+
+def lost_record(rel: str, size: int | None, mtime: float | None, reason: str) -> dict[str, Any]:
+    """The record of a file whose batch did not come back: where it is, and why."""
+    from eagle3_tui.engines.scan.records import file_index
+
+    return error_result(rel, reason, index=file_index(rel.rsplit("/", 1)[-1]),  # type: ignore[return-value]
+                        shard=rel.rsplit("/", 1)[0] if "/" in rel else "", size=size, mtime=mtime, lost=True)
+
+
+def lost_reason(err: BaseException) -> str:
+    ex = __import__("ray").exceptions
+    why = {
+        ex.NodeDiedError: "its node left the cluster",
+        ex.WorkerCrashedError: "its worker process died",
+        ex.TaskUnschedulableError: "no node of the cluster can run it (its node left?)",
+        ex.TaskCancelledError: "the task was cancelled",
+        ex.ObjectLostError: "its result was lost with a node",
+    }
+    for kind, text in why.items():
+        if isinstance(err, kind):
+            return f"not read on the Ray cluster: {text} (after {TASK_RETRIES} retries)"
+    first = str(err).strip().splitlines()[-1][:200] if str(err).strip() else type(err).__name__
+    return f"not read on the Ray cluster: {first}"
+
+
+class RayScan:
+    """scan_tree's executor on a connected Ray cluster (see the module's docstring)."""
+
+    def __init__(self, ray, *, local_roots: bool = False, batch: int | None = None) -> None:
+        self.ray = ray
+        self.local_roots = local_roots
+        self.batch = batch
+        self.node_of: dict[str, str] = {}  # rel -> node id (local_roots)
+        self.read = ray.remote(_read_batch)  # .options() once per task: Ray's wrapper takes them once
+
+    def cpus(self) -> int:
+        return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+
+    def workers(self, requested: int | None, files: int) -> int:
+        batches = -(-files // batch_size(files, self.cpus()))
+        return max(1, min(requested or self.cpus(), self.cpus(), batches))
+
+    def _task_options(self, node: str | None) -> dict[str, Any]:
+        """One CPU, retried on a lost worker or node; pinned to `node` (not soft) when given."""
+        options: dict[str, Any] = {"num_cpus": 1, "max_retries": TASK_RETRIES}
+        if node is not None:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+        return options
+
+    def walk(self, root: str, cancel: threading.Event) -> Iterator[tuple[str, int | None, float | None]]:
+        from eagle3_tui.engines.scan.records import walk
+
+        if not self.local_roots:  # a shared file system: the driver sees the tree the nodes read
+            yield from walk(root, cancel)
+            return
+        nodes = [n["NodeID"] for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")]
+        lister = self.ray.remote(_list_here)
+        listings = [(node, lister.options(**self._task_options(node)).remote(root)) for node in nodes]
+        found = False
+        for node, ref in listings:
+            if cancel.is_set():
+                return
+            try:
+                listing = self.ray.get(ref)
+            except self.ray.exceptions.RayError:
+                continue  # the node went while listing: its files are not part of this scan
+            if listing is None:
+                continue
+            found = True
+            for rel, size, mtime in listing:
+                if rel not in self.node_of:  # a path on two nodes is read once, on the first
+                    self.node_of[rel] = node
+                    yield rel, size, mtime
+        if not found:
+            raise FileNotFoundError(errno.ENOENT, "on no node of the Ray cluster", root)
+
+    def run(self, root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterator[dict[str, Any]]:
+        size = self.batch or batch_size(len(todo), self.cpus())
+        queue = deque(self._batches(todo, size))
+        window = max(1, workers) * IN_FLIGHT_PER_CPU
+        pending: dict[Any, list] = {}
+        try:
+            while queue or pending:
+                while queue and len(pending) < window:
+                    node, batch = queue.popleft()
+                    task = self.read.options(**self._task_options(node))
+                    pending[task.remote(root, batch, full, rows, drafter, vocab_mapping)] = batch
+                ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
+                if cancel.is_set():
+                    return
+                if ready:
+                    ready, _ = self.ray.wait(list(pending), num_returns=len(pending), timeout=0)
+                for ref in ready:
+                    yield from self._records(ref, pending.pop(ref))
+        finally:
+            for ref in pending:  # cancelled, or the caller stopped: nothing keeps running for us
+                self.ray.cancel(ref)
+
+    def _batches(self, todo: list, size: int) -> Iterator[tuple[str | None, list]]:
+        if not self.local_roots:
+            for i in range(0, len(todo), size):
+                yield None, todo[i : i + size]
+            return
+        per_node: dict[str, list] = {}
+        for item in todo:
+            per_node.setdefault(self.node_of[item[0]], []).append(item)
+        for node, items in per_node.items():
+            for i in range(0, len(items), size):
+                yield node, items[i : i + size]
+
+    def _records(self, ref, batch: list) -> list[dict[str, Any]]:
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayError as err:
+            reason = lost_reason(err)
+            return [lost_record(rel, size, mtime, reason) for rel, size, mtime in batch]
+
+

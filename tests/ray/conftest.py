@@ -1,0 +1,34 @@
+"""A local Ray cluster on loopback for the `scan --ray` tests (tests/helpers/ray_cluster.py): a
+head and one worker node, one CPU each, for the session, stopped at its end even on failure."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.ray_cluster import local_cluster
+
+
+def ray_or_skip():
+    """Skip without Ray, unless EAGLE3_TUI_REQUIRE_RAY is set (.ci/run): then fail."""
+    problem = None
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        problem = 'Ray is not installed (pip install "eagle3-tui[ray]")'
+    if problem is None and shutil.which("ray") is None:
+        problem = "the `ray` command is not on PATH"
+    if problem is not None:
+        if os.environ.get("EAGLE3_TUI_REQUIRE_RAY"):
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    ray_or_skip()
+    with local_cluster(workers=1) as cluster:
+        yield cluster

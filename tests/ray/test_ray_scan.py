@@ -1,0 +1,126 @@
+"""`scan --ray` on a two-node local cluster: the same records and findings as the local scan,
+and no file lost when a worker node dies in the middle."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.ray.conftest import ray_or_skip
+
+TIMEOUT = 300
+
+
+def scan(*args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", *map(str, args)], check=False,
+                          capture_output=True, text=True, timeout=TIMEOUT, env=env)
+
+
+def parsed(out: str) -> tuple[dict[str, dict], dict]:
+    """(records by path without "computed", the last line)."""
+    lines = [json.loads(line) for line in out.splitlines()]
+    records = {r["path"]: {k: v for k, v in r.items() if k != "computed"} for r in lines[:-1]}
+    return records, lines[-1]
+
+
+def test_ray_scan_equals_the_local_scan(ray_cluster, planted):
+    local = scan(planted, "--json", "--no-cache")
+    ray = scan(planted, "--json", "--no-cache", "--ray", ray_cluster.address, "--ray-batch", "4")
+    assert local.returncode == ray.returncode == 1, ray.stderr  # planted has warnings
+    local_records, local_last = parsed(local.stdout)
+    ray_records, ray_last = parsed(ray.stdout)
+    assert ray_records == local_records  # record for record, every number
+    assert ray_last["findings"] == local_last["findings"]  # finding for finding
+    assert {json.loads(line)["computed"] for line in ray.stdout.splitlines()[:-1]} == {"ray"}
+    assert len(ray_records) == sum(1 for p in Path(planted).rglob("*") if p.is_file())
+
+
+def test_ray_scan_text_report_names_the_same_findings(ray_cluster, planted):
+    local = scan(planted, "--no-cache")
+    ray = scan(planted, "--no-cache", "--ray", ray_cluster.address)
+    assert ray.returncode == local.returncode == 1, ray.stderr
+    findings = lambda out: out.split("\n\n")[0]
+    assert findings(ray.stdout) == findings(local.stdout)
+    assert "layer_group" in findings(ray.stdout)
+
+
+def test_a_worker_node_killed_mid_scan_loses_no_file(ray_cluster, clean):
+    """The node dies while its batches run: they are read again on the head (max_retries), or
+    come back as records saying why; every file has its record, the summary counts them all."""
+    node = ray_cluster.add_worker()
+    files = sorted(str(p.relative_to(clean)) for p in Path(clean).rglob("*") if p.is_file())
+    proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(clean), "--json", "--no-cache",
+                             "--ray", ray_cluster.address, "--ray-batch", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()  # batches are out on every node
+        assert first, proc.stderr.read()
+        ray_cluster.kill(node, signal.SIGKILL)  # the node and its workers, without a goodbye
+        rest, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records, last = parsed(first + rest)
+    assert sorted(records) == files, err  # nothing dropped, nothing twice
+    assert last["summary"]["files"] == len(files)
+    lost = [r for r in records.values() if r.get("lost")]
+    for r in lost:  # a batch not read anywhere says so
+        assert r["error"].startswith("not read on the Ray cluster")
+    read = [r for r in records.values() if "error" not in r]
+    assert len(read) + len(lost) == len(files)
+
+
+def test_ray_address_without_a_cluster_is_one_line(clean):
+    ray_or_skip()
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = scan(clean, "--ray", f"127.0.0.1:{port}")
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"eagle3-tui: scan: --ray 127.0.0.1:{port}: no Ray cluster there (Connection refused)"
+
+
+def test_ctrl_c_stops_a_ray_scan_and_still_reports(ray_cluster, clean):
+    """SIGINT (ctrl+c) in the middle: the batches still out are cancelled, the report of what was
+    read is printed, marked interrupted, exit 130, as for a local scan."""
+    proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(clean), "--json", "--no-cache",
+                             "--ray", ray_cluster.address, "--ray-batch", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first, proc.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records, last = parsed(first + rest)
+    assert proc.returncode == 130, err
+    assert last["summary"]["interrupted"] is True
+    assert last["summary"]["files"] == len(records) < sum(1 for p in Path(clean).rglob("*") if p.is_file())
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_local_roots_lists_on_the_nodes_and_reads_each_file_once(ray_cluster, planted):
+    """--ray-local-roots: each node lists the tree on its own disk (here both nodes see the same
+    one, as two nodes holding copies would) and each file is read once, on a node that has it."""
+    local = scan(planted, "--json", "--no-cache")
+    ray = scan(planted, "--json", "--no-cache", "--ray", ray_cluster.address, "--ray-local-roots", "--ray-batch", "4")
+    assert ray.returncode == local.returncode == 1, ray.stderr
+    local_records, local_last = parsed(local.stdout)
+    ray_records, ray_last = parsed(ray.stdout)
+    assert len(ray.stdout.splitlines()) - 1 == len(ray_records)  # no file twice
+    assert ray_records == local_records
+    assert ray_last["findings"] == local_last["findings"]
+
+
+def test_local_roots_on_no_node_is_one_line(ray_cluster, tmp_path):
+    done = scan(tmp_path / "nowhere", "--ray", ray_cluster.address, "--ray-local-roots")
+    assert done.returncode == 2
+    assert done.stderr == f"eagle3-tui: scan: {tmp_path / 'nowhere'}: no such file or folder\n"
