@@ -79,6 +79,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
+    read = (rows_of, pick) if rows_of is not None else None
     accepted = {}
     if drafter is not None:
         from eagle3_tui.engines.scan.agreement import record_acceptance
@@ -101,11 +102,10 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
-        "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=(rows_of, pick) if rows_of is not None else None),
-        # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py): the first ids, a
-        # few rows projected small; taken here so that pairing never opens the sample again. Under
-        # a byte budget, the rows the budget read (no more)
-        "pair": record_print(ids, parts, valid, read=(rows_of, pick) if rows_of is not None else None),
+        "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=read),
+        # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), taken here so
+        # that pairing never opens the sample again; under a byte budget, of the rows it read
+        "pair": record_print(ids, parts, valid, read=read),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,

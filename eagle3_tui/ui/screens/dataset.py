@@ -2,8 +2,7 @@
 top, a distribution strip per slot, and a table of files.
 
 The main screen opens it with the open Source, the folder as a Target and a `post` callable
-for the main screen (ShowSample, FileAction, ScanMarksWanted); it never reaches into the main
-screen. One worker drives dataset/pipeline.py (the pipeline `scan` drives too): the scan with
+(ShowSample, FileAction, ScanMarksWanted); it never reaches into the main screen. One worker drives dataset/pipeline.py (the pipeline `scan` drives too): the scan with
 the record cache in front, the findings (their torch part in a child process, so this process
 never imports torch), and with --model the layers of a few representative files, identified
 next to the data. Records are taken in as they arrive and shown at most FLUSH_SECONDS apart;
@@ -55,7 +54,6 @@ YIELD_SECONDS = 0.001
 
 class DatasetScreen(DatasetExporting, Screen):
     BINDINGS = keys.DATASET
-
     AUTO_FOCUS = "#ds-table"
 
     def __init__(self, source: Source, folder: Target, where: str, post: Callable[[Message], object], *,
