@@ -34,18 +34,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--vocab-mapping", metavar="FILE",
                         help="the drafter's vocab_mapping.pt, on the data's host: per sample, the share of loss tokens in the "
                         "draft vocabulary (default: DATASET/vocab_mapping/vocab_mapping.pt above the folder)")
+    from eagle3_tui.commands._ray import add_ray_arguments
+
+    add_ray_arguments(parser)  # D (the dataset view) scans on the cluster, as `scan --ray` does
     return parser
 
 
 def run_app(target: str = ".", *, remote_python: str | None = None,
             accept_new_host_key: bool = False, data_dir: str | None = None,
             tokenizer: str | None = None, model: str | None = None, drafter: str | None = None,
-            vocab_mapping: str | None = None) -> int:
+            vocab_mapping: str | None = None, ray=None) -> int:
     from eagle3_tui.ui.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
     app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key,
-                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter, vocab_mapping))
+                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter, vocab_mapping),
+                    ray=ray)
     app.run()
     return int(app.return_code or 0)
 
@@ -53,7 +57,40 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
+    ray = _ray_options(args)
+    if isinstance(ray, int):
+        return ray
     return run_app(args.target, remote_python=args.remote_python,
                    accept_new_host_key=args.accept_new_host_key, data_dir=data_dir,
                    tokenizer=args.tokenizer, model=args.model, drafter=args.drafter,
-                   vocab_mapping=args.vocab_mapping)
+                   vocab_mapping=args.vocab_mapping, ray=ray)
+
+
+def _ray_options(args: argparse.Namespace):
+    """--ray's options for the dataset view, None without it, or the exit code of a problem
+    (one line: Ray missing here for a local target, an option without --ray)."""
+    from eagle3_tui.target import TargetError, parse_target
+
+    if args.ray is None:
+        if args.ray_local_roots or args.ray_batch is not None:
+            print("eagle3-tui: --ray-local-roots and --ray-batch go with --ray", file=sys.stderr)
+            return 2
+        return None
+    if args.ray_batch is not None and args.ray_batch < 1:
+        print(f"eagle3-tui: --ray-batch {args.ray_batch}: expected 1 or more", file=sys.stderr)
+        return 2
+    try:
+        remote = parse_target(args.target).is_remote
+    except TargetError:
+        remote = False  # the app says what is wrong with the target
+    if not remote:
+        from eagle3_tui.dataset.ray_runner import RayMissing, import_ray
+
+        try:
+            import_ray()
+        except RayMissing as err:
+            print(f"eagle3-tui: --ray: {err}", file=sys.stderr)
+            return 2
+    from eagle3_tui.ui.dataset_source import RayOptions
+
+    return RayOptions(args.ray, args.ray_local_roots, args.ray_batch)

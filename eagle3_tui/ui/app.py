@@ -44,8 +44,11 @@ class Eagle3App(App):
         opener: Opener = open_target,
         data_dir: str | None = None,
         analysis: Analysis | None = None,
+        ray: Any = None,
     ) -> None:
         super().__init__()
+        #: --ray: the dataset view's scans run on this Ray cluster (ui/dataset_source.py)
+        self.ray = ray
         #: tokenizer, target model and drafter given on the command line (all optional)
         self.analysis = analysis or Analysis()
         #: where bookmarks live (None: the user data folder, or EAGLE3_TUI_DATA_DIR)

@@ -396,10 +396,10 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         data = self.target.with_path(folder)
         if kept_dataset.back_to(self.app, data, partial(kept_dataset.closed, self)):
             return  # the view left by enter on a file, as it was
+        from eagle3_tui.ui.dataset_source import dataset_source
         from eagle3_tui.ui.screens.dataset import DatasetScreen
-
         analysis = self.app.analysis  # --model names the layers (on the data's machine only)
-        self.app.push_screen(DatasetScreen(self.source, data, self.where, self.post_message,
+        self.app.push_screen(DatasetScreen(dataset_source(self.app, self.source, data), data, self.where, self.post_message,
                                            model=analysis.path_for("model", data),
                                            drafter=analysis.path_for("drafter", data), model_given=analysis.model),
                              callback=partial(kept_dataset.closed, self))
