@@ -205,7 +205,7 @@ class LocalSource(Source):
             try:
                 problem = check_drafter(*drafter) if drafter is not None else None
                 if problem is not None:
-                    loop.call_soon_threadsafe(queue.put_nowait, SourceError(f"--drafter: {problem}"))
+                    _post(loop, queue.put_nowait, SourceError(f"--drafter: {problem}"))
                     return
                 # the stubs of unchanged files come during the listing, thousands in a burst:
                 # handed over STUB_BATCH at a time (one by one, the loop woke for every few)
@@ -229,11 +229,11 @@ class LocalSource(Source):
                 if stubs:
                     hand_over(*stubs)
             except OSError as err:
-                loop.call_soon_threadsafe(queue.put_nowait, SourceError(os_error_message(path, err)))
+                _post(loop, queue.put_nowait, SourceError(os_error_message(path, err)))
             except BaseException as err:  # noqa: BLE001 - handed to the awaiting side
-                loop.call_soon_threadsafe(queue.put_nowait, err)
+                _post(loop, queue.put_nowait, err)
             finally:
-                loop.call_soon_threadsafe(queue.put_nowait, done)
+                _post(loop, queue.put_nowait, done)
 
         thread = threading.Thread(target=_run, name="eagle3-scan", daemon=True)
         thread.start()
@@ -251,6 +251,15 @@ class LocalSource(Source):
                     yield item
         finally:
             cancel.set()  # the scan stops at its next file (the pool is terminated)
+
+
+def _post(loop: asyncio.AbstractEventLoop, fn, *args) -> None:
+    """Hand fn(*args) to the loop from the scan thread; a loop that closed meanwhile (the command
+    ended on ctrl+c while the scan stopped at its next file) has nobody left to tell."""
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:
+        pass
 
 
 class _Handover:
@@ -271,7 +280,7 @@ class _Handover:
         now = time.monotonic()
         if now - self._last >= PROGRESS_EVERY:
             self._last = now
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, {"progress": state.to_json()})
+            _post(self.loop, self.queue.put_nowait, {"progress": state.to_json()})
 
     def _drain(self) -> None:
         with self._lock:
@@ -284,4 +293,4 @@ class _Handover:
             wake = not self._pending
             self._pending.extend(records)
         if wake:
-            self.loop.call_soon_threadsafe(self._drain)
+            _post(self.loop, self._drain)

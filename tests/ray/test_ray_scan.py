@@ -65,7 +65,10 @@ def test_a_worker_node_killed_mid_scan_loses_no_file(ray_cluster, clean):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    records, last = parsed(first + rest)
+    try:
+        records, last = parsed(first + rest)
+    except json.JSONDecodeError as bad:
+        raise AssertionError(f"not JSON lines: {(first + rest)[-600:]!r}\nstderr: {err[-1500:]}") from bad
     assert sorted(records) == files, err  # nothing dropped, nothing twice
     assert last["summary"]["files"] == len(files)
     lost = [r for r in records.values() if r.get("lost")]
