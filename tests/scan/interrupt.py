@@ -9,6 +9,7 @@ import pty
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +21,11 @@ def interrupt_scan_at(marker: bytes, *args: str) -> tuple[int, str, dict]:
     proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", *args], stdout=subprocess.PIPE,
                             stderr=slave, env={**os.environ, "PYTHONPATH": str(ROOT)})
     os.close(slave)
+    # stdout drained meanwhile: records (~6 KB each with their pairing field) fill a pipe nobody
+    # reads long before the marker shows, and the scan would wait on it for ever
+    out_parts: list[bytes] = []
+    reader = threading.Thread(target=lambda: out_parts.append(proc.stdout.read()), daemon=True)
+    reader.start()
     seen = b""
     while marker not in seen:
         try:
@@ -29,7 +35,9 @@ def interrupt_scan_at(marker: bytes, *args: str) -> tuple[int, str, dict]:
         assert chunk, seen
         seen += chunk
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
+    proc.wait(timeout=120)
+    reader.join(timeout=60)
+    out = b"".join(out_parts)
     try:
         while chunk := os.read(master, 4096):
             seen += chunk
