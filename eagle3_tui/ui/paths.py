@@ -42,7 +42,7 @@ def entry_note(entry: Entry, count: int | None) -> str:
         counted = "" if count is None else f" holding {count:,} {'entry' if count == 1 else 'entries'}"
         return f"A folder{counted}: l opens it."
     if entry.kind == "file":
-        size = "" if entry.size is None else f" of {entry.size:,} bytes"
+        size = "" if entry.size is None else f" of {entry.size:,} byte{'' if entry.size == 1 else 's'}"
         return f"A file{size}: l views text, else tries it as a sample."
     note = KIND_NOTES.get(entry.kind, KIND_NOTES["other"])
     return note[0].upper() + note[1:] + "."

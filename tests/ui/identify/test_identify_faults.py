@@ -3,6 +3,8 @@ a line under the table says it in words, at 120x40 and 80x24."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -54,4 +56,5 @@ async def test_I_names_a_branch_without_the_residual_and_a_mid_layer_state(fault
         assert _b_column(text) == {"aux0": "3*", "aux1": "5mlp*", "aux2": "8mid*", "final": "post*"}, text
         assert "slots at b 3, 5mlp, 8mid" in text  # the status line
         if size[0] >= 120:  # the words under the table (the narrow layout keeps the table only)
-            assert "aux1 5mlp*: b=6 without the residual (layer 5's MLP output alone)" in text
+            # the slot labels are padded to one width ("aux1  5mlp*", "final after ...")
+            assert re.search(r"aux1 +5mlp\*: b=6 without the residual \(layer 5's MLP output alone\)", text), text
