@@ -22,10 +22,12 @@ from typing import Any
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 6  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+SCHEMA = 7  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode;
-#          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on
+#          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on;
+#          7: "pair" in a column of its own: ~3 KB a record that only `pair` reads, so a cached
+#             scan, `scan --json` and the TUI never load it
 
 #: the modules a record's numbers come from: a change to any of them is another code version
 _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",
@@ -63,6 +65,10 @@ def record_variant(record: dict[str, Any]) -> str | None:
     return (record.get("draft_vocab") or {}).get("mapping")
 
 
+def _without_pair(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "pair"} if "pair" in record else record
+
+
 class ScanCache:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else cache_dir() / "scan.sqlite"
@@ -79,7 +85,7 @@ class ScanCache:
             self._db.execute(f"PRAGMA user_version={SCHEMA}")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS records (host TEXT, path TEXT, size INTEGER, mtime REAL,"
-            " mode TEXT, record TEXT, error INTEGER, variant TEXT, PRIMARY KEY (host, path))"
+            " mode TEXT, record TEXT, error INTEGER, variant TEXT, pair TEXT, PRIMARY KEY (host, path))"
         )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS findings (host TEXT, root TEXT, digest TEXT, findings TEXT,"
@@ -107,6 +113,18 @@ class ScanCache:
         )
         return {row[0]: row[1:] for row in cur}
 
+    def pairs(self, host: str, root: str, full: bool, rows: int,
+              budget: int = DEFAULT_BUDGET) -> dict[str, dict[str, Any]]:
+        """rel path -> the "pair" field of the records known() gives (what `pair` matches on)."""
+        prefix = self._prefix(root)
+        wanted = (mode_name(True, rows, budget), mode_name(full, rows, budget))
+        cur = self._db.execute(
+            "SELECT substr(path, ?), pair FROM records"
+            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?) AND pair IS NOT NULL",
+            (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),
+        )
+        return {rel: json.loads(text) for rel, text in cur}
+
     def in_folder(self, host: str, folder: str) -> dict[str, tuple[int, float, str]]:
         """name -> (size, mtime, record JSON text) of the files directly in `folder`, whatever
         scan (root, depth) wrote them: one indexed range query (the browser's marks)."""
@@ -123,12 +141,13 @@ class ScanCache:
         prefix = self._prefix(root)
         mode = mode_name(full, rows, budget)
         rows_ = [
-            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(r), "error" in r, record_variant(r))
+            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(_without_pair(r)), "error" in r,
+             record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None)
             for r in records
             if r.get("size") is not None and r.get("mtime") is not None and not r.get("lost")  # lost: read next time
         ]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows_)
+            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows_)
 
     # Findings of the last scan of a folder, keyed by a digest of the records they came from:
     # a second scan of an unchanged dataset then computes nothing (the permutation test alone

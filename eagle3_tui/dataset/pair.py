@@ -166,7 +166,7 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
     records: list[dict[str, Any]] = []
     read = bytes_read = 0
     try:
-        async for item in scan_dataset(source, dataset, ScanOptions(), cache=cache):
+        async for item in scan_dataset(source, dataset, ScanOptions(), cache=cache, pair=True):
             if "progress" in item:
                 continue
             records.append(item)

@@ -37,10 +37,12 @@ def cache_host(source) -> str:
 
 async def scan_dataset(
     source, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
-    skip: dict[str, tuple[int | None, float | None]] | None = None,
+    skip: dict[str, tuple[int | None, float | None]] | None = None, pair: bool = False,
 ) -> AsyncIterator[dict[str, Any]]:
     """skip: rel -> (size, mtime) of files this caller has already (a scan resumed after a lost
-    connection): unchanged, they are neither read again nor yielded."""
+    connection): unchanged, they are neither read again nor yielded.
+    pair: records keep their "pair" field (engines/scan/pairprint.py), cached ones too; else it
+    goes only to the cache (~3 KB a record nothing but `pair` reads)."""
     options = options or ScanOptions()
     skip = skip or {}
     full, rows, budget = options.full, options.rows, options.budget
@@ -52,18 +54,27 @@ async def scan_dataset(
     pending: list[dict[str, Any]] = []
     told = {rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
     told.update((rel, (size, mtime, "*")) for rel, (size, mtime) in skip.items() if size is not None)
+    prints: dict[str, dict[str, Any]] | None = None
     try:
         async for item in source.scan(path, **options.as_request(), known=told):
             if item.get("path") in skip:
                 continue
             if item.get("cached"):
-                yield _from_cache(item["path"], known[item["path"]], lazy)
+                record = _from_cache(item["path"], known[item["path"]], lazy)
+                if pair:
+                    if prints is None:
+                        prints = cache.pairs(host, root, full, rows, budget)
+                    if item["path"] in prints:
+                        record["pair"] = prints[item["path"]]
+                yield record
                 continue
             if "path" in item and cache is not None:
                 pending.append(item)
                 if len(pending) >= FLUSH_EVERY:
                     cache.put(host, root, pending, full, rows, budget)
                     pending = []
+            if not pair and "pair" in item:
+                item = {k: v for k, v in item.items() if k != "pair"}
             yield item
     finally:
         if pending and cache is not None:

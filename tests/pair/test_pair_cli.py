@@ -83,3 +83,19 @@ def test_text_output_and_bad_inputs(demo, capsys):
     assert rc == 2 and "nowhere" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["pair", str(demo / "infer/ok_noids_s2.pt")])
+
+
+def test_scan_prints_no_pair_field_yet_pair_after_scan_reads_no_sample(demo, capsys):
+    """The ~3 KB a record keeps for pairing stays in the cache: `scan --json` lines (fresh or
+    cached) never carry it, and a `pair` after the scan still reads nothing."""
+    train = str(demo / "train")
+    for attempt in ("fresh", "cached"):
+        assert main(["scan", train, "--json"]) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        records = [r for r in lines if "path" in r]
+        assert len(records) == 24 and all(r.get("cached", False) == (attempt == "cached") for r in records)
+        assert not [r["path"] for r in records if "pair" in r], attempt
+    sample = next(s for c, s, _ in demo_pairs(demo) if c.endswith("fault_permuted_s10.pt"))
+    _, result = pair(capsys, str(demo / "infer/fault_permuted_s10.pt"), train)
+    assert result["files_read"] == 0 and result["matches"][0]["how"] == "states"
+    assert result["matches"][0]["path"] == dataset_of(sample)[1]
