@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import os
 from itertools import pairwise
+from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
@@ -146,10 +147,12 @@ def relative_to(root: str, path: str) -> str | None:
 
 
 async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
-                       exclude: frozenset[str] = frozenset(), skip_folder: bool = False) -> dict[str, Any]:
+                       exclude: frozenset[str] = frozenset(), skip_folder: bool = False,
+                       progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Scan `dataset` (cached records stand for unchanged files), print the capture next to the
     data (Source.pair_print) and rank. The capture itself is never a match; with skip_folder,
     nothing in its folder is (the TUI's P: the other captures there are no training samples).
+    progress: called with the scan's progress dicts (files_done, files_total, bytes_read, ...).
     Raises SourceError when a side cannot be read."""
     import asyncio
 
@@ -168,6 +171,8 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
     try:
         async for item in scan_dataset(source, dataset, ScanOptions(), cache=cache, pair=True):
             if "progress" in item:
+                if progress is not None:
+                    progress(item["progress"])
                 continue
             records.append(item)
             if not item.get("cached"):

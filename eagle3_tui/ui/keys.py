@@ -53,7 +53,7 @@ MAIN = [
     Binding("P", "pair_capture", "Pair", show=False, id="main.pair_capture",
             tooltip="Compare: pair this capture with its training sample"),
     Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
-            tooltip="Stop identifying (I), else clear the filter"),
+            tooltip="Stop P or I while they run, else clear the filter"),
     Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",
             id="sample.token_prev", tooltip="Token cursor one back"),
     Binding("right_square_bracket,shift+right", "token(1)", "Token", show=False,

@@ -11,6 +11,7 @@ from textual import work
 
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
+from eagle3_tui.ui.format import human_size
 from eagle3_tui.ui.pins import Pin
 
 
@@ -39,8 +40,18 @@ class PairCapture:
             return
         dataset = pair_dataset(self.target.path, capture)
         say(f"pairing {printable(posixpath.basename(capture))} with the samples under {printable(dataset)}… "
-            "(the first time scans them)")
-        self.run_pairing(capture, dataset)
+            "(the first time scans them; esc cancels)")
+        self._pairing = self.run_pairing(capture, dataset)
+
+    def cancel_pairing(self) -> bool:
+        """esc while P runs: stop its scan (the records read so far stay in the cache)."""
+        worker = getattr(self, "_pairing", None)
+        if worker is None or worker.is_finished:
+            return False
+        worker.cancel()
+        self._pairing = None
+        self.status_line.say("pairing cancelled")  # type: ignore[attr-defined]
+        return True
 
     @work(exclusive=True, group="pair")
     async def run_pairing(self, capture: str, dataset: str) -> None:
@@ -48,8 +59,15 @@ class PairCapture:
 
         say = self.status_line.say  # type: ignore[attr-defined]
         name = printable(posixpath.basename(capture))
+
+        def scanning(progress: dict[str, Any]) -> None:
+            done, total = progress.get("files_done") or 0, progress.get("files_total") or 0
+            of = f" of {total:,}" if progress.get("listing_done") else ""
+            say(f"pairing {name}: {done:,}{of} files scanned, {human_size(progress.get('bytes_read') or 0)} read… "
+                "esc cancels")
+
         try:
-            result = await pair_capture(self.source, capture, dataset, top=1, skip_folder=True)
+            result = await pair_capture(self.source, capture, dataset, top=1, skip_folder=True, progress=scanning)
         except SourceError as err:
             say(f"cannot pair {name}: {err}", error=True)
             return

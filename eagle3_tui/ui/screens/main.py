@@ -281,6 +281,8 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.folder.show_filter()
 
     def action_clear_filter(self) -> None:
+        if self.cancel_pairing():
+            return
         if self.pane.identifying is not None:
             self.pane.cancel_identify()
         elif self.folder.clear_filter():

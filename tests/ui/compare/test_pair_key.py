@@ -88,3 +88,33 @@ async def test_an_id_less_capture_gets_acceptance_from_a(demo_drafter):
         assert abs(line.fixed["top1"] - line.a["top1"]) < 0.05  # bf16 capture, near A's own figure
         first = screen_text(app).splitlines()[0]
         assert "B re-ordered 1,2,0 top-1" in first and "no token ids" not in first
+
+
+async def test_p_shows_its_scan_and_esc_cancels_it(demo, tmp_path):
+    """The first P on a big dataset scans it: the status line counts the files, and esc stops the
+    scan there (no compare view opens later, the browser keeps working)."""
+    import os
+    import shutil
+
+    shard = tmp_path / "train" / "rows_0-4000"
+    shard.mkdir(parents=True)
+    for i in range(4000):  # hard links: 4,000 files to scan, one sample's bytes on disk
+        os.link(demo / SHARD / "data_0.ckpt", shard / f"data_{i}.ckpt")
+    (tmp_path / "infer").mkdir()
+    shutil.copy(demo / "infer" / "ok_bf16_s0.pt", tmp_path / "infer")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await go_to(pilot, tmp_path / "infer", "ok_bf16_s0.pt")
+        main = app.main_screen
+        await pilot.press("P")
+        await wait_until(pilot, lambda: "files scanned" in screen_text(app), what="the scan's progress", timeout=60)
+        assert "esc cancels" in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not [w for w in app.workers if w.group == "pair" and w.is_running],
+                         what="the pairing worker stopped")
+        assert "pairing cancelled" in screen_text(app)
+        await pilot.pause(0.5)
+        assert app.screen is main and main.pins.a is None
+        await pilot.press("j")  # still browsing
+        assert app.screen is main
