@@ -407,8 +407,11 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
                              callback=partial(kept_dataset.closed, self))
 
     def on_show_sample(self, message: ShowSample) -> None:
-        """The dataset view opens a sample: the browser moves to it (as a bookmark jump does)."""
+        """The dataset view opens a file: the browser moves to it (as a bookmark jump does), and
+        a file whose name is not a sample's opens as text when it is text (as l does)."""
         self.open_folder(message.folder.path, select=message.name)
+        if not is_sample_name(message.name):
+            self.open_file(posixpath.join(message.folder.path, message.name))
 
     def on_file_action(self, message: FileAction) -> None:
         """b / t in the dataset view, answered in its status line."""

@@ -53,3 +53,27 @@ async def test_esc_or_D_returns_to_the_view_as_it_was(planted, size, back):
         await pilot.press("D")
         await wait_until(pilot, lambda: isinstance(app.screen, DatasetScreen), what="a dataset view")
         assert app.screen is not view
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_enter_on_a_text_file_in_the_view_opens_it_as_text(planted, size):
+    """README.txt among the samples: enter shows its text (as l does in the browser), not a
+    "not a torch file" panel; esc goes back to the browser on it, esc again to the view."""
+    app = make_app(planted)
+    async with app.run_test(size=size) as pilot:
+        view = await open_dataset(pilot, planted, on="README.txt")
+        await scan_done(pilot, view)
+        for _ in range(len(view.rows.view)):
+            if under_cursor(view) == "README.txt":
+                break
+            await pilot.press("j")
+        assert under_cursor(view) == "README.txt", [view.rows.records[i].path for i in view.rows.view]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "TextViewScreen", what="the text viewer")
+        assert (planted / "README.txt").read_text().splitlines()[0][:40] in screen_text(app)
+        await pilot.press("escape")
+        main = app.main_screen
+        await wait_until(pilot, lambda: app.screen is main and main.browser.current is not None
+                         and main.browser.current.name == "README.txt", what="the browser on README.txt")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is view, what="the dataset view as it was")
