@@ -188,7 +188,7 @@ class SampleView(Widget):
             notes.append((f"loss mask {lm.get('ones')}/{lm.get('total')}", "sample--dim"))
         pad = s.get("padding") or {}
         said = " ".join(str(w) for w in s.get("warnings") or [])
-        if pad.get("trailing") and not (self.compact and f"{pad['trailing']} padding rows" in said):
+        if pad.get("trailing") and f"{pad['trailing']} padding rows" not in said:  # the warning says it
             notes.append((f"{pad['trailing']} padding rows", "sample--warn"))
         if notes:
             append_parts(out, [(t, self._s(st)) for t, st in notes], width, self._s("sample--dim"))
