@@ -21,6 +21,8 @@ Protocol, JSON lines both ways. The agent first prints one line
                                                  -> {"id", "result": {...}}
     accept    {"path", "drafter", "model", "steps", "all_rows", "order", "ids_from"} -> {"id", "result": {...}}
     pair_print {"path", "widths"}        -> {"id", "result": {"n", "ids", "pos", "rows"}} (engines/scan/pairprint.py)
+    check_folders {"model", "drafter"}   -> {"id", "result": {"problems": {"model"|"drafter": line}}}
+                                            (engines/model/folder_check.py, the TUI's start-up check)
     scan      {"path", "full", "rows", "budget", "workers", "vocab_mapping", "known": [[rel, size, mtime, variant], ...],
                "drafter": [drafter folder, model folder or null] or null}
               (a drafter folder that does not load: {"id", "page": [], "drafter_error", "done"})
@@ -240,6 +242,11 @@ class Agent:
             **({"ids_from": req["ids_from"]} if req.get("ids_from") else {}),
         )
         self.send({"id": rid, "result": result})
+
+    def op_check_folders(self, rid, req, cancel):
+        from eagle3_tui.engines.model.folder_check import check_folders
+
+        self.send({"id": rid, "result": {"problems": check_folders(req.get("model"), req.get("drafter"))}})
 
     def op_pair_print(self, rid, req, cancel):
         from eagle3_tui.engines.scan.pairprint import capture_print

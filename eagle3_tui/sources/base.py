@@ -177,6 +177,12 @@ class Source(ABC):
         Unusable inputs come back as {"path", "drafter", "error"}."""
         raise NotImplementedError
 
+    async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
+        """What is wrong with a model and a drafter folder on this source's machine
+        (engines/model/folder_check.py, no torch): "model" / "drafter" -> one line; {} when both
+        are fine or when this source cannot tell (they are then checked when used)."""
+        return {}
+
     async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
         """What pairing needs of a capture (engines/scan/pairprint.py capture_print): its ids
         and its rows projected for each of the dataset's `widths`; {"path", "error"} when the

@@ -156,6 +156,11 @@ class LocalSource(Source):
 
         return await self._computed_here(run)
 
+    async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
+        from eagle3_tui.engines.model.folder_check import check_folders
+
+        return await asyncio.to_thread(check_folders, model, drafter)
+
     async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
             from eagle3_tui.engines.scan.pairprint import capture_print

@@ -138,6 +138,12 @@ class SshSource(SshSession):
             result["identify"] = {"model": model, "error": self._no_model_run()}
         return await self._with_text(_restore_paths(result, {str(local): path}), tokenizer, False)
 
+    async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
+        """On the box, by the agent; {} when it cannot run there (they are checked when used)."""
+        result = await self._remote("check_folders", "checking the model and drafter folders",
+                                    {"model": model, "drafter": drafter})
+        return dict(result.get("problems") or {}) if result is not None else {}
+
     async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
         remote = await self._remote("pair_print", f"reading {path}", {"path": path, "widths": widths})
         if remote is not None:

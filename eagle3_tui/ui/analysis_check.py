@@ -3,7 +3,7 @@ start, in a worker (engines/model/folder_check.py: config.json and the weights' 
 torch): what is wrong is said once, and the parts that need it (the drafter's acceptance, I) are
 off instead of failing on every sample with the same cut-off line.
 
-Paths on this machine are checked; a model or drafter on the data's box is checked when used.
+A model or drafter on the data's SSH box is checked there, by the agent (Source.check_folders).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from eagle3_tui.sources.base import Source
     from eagle3_tui.target import Target
     from eagle3_tui.ui.analysis import Analysis
 
@@ -33,13 +34,9 @@ def check(analysis: Analysis, data: Target, data_here: bool) -> dict[str, str]:
     """option -> one line of what is wrong with it (blocking: run it in a thread)."""
     from eagle3_tui.engines.model import folder_check
 
-    problems: dict[str, str] = {}
     model = analysis.path_for("model", data) if data_here else None
     drafter = analysis.path_for("drafter", data) if data_here else None
-    if model and (p := folder_check.check_model(model, for_drafter=drafter is not None)):
-        problems["model"] = p
-    if drafter and (p := folder_check.check_drafter(drafter)):
-        problems["drafter"] = p
+    problems = folder_check.check_folders(model, drafter)
     choice = analysis.tokenizer_choice()
     there = choice.where(data)
     readable_here = there is not None and (not there.is_remote or (data_here and there.place == data.place))
@@ -47,6 +44,19 @@ def check(analysis: Analysis, data: Target, data_here: bool) -> dict[str, str]:
             p := folder_check.check_tokenizer(there.path)):
         problems["tokenizer"] = p
     return problems
+
+
+async def check_with(source: Source, analysis: Analysis, data: Target) -> dict[str, str]:
+    """check(), with a model and drafter on the data's SSH box checked on the box."""
+    import asyncio
+
+    if source.host is None:
+        return await asyncio.to_thread(check, analysis, data, True)
+    problems = await asyncio.to_thread(check, analysis, data, False)  # a tokenizer on this machine
+    model, drafter = analysis.path_for("model", data), analysis.path_for("drafter", data)
+    if model or drafter:
+        problems.update(await source.check_folders(model, drafter))
+    return {what: problems[what] for what in NEEDED_FOR if what in problems}
 
 
 def said(problems: dict[str, str], sep: str = " · ") -> str:

@@ -52,3 +52,18 @@ async def test_bad_options_are_said_once_and_samples_do_not_repeat_them(demo, tr
         assert len(app._notifications) == 1  # said once, not per sample
         await pilot.press("I")
         assert "I needs a target model" in screen_text(app)
+
+
+async def test_a_model_on_the_ssh_box_is_checked_there_at_start(box, demo, trained, tmp_path):
+    """Data on a box: --model and --drafter name folders on that box (the CLI's rule), so the
+    agent checks them there; a wrong --model is said once, not on every sample."""
+    from tests.ui.test_remote import remote_app
+
+    analysis = Analysis.from_options(None, model=str(demo / "infer"), drafter=str(trained.drafter))
+    app, _ = remote_app(box, tmp_path, f"box:{demo / SHARD}", analysis=analysis)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = app.main_screen
+        await wait_until(pilot, lambda: main.pane.unusable, timeout=60, what="the options checked on the box")
+        assert set(main.pane.unusable) == {"model"} and "no config.json" in main.pane.unusable["model"]
+        notes = [n.message for n in app._notifications]
+        assert len(notes) == 1 and "--model unusable" in notes[0]

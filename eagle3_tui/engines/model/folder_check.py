@@ -26,6 +26,17 @@ from eagle3_tui.engines.model.folder_config import (
 from eagle3_tui.engines.read.sample import SampleError
 
 
+def check_folders(model: str | None, drafter: str | None) -> dict[str, str]:
+    """"model" / "drafter" -> one line of what is wrong with it, for the folders given (the
+    TUI's start-up check; on an SSH box the agent runs it next to the folders)."""
+    problems: dict[str, str] = {}
+    if model and (p := check_model(model, for_drafter=drafter is not None)):
+        problems["model"] = p
+    if drafter and (p := check_drafter(drafter)):
+        problems["drafter"] = p
+    return problems
+
+
 def check_model(folder: str, *, for_drafter: bool = False) -> str | None:
     """A Hugging Face decoder folder: config.json checked, its sizes against the weights'
     headers (read_model_config); for a drafter, safetensors to borrow the LM head from."""

@@ -99,14 +99,14 @@ class SamplePane(VerticalScroll, can_focus=False):
     def place(self, source: Source | None, target: Target | None, where: str) -> None:
         self.source, self.target, self.where = source, target, where
         if source is not None and target is not None:
-            self._check_options(target, source.host is None)
+            self._check_options(source, target)
 
     # ----- --model, --drafter, --tokenizer: checked once, said once
 
-    @work(exclusive=True, group="check-options", thread=True)
-    def _check_options(self, target: Target, data_here: bool) -> None:
+    @work(exclusive=True, group="check-options")
+    async def _check_options(self, source: Source, target: Target) -> None:
         try:
-            problems = analysis_check.check(self.app.analysis, target, data_here)
+            problems = await analysis_check.check_with(source, self.app.analysis, target)
         except Exception as err:  # noqa: BLE001 - a check that fails is said, never raised
             problems = {"model": f"the start-up check failed: {type(err).__name__}: {err}"}
         self.post_message(analysis_check.AnalysisChecked(problems))
