@@ -16,3 +16,17 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
+
+
+def first_line(proc) -> bytes:
+    """The child's first stdout line, read byte by byte from an unbuffered pipe (Popen(bufsize=0)).
+    communicate() afterwards reads the pipe's descriptor directly: whatever a buffered readline()
+    had pulled in beyond the first line would be lost (on a busy machine the child has written
+    several lines by then)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = proc.stdout.read(1)
+        if not byte:
+            break
+        line += byte
+    return line

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.processes import first_line
 from tests.ray.conftest import ray_or_skip
 
 TIMEOUT = 300
@@ -25,6 +26,14 @@ def parsed(out: str) -> tuple[dict[str, dict], dict]:
     lines = [json.loads(line) for line in out.splitlines()]
     records = {r["path"]: {k: v for k, v in r.items() if k != "computed"} for r in lines[:-1]}
     return records, lines[-1]
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def test_ray_scan_equals_the_local_scan(ray_cluster, planted):
@@ -55,12 +64,12 @@ def test_a_worker_node_killed_mid_scan_loses_no_file(ray_cluster, clean):
     files = sorted(str(p.relative_to(clean)) for p in Path(clean).rglob("*") if p.is_file())
     proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(clean), "--json", "--no-cache",
                              "--ray", ray_cluster.address, "--ray-batch", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     try:
-        first = proc.stdout.readline()  # batches are out on every node
-        assert first, proc.stderr.read()
+        first = first_line(proc).decode()  # batches are out on every node
+        assert first, proc.stderr.read().decode()
         ray_cluster.kill(node, signal.SIGKILL)  # the node and its workers, without a goodbye
-        rest, err = proc.communicate(timeout=TIMEOUT)
+        rest, err = (out.decode() for out in proc.communicate(timeout=TIMEOUT))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -68,7 +77,8 @@ def test_a_worker_node_killed_mid_scan_loses_no_file(ray_cluster, clean):
     try:
         records, last = parsed(first + rest)
     except json.JSONDecodeError as bad:
-        raise AssertionError(f"not JSON lines: {(first + rest)[-600:]!r}\nstderr: {err[-1500:]}") from bad
+        odd = [line[:300] for line in (first + rest).splitlines() if not _is_json(line)]
+        raise AssertionError(f"not JSON lines: {odd[:5]!r}\nstderr: {err[-1500:]}") from bad
     assert sorted(records) == files, err  # nothing dropped, nothing twice
     assert last["summary"]["files"] == len(files)
     lost = [r for r in records.values() if r.get("lost")]
@@ -93,12 +103,12 @@ def test_ctrl_c_stops_a_ray_scan_and_still_reports(ray_cluster, clean):
     read is printed, marked interrupted, exit 130, as for a local scan."""
     proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(clean), "--json", "--no-cache",
                              "--ray", ray_cluster.address, "--ray-batch", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     try:
-        first = proc.stdout.readline()
-        assert first, proc.stderr.read()
+        first = first_line(proc).decode()
+        assert first, proc.stderr.read().decode()
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=TIMEOUT)
+        rest, err = (out.decode() for out in proc.communicate(timeout=TIMEOUT))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -19,6 +19,7 @@ from eagle3_tui.cli import main
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.engines.scan.pairprint import positions
 from eagle3_tui.engines.scan.records import scan_file, scan_tree
+from tests.helpers.processes import first_line
 from tests.helpers.scan_build import build
 
 
@@ -168,14 +169,8 @@ def test_ctrl_c_prints_what_was_found_and_exits_130(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--full", "--workers", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, bufsize=0)
-    # Byte by byte: communicate() reads the pipe's descriptor directly, so lines a buffered
-    # readline() had pulled in beyond the first would be lost (on a busy machine the child has
-    # written several by the time we read: this made the test fail under load).
-    first = b""
-    while not first.endswith(b"\n"):
-        byte = proc.stdout.read(1)
-        assert byte, proc.stderr.read().decode()
-        first += byte
+    first = first_line(proc)  # not readline(): see first_line
+    assert first, proc.stderr.read().decode()
     assert json.loads(first)["computed"] == "local"
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
