@@ -64,8 +64,13 @@ def ids_part(ids: list[int] | None) -> dict[str, Any]:
     if ids is None:
         return {"ids": None, "ids_hash": None, "heads": {}}
     head = ids[:PAIR_IDS]
+    packed = struct.pack(f"<{len(ids)}q", *ids)  # once: each digest hashes a prefix of it (ids_digest)
+
+    def digest(n: int) -> str:
+        return hashlib.blake2b(packed[:8 * n], digest_size=8).hexdigest()
+
     return {"ids": base64.b64encode(struct.pack(f"<{len(head)}i", *head)).decode(),
-            "ids_hash": ids_digest(ids), "heads": {str(p): ids_digest(ids[:p]) for p in head_lengths(len(ids))}}
+            "ids_hash": digest(len(ids)), "heads": {str(p): digest(p) for p in head_lengths(len(ids))}}
 
 
 def decode_ids(text: str | None) -> list[int] | None:
@@ -107,11 +112,12 @@ def record_print(ids, parts: list, valid: int, read=None) -> dict[str, Any]:
     """The record's "pair" field (see the module docstring). read: (rows of each part, their
     positions) when a byte budget read only those rows: the print keeps the valid ones of them
     instead of positions(valid), so pairing costs no byte past the budget."""
-    id_list = [int(v) for v in ids[:valid].tolist()] if ids is not None else None
+    id_list = ids[:valid].tolist() if ids is not None else None  # an integer tensor: Python ints
     if read is not None:
         rows_of, pick = read
-        keep = [i for i, r in enumerate(pick.tolist()) if r < min(valid, MAX_POS)]
-        pos = [int(pick[i]) for i in keep]
+        picked = pick.tolist()
+        keep = [i for i, r in enumerate(picked) if r < min(valid, MAX_POS)]
+        pos = [picked[i] for i in keep]
         rows = project([x[keep] for x in rows_of], list(range(len(keep)))) if keep and rows_of else None
     else:
         pos = positions(valid)
