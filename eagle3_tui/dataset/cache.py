@@ -26,8 +26,8 @@ SCHEMA = 7  # 2: fingerprints from the first and last valid rows (same in quick 
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode;
 #          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on;
-#          7: "pair" in a column of its own: ~3 KB a record that only `pair` reads, so a cached
-#             scan, `scan --json` and the TUI never load it
+#          7: "pair" in a column of its own: ~3 KB a record that only `pair` asks for and reads
+#             (a plain scan computes none: options.ScanOptions.pair)
 
 #: the modules a record's numbers come from: a change to any of them is another code version
 _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",
@@ -100,15 +100,17 @@ class ScanCache:
     def _prefix(root: str) -> str:
         return root.rstrip("/") + "/"
 
-    def known(self, host: str, root: str, full: bool, rows: int,
-              budget: int = DEFAULT_BUDGET) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
+    def known(self, host: str, root: str, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
+              pair: bool = False) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
         """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant)
-        of usable records under root: one indexed range query, nothing decoded."""
+        of usable records under root: one indexed range query, nothing decoded. pair: only
+        records that carry the pairing print (or errors, which never do)."""
         prefix = self._prefix(root)
         wanted = (mode_name(True, rows, budget), mode_name(full, rows, budget))
         cur = self._db.execute(
             "SELECT substr(path, ?), size, mtime, record, mode, error, variant FROM records"
-            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)",
+            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)"
+            + (" AND (pair IS NOT NULL OR error)" if pair else ""),
             (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),  # "0" is the character after "/"
         )
         return {row[0]: row[1:] for row in cur}

@@ -169,7 +169,7 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
     records: list[dict[str, Any]] = []
     read = bytes_read = 0
     try:
-        async for item in scan_dataset(source, dataset, ScanOptions(), cache=cache, pair=True):
+        async for item in scan_dataset(source, dataset, ScanOptions(pair=True), cache=cache):
             if "progress" in item:
                 if progress is not None:
                     progress(item["progress"])

@@ -37,20 +37,20 @@ def cache_host(source) -> str:
 
 async def scan_dataset(
     source, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
-    skip: dict[str, tuple[int | None, float | None]] | None = None, pair: bool = False,
+    skip: dict[str, tuple[int | None, float | None]] | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """skip: rel -> (size, mtime) of files this caller has already (a scan resumed after a lost
     connection): unchanged, they are neither read again nor yielded.
-    pair: records keep their "pair" field (engines/scan/pairprint.py), cached ones too; else it
-    goes only to the cache (~3 KB a record nothing but `pair` reads)."""
+    options.pair: records carry their pairing print (engines/scan/pairprint.py), cached ones
+    too (a cached record without one is read again)."""
     options = options or ScanOptions()
     skip = skip or {}
-    full, rows, budget = options.full, options.rows, options.budget
+    full, rows, budget, pair = options.full, options.rows, options.budget, options.pair
     host = cache_host(source)
     root = os.path.abspath(path) if source.host is None else path
     if options.drafter_pair is not None:
         cache = None  # cached records carry no drafter figures: every file is read again
-    known = cache.known(host, root, full, rows, budget) if cache is not None else {}
+    known = cache.known(host, root, full, rows, budget, pair=pair) if cache is not None else {}
     pending: list[dict[str, Any]] = []
     told = {rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
     told.update((rel, (size, mtime, "*")) for rel, (size, mtime) in skip.items() if size is not None)
@@ -73,8 +73,6 @@ async def scan_dataset(
                 if len(pending) >= FLUSH_EVERY:
                     cache.put(host, root, pending, full, rows, budget)
                     pending = []
-            if not pair and "pair" in item:
-                item = {k: v for k, v in item.items() if k != "pair"}
             yield item
     finally:
         if pending and cache is not None:

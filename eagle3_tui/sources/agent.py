@@ -23,7 +23,7 @@ Protocol, JSON lines both ways. The agent first prints one line
     pair_print {"path", "widths"}        -> {"id", "result": {"n", "ids", "pos", "rows"}} (engines/scan/pairprint.py)
     check_folders {"model", "drafter"}   -> {"id", "result": {"problems": {"model"|"drafter": line}}}
                                             (engines/model/folder_check.py, the TUI's start-up check)
-    scan      {"path", "full", "rows", "budget", "workers", "vocab_mapping", "known": [[rel, size, mtime, variant], ...],
+    scan      {"path", "full", "rows", "budget", "workers", "vocab_mapping", "pair", "known": [[rel, size, mtime, variant], ...],
                "drafter": [drafter folder, model folder or null] or null}
               (a drafter folder that does not load: {"id", "page": [], "drafter_error", "done"})
                                          -> {"id", "page": [record, ...], "progress": {...}} ...
@@ -296,7 +296,7 @@ class Agent:
         for record in scan_tree(
             req["path"], full=options.full, rows=options.rows, budget=options.budget, workers=options.workers,
             cancel=cancel, known=known, progress=on_progress, drafter=drafter, vocab_mapping=options.vocab_mapping,
-            executor=executor,
+            executor=executor, pair=options.pair,
         ):
             page.append(record)
             if len(page) >= 200 or time.monotonic() - sent >= 0.25:

@@ -194,7 +194,7 @@ class Source(ABC):
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
         workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
-        vocab_mapping: str | None = None,
+        vocab_mapping: str | None = None, pair: bool = False,
     ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         """Scan the dataset under folder `path` where it lives (engines/scan/records.py): yields records
         (with "computed"), cached stubs for `known` unchanged files, and {"progress": {...}}
@@ -204,6 +204,7 @@ class Source(ABC):
         top-1 (engines/scan/agreement.py); a folder that is no usable drafter raises SourceError.
         `vocab_mapping` (a vocab_mapping.pt on the same machine) adds draft-vocabulary counts.
         budget: the bytes a quick scan reads of a sample at most (engines/scan/budget.py).
+        pair: records carry the pairing print (engines/scan/pairprint.py; only `pair` asks).
         """
 
     async def read_head(self, path: str, limit: int) -> tuple[bytes, int]:

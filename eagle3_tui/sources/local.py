@@ -193,7 +193,7 @@ class LocalSource(Source):
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
         workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
-        vocab_mapping: str | None = None,
+        vocab_mapping: str | None = None, pair: bool = False,
     ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         loop = asyncio.get_running_loop()
         handover = _Handover(loop)
@@ -217,7 +217,7 @@ class LocalSource(Source):
                 stubs: list = []
                 for record in scan_tree(path, full=full, rows=rows, budget=budget, workers=workers, cancel=cancel,
                                         known=known, progress=progress, drafter=drafter,
-                                        vocab_mapping=vocab_mapping, executor=self.scan_executor()):
+                                        vocab_mapping=vocab_mapping, executor=self.scan_executor(), pair=pair):
                     if record.get("cached"):
                         stubs.append(record)
                         if len(stubs) >= STUB_BATCH:

@@ -261,7 +261,7 @@ class SshSource(SshSession):
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
         workers: int | None = None,
         known: dict[str, tuple] | None = None, drafter: tuple[str, str | None] | None = None,
-        vocab_mapping: str | None = None,
+        vocab_mapping: str | None = None, pair: bool = False,
     ) -> AsyncIterator[ScanRecord | ScanProgressItem]:
         # Fetching 100,000 files over SFTP to scan them here is no answer: scanning runs on the box.
         await self._retrying(f"scanning {path}", self._ensure)
@@ -278,7 +278,7 @@ class SshSource(SshSession):
             async for reply in self._agent.stream(
                 "scan", path=path, full=full, rows=rows, budget=budget, workers=workers, known=known_list,
                 drafter=list(drafter) if drafter is not None else None,
-                vocab_mapping=vocab_mapping,
+                vocab_mapping=vocab_mapping, pair=pair,
                 **({"ray": self.ray, "ray_local_roots": self.ray_local_roots, "ray_batch": self.ray_batch}
                    if self.ray else {}),
             ):

@@ -85,17 +85,24 @@ def test_text_output_and_bad_inputs(demo, capsys):
         main(["pair", str(demo / "infer/ok_noids_s2.pt")])
 
 
-def test_scan_prints_no_pair_field_yet_pair_after_scan_reads_no_sample(demo, capsys):
-    """The ~3 KB a record keeps for pairing stays in the cache: `scan --json` lines (fresh or
-    cached) never carry it, and a `pair` after the scan still reads nothing."""
+def test_a_plain_scan_computes_no_pairing_print_and_pair_reads_each_file_once(demo, capsys):
+    """The ~3 KB a record keeps for pairing is computed only when `pair` asks: `scan --json`
+    lines never carry it; the first `pair` after a scan reads each file once for it, the next
+    pairing nothing, and a scan after that reads nothing either (and still prints no print)."""
     train = str(demo / "train")
-    for attempt in ("fresh", "cached"):
+
+    def scanned() -> list[dict]:
         assert main(["scan", train, "--json"]) == 0
         lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         records = [r for r in lines if "path" in r]
-        assert len(records) == 24 and all(r.get("cached", False) == (attempt == "cached") for r in records)
-        assert not [r["path"] for r in records if "pair" in r], attempt
+        assert len(records) == 24 and not [r["path"] for r in records if "pair" in r]
+        return records
+
+    assert not [r for r in scanned() if r.get("cached")]
     sample = next(s for c, s, _ in demo_pairs(demo) if c.endswith("fault_permuted_s10.pt"))
-    _, result = pair(capsys, str(demo / "infer/fault_permuted_s10.pt"), train)
-    assert result["files_read"] == 0 and result["matches"][0]["how"] == "states"
-    assert result["matches"][0]["path"] == dataset_of(sample)[1]
+    capture = str(demo / "infer/fault_permuted_s10.pt")
+    _, first = pair(capsys, capture, train)
+    assert first["files_read"] == 24 and first["matches"][0]["path"] == dataset_of(sample)[1]
+    _, second = pair(capsys, capture, train)
+    assert second["files_read"] == 0 and second["matches"] == first["matches"]
+    assert all(r.get("cached") for r in scanned())

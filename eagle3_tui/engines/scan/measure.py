@@ -32,11 +32,11 @@ PREAD_MIN_BYTES = 16 << 20
 
 def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None,
-            counted: bool = True) -> ScanRecord:
+            counted: bool = True, pair: bool = False) -> ScanRecord:
     """The measured fields of a sample's scan record (records.py adds its place in the tree).
     A quick scan of a sample larger than `budget` reads its structure and rows with a counting
     reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
-    False), maps it."""
+    False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py)."""
     import torch
 
     from eagle3_tui.engines.read.load import load_sample
@@ -64,7 +64,8 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     pick = None if per_part is None else pick_rows(t, valid, per_part)
     if reader is not None and pick is None:  # every row after all: read through the mapping
         reader.close()
-        return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False)
+        return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False,
+                       pair=pair)
     quick = not full and pick is not None
 
     try:
@@ -103,9 +104,9 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
         "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=read),
-        # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), taken here so
-        # that pairing never opens the sample again; under a byte budget, of the rows it read
-        "pair": record_print(ids, parts, valid, read=read),
+        # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), when asked;
+        # under a byte budget, of the rows it read (the same rows whether asked or not)
+        **({"pair": record_print(ids, parts, valid, read=read)} if pair else {}),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,

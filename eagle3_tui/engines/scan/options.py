@@ -48,6 +48,9 @@ class ScanOptions:
     use_cache: bool = True
     minority: float = 0.01  # scan --model: the share of files at other layers that the check must see (99%)
     identify_all: bool = False  # scan --model --identify-all: every usable file, not a sample
+    #: records carry the pairing print (engines/scan/pairprint.py); only `pair` asks for it: its
+    #: projection is ~20% of a quick scan's CPU and its ~3 KB would ride every record home
+    pair: bool = False
 
     # --------------------------------------------------------------- to the box and back
 
@@ -60,7 +63,7 @@ class ScanOptions:
         """What the per-file scan needs (the agent's request, Source.scan's keywords)."""
         return {"full": self.full, "rows": self.rows, "budget": self.budget, "workers": self.workers,
                 "drafter": list(self.drafter_pair) if self.drafter_pair else None,
-                "vocab_mapping": self.vocab_mapping}
+                "vocab_mapping": self.vocab_mapping, "pair": self.pair}
 
     @classmethod
     def from_request(cls, req: dict[str, Any]) -> ScanOptions:
@@ -68,7 +71,8 @@ class ScanOptions:
         return cls(full=bool(req.get("full")), rows=int(req.get("rows") or DEFAULT_ROWS),
                    budget=int(req.get("budget") or DEFAULT_BUDGET), workers=req.get("workers"),
                    drafter=drafter[0] if drafter else None,
-                   model=drafter[1] if drafter else None, vocab_mapping=req.get("vocab_mapping"))
+                   model=drafter[1] if drafter else None, vocab_mapping=req.get("vocab_mapping"),
+                   pair=bool(req.get("pair")))
 
     def with_(self, **changes: Any) -> ScanOptions:
         return replace(self, **changes)

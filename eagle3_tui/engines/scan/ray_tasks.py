@@ -117,9 +117,9 @@ def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_ma
     """One task: the records of a batch of files, by scan_file, as the local pool reads them."""
     from eagle3_tui.engines.scan.records import one_torch_thread, scan_file
 
-    # rows: a count, or (rows, byte budget) as scan_tree hands them to its executor with --budget
-    rows, *budget = rows if isinstance(rows, (tuple, list)) else (rows,)
-    more = {"budget": budget[0]} if budget else {}
+    # rows: a count, or (rows, byte budget[, pair]) as scan_tree hands them to its executor
+    rows, *more_ = rows if isinstance(rows, (tuple, list)) else (rows,)
+    more = dict(zip(("budget", "pair"), more_))
     with one_torch_thread():
         return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping,
                           **more)

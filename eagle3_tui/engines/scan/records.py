@@ -122,8 +122,9 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
 
 def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, full: bool = False,
               rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET, drafter: tuple[str, str | None] | None = None,
-              vocab_mapping: str | None = None) -> ScanRecord:
-    """The record of one file; every problem becomes an error record, never an exception."""
+              vocab_mapping: str | None = None, pair: bool = False) -> ScanRecord:
+    """The record of one file; every problem becomes an error record, never an exception.
+    pair: a sample's record carries the pairing print (engines/scan/pairprint.py)."""
     name = rel.rsplit("/", 1)[-1]
     base = _base(rel, size, mtime)
     path = os.path.join(root, rel)
@@ -142,7 +143,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         return _error(base, "not a sample file", not_sample=True)
     try:
         return {**base, **measure(path, size, head, full=full, rows=rows, budget=budget, drafter=drafter,
-                                   vocab_mapping=vocab_mapping)}
+                                   vocab_mapping=vocab_mapping, pair=pair)}
     except NotASample as err:
         return _error(base, str(err), not_sample=True)
     except SampleError as err:
@@ -240,9 +241,9 @@ def _init_worker() -> None:
 
 
 def _scan_chunk(args) -> list[ScanRecord]:
-    root, full, rows, budget, drafter, vocab_mapping, chunk = args
+    root, full, rows, budget, pair, drafter, vocab_mapping, chunk = args
     return [scan_file(root, rel, size, mtime, full=full, rows=rows, budget=budget, drafter=drafter,
-                      vocab_mapping=vocab_mapping)
+                      vocab_mapping=vocab_mapping, pair=pair)
             for rel, size, mtime in chunk]
 
 
@@ -277,6 +278,7 @@ def scan_tree(
     drafter: tuple[str, str | None] | None = None,
     vocab_mapping: str | None = None,
     executor: Any = None,
+    pair: bool = False,
 ) -> Iterator[ScanRecord]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
@@ -295,6 +297,7 @@ def scan_tree(
     executor: what lists the tree and reads the files instead of walk() and this machine's pool
     (dataset/ray_runner.py: Ray tasks); its .walk(root, cancel), .workers(requested, files) and
     .run(...) stand for walk, bounded_workers and _run. Everything else is the same.
+    pair: records carry the pairing print (only `pair` asks; the rows read are the same).
     """
     if executor is None and not os.path.isdir(root):
         os.scandir(root).close()  # raises the real error (missing, not a folder, permission)
@@ -324,7 +327,7 @@ def scan_tree(
     if progress is not None:
         progress(state)
     run = executor.run if executor is not None else _run
-    for record in run(root, todo, full, (rows, budget), state.workers, cancel, drafter, vocab_mapping):
+    for record in run(root, todo, full, (rows, budget, pair), state.workers, cancel, drafter, vocab_mapping):
         state.files_done += 1
         state.files_read += 1
         state.bytes_done += record.get("size") or 0
@@ -337,7 +340,7 @@ def scan_tree(
 
 
 def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[ScanRecord]:
-    rows, budget = depth
+    rows, budget, pair = depth
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
         with one_torch_thread(bool(todo)):
@@ -345,7 +348,7 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
                 if cancel.is_set():
                     return
                 yield scan_file(root, rel, size, mtime, full=full, rows=rows, budget=budget, drafter=drafter,
-                                vocab_mapping=vocab_mapping)
+                                vocab_mapping=vocab_mapping, pair=pair)
         return
     import multiprocessing
 
@@ -361,7 +364,7 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
     # (and so copy, page by page) the whole heap torch's import left in the parent
     gc.freeze()
     try:
-        args = (root, full, rows, budget, drafter, vocab_mapping)
+        args = (root, full, rows, budget, pair, drafter, vocab_mapping)
         for task, batch in run_tasks(_scan_chunk, [(*args, c) for c in chunks], workers=workers,
                                      ctx=ctx, cancel=cancel, retry=_one_by_one, initializer=_init_worker):
             if isinstance(batch, (TaskFailed, WorkerDied)):
