@@ -21,7 +21,7 @@ def interrupt_scan_at(marker: bytes, *args: str) -> tuple[int, str, dict]:
     proc = subprocess.Popen([sys.executable, "-m", "eagle3_tui", "scan", *args], stdout=subprocess.PIPE,
                             stderr=slave, env={**os.environ, "PYTHONPATH": str(ROOT)})
     os.close(slave)
-    # stdout drained meanwhile: records (~6 KB each with their pairing field) fill a pipe nobody
+    # stdout drained meanwhile: records (1-5 KB each) fill a pipe nobody
     # reads long before the marker shows, and the scan would wait on it for ever
     out_parts: list[bytes] = []
     reader = threading.Thread(target=lambda: out_parts.append(proc.stdout.read()), daemon=True)
