@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from eagle3_tui.dataset import pipeline as pl
-from eagle3_tui.dataset.marks import finding_paths
 
 
 def step_event(screen: Any, event: pl.StepProgress | pl.Acceptance) -> None:
@@ -31,23 +30,11 @@ def progress(screen: Any, event: pl.StepProgress) -> None:
 
 def ready(screen: Any, event: pl.Acceptance) -> None:
     from eagle3_tui.dataset.acceptance import format_acceptance
-    from eagle3_tui.engines.results import sort_findings
 
     screen.accept_state = "failed" if event.error else "cancelled" if event.interrupted else "done"
     screen.rows.set_top1(event.files)
     if event.extra:
-        # the filter and the highlight follow their finding into the longer list
-        shown = screen.findings_list.highlighted
-        keep = [screen.findings[i] if i is not None and i < len(screen.findings) else None
-                for i in (screen._filter_index, shown)]
-        screen.findings = sort_findings([*screen.findings, *event.extra])
-        for f in event.extra:
-            if f["severity"] in ("error", "warning"):
-                screen.rows.mark(finding_paths(f), f["severity"])
-        at = [next((j for j, f in enumerate(screen.findings) if f is k), None) if k is not None else None
-              for k in keep]
-        screen._filter_index = at[0]
-        screen.findings_list.show(screen.findings, len(screen.rows), False, highlight=at[1] or 0)
+        screen.add_findings(event.extra)
     screen.table.rows_changed()
     planned = event.planned if event.interrupted or event.error else None
     text = format_acceptance(event.entries, screen.drafter or "", planned).splitlines()

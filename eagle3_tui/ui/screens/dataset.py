@@ -297,9 +297,7 @@ class DatasetScreen(DatasetExporting, Screen):
         cancelled = self.state == "cancelled"
         if not cancelled:
             self.state = "done"
-        for f in self.findings:
-            if f["severity"] in ("error", "warning"):
-                self.rows.mark(finding_paths(f), f["severity"])
+        self._mark_files(self.findings)
         self.table.rows_changed()
         self.findings_list.show(self.findings, len(self.rows), cancelled)
         if self.model is not None and not cancelled and len(self.rows):
@@ -335,25 +333,33 @@ class DatasetScreen(DatasetExporting, Screen):
         if self.pipeline is not None:
             self.pipeline.cancel()
 
-    def on_layers_ready(self, message: LayersReady) -> None:
+    def _mark_files(self, findings: list[dict[str, Any]]) -> None:
+        """The files an error or a warning names get its mark in the table."""
+        for f in findings:
+            if f["severity"] in ("error", "warning"):
+                self.rows.mark(finding_paths(f), f["severity"])
+
+    def add_findings(self, extra: list[dict[str, Any]]) -> None:
+        """Findings a later step made (the layers, the acceptance): sorted in, their files
+        marked; the filter and the highlight follow their finding into the longer list."""
         from eagle3_tui.engines.results import sort_findings
 
+        shown = self.findings_list.highlighted
+        keep = [self.findings[i] if i is not None and i < len(self.findings) else None
+                for i in (self._filter_index, shown)]
+        self.findings = sort_findings([*self.findings, *extra])
+        self._mark_files(extra)
+        at = [next((j for j, f in enumerate(self.findings) if f is k), None) if k is not None else None for k in keep]
+        self._filter_index = at[0]
+        self.findings_list.show(self.findings, len(self.rows), False, highlight=at[1] or 0)
+
+    def on_layers_ready(self, message: LayersReady) -> None:
         if message.generation != self.generation:
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
         self.layer_entries = message.entries
-        # the filter and the highlight follow their finding into the longer list
-        shown = self.findings_list.highlighted
-        keep = [self.findings[i] if i is not None and i < len(self.findings) else None
-                for i in (self._filter_index, shown)]
-        self.findings = sort_findings([*self.findings, *message.extra])
-        for f in message.extra:
-            if f["severity"] in ("error", "warning"):
-                self.rows.mark(finding_paths(f), f["severity"])
+        self.add_findings(message.extra)
         self.table.rows_changed()
-        at = [next((j for j, f in enumerate(self.findings) if f is k), None) if k is not None else None for k in keep]
-        self._filter_index = at[0]
-        self.findings_list.show(self.findings, len(self.rows), False, highlight=at[1] or 0)
         planned = message.planned if message.interrupted or message.error else None
         lines = layers_tail(message.entries, self.model_given or self.model or "", planned, message.error)
         self.findings_list.show_tail(lines)
