@@ -52,14 +52,12 @@ def run(args: argparse.Namespace) -> int:
             order = [int(x) for x in args.order.split(",")]
         except ValueError:
             return _fail(f"error: --order takes slot indices like 1,2,0, not {args.order!r}")
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError
+
     try:
         result = accept_target(args, order)
-    except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
-        from eagle3_tui.sources.base import SourceError
-        from eagle3_tui.target import TargetError
-
-        if not isinstance(err, (SourceError, TargetError, OSError)):
-            raise
+    except (SourceError, TargetError, OSError) as err:  # one line, never a traceback
         return _fail(str(err))
     if args.json:
         from eagle3_tui.commands._options import json_line

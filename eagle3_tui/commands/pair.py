@@ -26,25 +26,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_connection_arguments(p)
 
 
-def _fail(message: str) -> int:
-    print(f"eagle3-tui pair: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._options import below_one
 
     if (usage := below_one(args, "pair", "top")) is not None:
         return usage
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError
+
     try:
         result = pair_target(args)
-    except Exception as err:  # SourceError and friends: one line, never a traceback
-        from eagle3_tui.sources.base import SourceError
-        from eagle3_tui.target import TargetError
-
-        if not isinstance(err, (SourceError, TargetError, OSError)):
-            raise
-        return _fail(str(err))
+    except (SourceError, TargetError, OSError) as err:  # one line, never a traceback
+        print(f"eagle3-tui pair: {err}", file=sys.stderr)
+        return 2
     if args.json:
         from eagle3_tui.commands._options import json_line
 
