@@ -105,27 +105,26 @@ class ScanCache:
         """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant)
         of usable records under root: one indexed range query, nothing decoded. pair: only
         records that carry the pairing print (or errors, which never do)."""
-        prefix = self._prefix(root)
-        wanted = (mode_name(True, rows, budget), mode_name(full, rows, budget))
-        cur = self._db.execute(
-            "SELECT substr(path, ?), size, mtime, record, mode, error, variant FROM records"
-            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)"
-            + (" AND (pair IS NOT NULL OR error)" if pair else ""),
-            (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),  # "0" is the character after "/"
-        )
+        cur = self._usable("size, mtime, record, mode, error, variant", host, root, full, rows, budget,
+                           " AND (pair IS NOT NULL OR error)" if pair else "")
         return {row[0]: row[1:] for row in cur}
 
     def pairs(self, host: str, root: str, full: bool, rows: int,
               budget: int = DEFAULT_BUDGET) -> dict[str, dict[str, Any]]:
         """rel path -> the "pair" field of the records known() gives (what `pair` matches on)."""
+        cur = self._usable("pair", host, root, full, rows, budget, " AND pair IS NOT NULL")
+        return {rel: json.loads(text) for rel, text in cur}
+
+    def _usable(self, columns: str, host: str, root: str, full: bool, rows: int, budget: int, more: str = ""):
+        """rel path and `columns` of the records under root a scan of this depth may use: one
+        indexed range query (`more`: a further condition)."""
         prefix = self._prefix(root)
         wanted = (mode_name(True, rows, budget), mode_name(full, rows, budget))
-        cur = self._db.execute(
-            "SELECT substr(path, ?), pair FROM records"
-            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?) AND pair IS NOT NULL",
-            (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),
+        return self._db.execute(
+            f"SELECT substr(path, ?), {columns} FROM records"
+            " WHERE host = ? AND path >= ? AND path < ? AND mode IN (?, ?)" + more,
+            (len(prefix) + 1, host, prefix, prefix[:-1] + "0", *wanted),  # "0" is the character after "/"
         )
-        return {rel: json.loads(text) for rel, text in cur}
 
     def in_folder(self, host: str, folder: str) -> dict[str, tuple[int, float, str]]:
         """name -> (size, mtime, record JSON text) of the files directly in `folder`, whatever
