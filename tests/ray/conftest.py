@@ -32,3 +32,11 @@ def ray_cluster():
     ray_or_skip()
     with local_cluster(workers=1) as cluster:
         yield cluster
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (--dist loadgroup), every Ray test runs in one worker: the cluster is a
+    session fixture of two `ray start` nodes, and two of them at once would only fight for 2 cores."""
+    for item in items:
+        if "tests/ray/" in item.nodeid.replace("\\", "/"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
