@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.helpers.scan",  # `clean` and `planted` datasets to scan
     "tests.helpers.tokens",  # a BPE tokenizer and chat samples
     "tests.helpers.vocab",  # a draft vocabulary for those chats
+    "tests.helpers.old_torch",  # `old_torch`: a Python whose torch presents itself as 2.5.1
 ]
 
 

@@ -211,6 +211,7 @@ async def _scan(args: argparse.Namespace) -> int:
                 if event.cause is not None:
                     explain_source_error(event.cause)
                 return 2
+        shown.runtime = source.runtime()  # the agent's, while it still runs
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await source.close()
@@ -247,6 +248,7 @@ class _Shown:
         self.workers = 0
         self.ended = None
         self.layers = self.acceptance = self.finished = None
+        self.runtime: dict[str, Any] = {}
 
     def event(self, event, pipeline) -> bool:
         """Show one event; False for the ones the caller acts on."""
@@ -302,12 +304,12 @@ class _Shown:
                            self.workers)
         if ended.outcome == "lost":
             summary["connection_lost"] = ended.error
-        summary.update(_loads(records, pipeline.source))
+        summary.update(_loads(records, self.runtime))
         planned = acc and (acc.planned if acc.interrupted else None)
         if args.json:
             last = {"summary": summary, "findings": findings, **({"layers": lay.entries} if lay else {}),
                     **({"acceptance": acc.entries} if acc else {})}
-            _write_whole(self.out, json.dumps(to_json_ready(with_trust_note(last, summary["runtime"]["torch"]))) + "\n")
+            _write_whole(self.out, json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch")))) + "\n")
         else:
             _write_whole(self.out, format_report([full_record(r) for r in records], findings, summary,
                                                  layers=lay and format_layers(lay.entries, args.model, lay.planned),
@@ -352,13 +354,12 @@ def _json_line(record: dict[str, Any]) -> str:
         return json.dumps(to_json_ready(record)) + "\n"
 
 
-def _loads(records, source) -> dict[str, Any]:
-    """Which Python and torch read the files ("runtime"), and once, why the pickle files were
-    not read when that torch is below 2.10 ("refused": the count and the gate's line)."""
+def _loads(records, runtime: dict[str, Any]) -> dict[str, Any]:
+    """"runtime" (which Python and torch read), and "refused": once, why pickles were not read."""
     from eagle3_tui.engines.read import torch_gate
 
     refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
-    return {"runtime": source.runtime(), **({"refused": f"{len(refused)} pickle files not read: {refused[0]}"}
+    return {"runtime": runtime, **({"refused": f"{len(refused)} pickle files not read: {refused[0]}"}
                                             if refused else {})}
 
 
