@@ -130,6 +130,9 @@ class Source(ABC):
     #: decided when it connects; None when it may
     pickle_problem: str | None = None
 
+    #: whether runtime() is known yet (an SSH box: once its agent's hello came, or it has none)
+    runtime_known: bool = True
+
     def runtime(self) -> dict[str, Any]:
         """Which Python and torch compute this source's results: {"computed", "python",
         "executable", "torch", "pickles"} (summary --json, scan --json's summary, the TUI header)."""

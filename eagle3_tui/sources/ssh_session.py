@@ -191,6 +191,10 @@ class SshSession(Source):
         elif line is not None:
             self._status(line, once=True)
 
+    @property
+    def runtime_known(self) -> bool:
+        return self._agent is not None or (self._agent_task is not None and self._agent_task.done())
+
     def runtime(self) -> dict:
         """Which Python and torch computed this source's results (the agent's, or this machine's)."""
         from eagle3_tui.engines.read import torch_gate

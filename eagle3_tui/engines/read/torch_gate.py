@@ -17,6 +17,7 @@ Standard library only (shipped to the box with the engines; the agent imports it
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 
@@ -132,6 +133,11 @@ def _quiet_version() -> str | None:
     module's own when imported, else its installed metadata."""
     if "torch" in sys.modules:
         return torch_version()
+    return _installed_torch()
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_torch() -> str | None:
     try:
         from importlib import metadata
 
