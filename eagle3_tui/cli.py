@@ -67,11 +67,19 @@ def _command_module(name: str):
     return importlib.import_module(f"eagle3_tui.commands.{name}")
 
 
+def trust_data(on: bool) -> None:
+    """--trust-data, for this run only: the gate in front of every torch.load (torch_gate)."""
+    from eagle3_tui.engines.read import torch_gate
+
+    torch_gate.trust_data(on)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
             args = build_parser().parse_args(argv)
+            trust_data(getattr(args, "trust_data", False))
             return int(_command_module(args._module).run(args) or 0)
         return _command_module("tui").main(argv)
     except BrokenPipeError:

@@ -13,6 +13,7 @@ pytest_plugins = [
     "tests.helpers.tokens",  # a BPE tokenizer and chat samples
     "tests.helpers.vocab",  # a draft vocabulary for those chats
     "tests.helpers.real_world",  # the real pretrained target (SmolLM2-135M) and its own chats
+    "tests.helpers.old_torch",  # `old_torch`: a Python whose torch presents itself as 2.5.1
 ]
 
 

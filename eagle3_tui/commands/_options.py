@@ -9,8 +9,21 @@ from typing import Any
 TOKENIZER_ENV = "EAGLE3_TUI_TOKENIZER"
 
 
-def add_connection_arguments(p: argparse.ArgumentParser) -> None:
-    """SSH options shared by every command that takes targets (ignored for local paths)."""
+TRUST_HELP = ("load .pt/.ckpt files even with a torch below 2.10 (known weights_only escapes: "
+              "CVE-2025-32434, CVE-2026-24747), here or on the box; only for files you made yourself. "
+              "Never a default: results say the loads were unsafe")
+
+
+def add_trust_argument(p: argparse.ArgumentParser) -> None:
+    """--trust-data (engines/read/torch_gate.py): cli.main hands it to the gate for this run only."""
+    p.add_argument("--trust-data", action="store_true", help=TRUST_HELP)
+
+
+def add_connection_arguments(p: argparse.ArgumentParser, loads: bool = True) -> None:
+    """SSH options shared by every command that takes targets (ignored for local paths), and
+    --trust-data for the commands that load files (`loads`)."""
+    if loads:
+        add_trust_argument(p)
     p.add_argument(
         "--remote-python",
         default="python3",
@@ -49,10 +62,31 @@ def below_one(args: argparse.Namespace, command: str, *names: str) -> int | None
 
 
 def json_line(result: Any) -> str:
-    """One result as one line of strict JSON (NaN and Inf as null): what --json prints."""
+    """One result as one line of strict JSON (NaN and Inf as null): what --json prints. With
+    --trust-data it says the loads were unsafe ("unsafe_loads")."""
     import json
 
-    return json.dumps(to_json_ready(result), allow_nan=False)
+    return json.dumps(to_json_ready(with_trust_note(result)), allow_nan=False)
+
+
+def with_trust_note(result: Any, torch: str | None = None) -> Any:
+    """`result` with "unsafe_loads" when --trust-data was given (every JSON result says so)."""
+    from eagle3_tui.engines.read import torch_gate
+
+    if not torch_gate.trusted() or not isinstance(result, dict):
+        return result
+    torch = torch or (result.get("runtime") or {}).get("torch")
+    return {**result, "unsafe_loads": torch_gate.unsafe_note(torch)}
+
+
+def refused_by_gate(result: Any) -> bool:
+    """Whether a result failed because its torch may not unpickle (exit 2 for a single file)."""
+    from eagle3_tui.engines.read import torch_gate
+
+    if isinstance(result, dict):
+        return torch_gate.refused(result.get("error")) or any(
+            refused_by_gate(result.get(k)) for k in ("a", "b", "identify"))
+    return False
 
 
 def to_json_ready(obj: Any) -> Any:

@@ -192,6 +192,7 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
                 result["identify"] = {"model": args.model, "error": model_error}
             result = tokenizer.finish(result, target)
             result["path"] = path
+            result["runtime"] = source.runtime()  # which Python and torch read it (summary --json)
             yield result
     finally:
         hosts.close()

@@ -135,23 +135,26 @@ def _list(store, args: argparse.Namespace) -> int:
 
 def _add(store, targets: list[str], args: argparse.Namespace, tags: tuple[str, ...]) -> int:
     known = store.keys()
-    headlines, failed = _headlines(targets, args) if args.summarize else ({}, 0)
+    headlines, failed = _headlines(targets, args) if args.summarize else ({}, [])
     saved = store.add_many(targets, note=args.note, tags=tags, headlines=headlines)
     new = sum(1 for b in saved if b.target not in known)
     print(f"{new} new, {len(saved) - new} updated bookmark(s) in {store.path}", file=sys.stderr)
-    return 1 if failed else 0
+    from eagle3_tui.commands._options import refused_by_gate
+
+    # a pickle this torch may not load (torch below 2.10): exit 2, as summary does
+    return 2 if any(map(refused_by_gate, failed)) else 1 if failed else 0
 
 
-def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, dict], int]:
+def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, dict], list[dict]]:
     """Headlines of the targets' samples, computed where the data is (like `summary`)."""
     from eagle3_tui.bookmarks import headline_from_summary
     from eagle3_tui.commands._targets import summarize_targets
 
     summary_args = argparse.Namespace(**{**vars(args), "k": 0, "slots": None, "hidden": None})
-    headlines, failed = {}, 0
+    headlines, failed = {}, []
     for target, summary in zip(targets, summarize_targets(targets, summary_args)):
         if summary.get("error"):
-            failed += 1
+            failed.append(summary)
             print(f"{PROG}: {target}: {summary['error']} (bookmarked with that error)", file=sys.stderr)
         headlines[target] = headline_from_summary(summary)
     return headlines, failed

@@ -17,7 +17,7 @@ KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help="folder: /path, [user@]host:path or ssh://[user@]host[:port]/path")
     p.add_argument("--json", action="store_true", help="one JSON object per entry: name, kind, size, mtime")
-    add_connection_arguments(p)
+    add_connection_arguments(p, loads=False)
 
 
 def format_entry(entry) -> str:

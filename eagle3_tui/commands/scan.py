@@ -25,7 +25,7 @@ from collections import defaultdict
 from typing import Any
 
 from eagle3_tui.commands.ls import printable
-from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready
+from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready, with_trust_note
 from eagle3_tui.commands._scan_text import progress_line, rows_read
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.dataset import pipeline as pl
@@ -211,6 +211,7 @@ async def _scan(args: argparse.Namespace) -> int:
                 if event.cause is not None:
                     explain_source_error(event.cause)
                 return 2
+        shown.runtime = source.runtime()  # the agent's, while it still runs
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await source.close()
@@ -247,6 +248,7 @@ class _Shown:
         self.workers = 0
         self.ended = None
         self.layers = self.acceptance = self.finished = None
+        self.runtime: dict[str, Any] = {}
 
     def event(self, event, pipeline) -> bool:
         """Show one event; False for the ones the caller acts on."""
@@ -302,11 +304,12 @@ class _Shown:
                            self.workers)
         if ended.outcome == "lost":
             summary["connection_lost"] = ended.error
+        summary.update(_loads(records, self.runtime))
         planned = acc and (acc.planned if acc.interrupted else None)
         if args.json:
             last = {"summary": summary, "findings": findings, **({"layers": lay.entries} if lay else {}),
                     **({"acceptance": acc.entries} if acc else {})}
-            _write_whole(self.out, json.dumps(to_json_ready(last)) + "\n")
+            _write_whole(self.out, json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch")))) + "\n")
         else:
             _write_whole(self.out, format_report([full_record(r) for r in records], findings, summary,
                                                  layers=lay and format_layers(lay.entries, args.model, lay.planned),
@@ -349,6 +352,15 @@ def _json_line(record: dict[str, Any]) -> str:
         return json.dumps(record, allow_nan=False) + "\n"
     except ValueError:
         return json.dumps(to_json_ready(record)) + "\n"
+
+
+def _loads(records, runtime: dict[str, Any]) -> dict[str, Any]:
+    """"runtime" (which Python and torch read), and "refused": once, why pickles were not read."""
+    from eagle3_tui.engines.read import torch_gate
+
+    refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
+    return {"runtime": runtime, **({"refused": f"{len(refused)} pickle files not read: {refused[0]}"}
+                                            if refused else {})}
 
 
 def _summary(records, seconds: float, interrupted: bool, options, workers: int = 0) -> dict[str, Any]:
@@ -431,6 +443,8 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
         f"{s['cached']} from cache), {s['mode']}, read {s['bytes_read'] / 2**20:.1f} of {s['bytes_total'] / 2**20:.1f} MiB "
         f"in {s['seconds']:.1f} s" + (" (interrupted)" if s["interrupted"] else "")
     )
+    if s.get("refused"):
+        lines.append(s["refused"])
     if s.get("rows_read") is not None and s["rows_read"] < s["rows_total"]:
         lines.append(f"read {s['rows_read']:,} of {s['rows_total']:,} rows: NaN/Inf elsewhere shows with --full")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from eagle3_tui.commands._options import (
     add_tokenizer_argument,
     below_one,
     json_line,
+    refused_by_gate,
 )
 from eagle3_tui.names import printable
 
@@ -45,10 +46,11 @@ def run(args: argparse.Namespace) -> int:
     # each saying why it is not identified
     unusable = local and local_folder_problem(args.model) is not None
 
-    failed = False
+    failed = refused = False
     for result in summarize_targets(args.paths, args):
         # a readable non-sample (vocab_mapping.pt) is reported as what it is, not as a failure
         failed |= "error" in result and not result.get("not_sample")
+        refused |= refused_by_gate(result)  # a torch below 2.10 may not unpickle: as a usage error
         problem = (result.get("identify") or {}).get("error")
         if problem:  # the summary stands; the identification the user asked for did not happen
             failed = True
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{printable(result['path'])}: failed (message on stderr)", flush=True)
         else:
             print(format_summary(result), flush=True)
-    return 2 if unusable else 1 if failed else 0
+    return 2 if unusable or refused else 1 if failed else 0
 
 
 def _num(v: float | None, width: int = 9) -> str:

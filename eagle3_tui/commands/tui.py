@@ -20,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Python on the remote host that has torch (default: python3)")
     parser.add_argument("--accept-new-host-key", action="store_true",
                         help="trust an SSH host key seen for the first time without asking")
+    from eagle3_tui.commands._options import add_trust_argument
+
+    add_trust_argument(parser)
     parser.add_argument("--data-dir", metavar="D",
                         help="where bookmarks and settings live (default: the user data folder)")
     parser.add_argument("--tokenizer", metavar="PATH",
@@ -56,6 +59,9 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    from eagle3_tui.cli import trust_data
+
+    trust_data(args.trust_data)
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
     ray = _ray_options(args)
     if isinstance(ray, int):

@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
@@ -145,7 +146,9 @@ class ScanCache:
             (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(_without_pair(r)), "error" in r,
              record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None)
             for r in records
-            if r.get("size") is not None and r.get("mtime") is not None and not r.get("lost")  # lost: read next time
+            # lost: read next time; refused by a torch below 2.10: read again once a safe torch runs
+            if r.get("size") is not None and r.get("mtime") is not None and not r.get("lost")
+            and not torch_gate.refused(r.get("error"))
         ]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows_)

@@ -29,6 +29,8 @@ Protocol, JSON lines both ways. The agent first prints one line
                                          -> {"id", "page": [record, ...], "progress": {...}} ...
                                             then {"id", "page": [...], "progress", "done": true}
     cancel    {"target": id}             (no answer; the target answers when it stops)
+A pickle is refused unread when the box's torch is below 2.10 (engines/read/torch_gate.py), unless
+the client started the agent with main(modules, trust_data=True) (--trust-data).
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
 File names travel only inside these lines; the agent exits when its stdin closes.
@@ -306,8 +308,15 @@ class Agent:
         self.send({"id": rid, "page": page, "progress": progress.get("now"), "done": True})
 
 
-def main(modules):
+def main(modules, trust_data=False):
     install_modules(modules)
+    try:  # the gate in front of every torch.load (engines/read/torch_gate.py) speaks of the box
+        from eagle3_tui.engines.read import torch_gate
+
+        torch_gate.on_box()
+        torch_gate.trust_data(trust_data)  # --trust-data on the command line that started this agent
+    except (ImportError, SyntaxError):  # too old a Python: the client computes locally
+        pass
     out = sys.stdout.buffer
     # Anything else that writes to stdout would corrupt the protocol: send it to stderr.
     sys.stdout = sys.stderr

@@ -58,10 +58,11 @@ class AgentError(Exception):
 
 
 @functools.cache
-def agent_program() -> bytes:
-    """The bytes sent first on the agent's stdin: a length line, then the program."""
+def agent_program(trust_data: bool = False) -> bytes:
+    """The bytes sent first on the agent's stdin: a length line, then the program (trust_data:
+    the box's torch unpickles even below 2.10, --trust-data)."""
     source = resources.files("eagle3_tui.sources").joinpath("agent.py").read_text("utf-8")
-    program = f"{source}\n\nmain({shipped_modules()!r})\n".encode()
+    program = f"{source}\n\nmain({shipped_modules()!r}, trust_data={bool(trust_data)!r})\n".encode()
     return f"{len(program)}\n".encode() + program
 
 
@@ -85,9 +86,9 @@ class AgentClient:
         self._reader = asyncio.create_task(self._read_replies())
 
     @classmethod
-    async def start(cls, conn, remote_python: str) -> AgentClient:
+    async def start(cls, conn, remote_python: str, trust_data: bool = False) -> AgentClient:
         process = await conn.create_process(agent_command(remote_python), encoding=None)
-        process.stdin.write(agent_program())
+        process.stdin.write(agent_program(trust_data))
         stderr_tail: list[bytes] = []
         drain = asyncio.create_task(_keep_tail(process.stderr, stderr_tail))
         try:

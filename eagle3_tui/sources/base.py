@@ -126,6 +126,20 @@ class Source(ABC):
     #: where the numbers are computed: "local" or "remote" (the JSON's "computed")
     computed: str = "local"
 
+    #: the one line saying this source's torch may not unpickle (engines/read/torch_gate.py),
+    #: decided when it connects; None when it may
+    pickle_problem: str | None = None
+
+    #: whether runtime() is known yet (an SSH box: once its agent's hello came, or it has none)
+    runtime_known: bool = True
+
+    def runtime(self) -> dict[str, Any]:
+        """Which Python and torch compute this source's results: {"computed", "python",
+        "executable", "torch", "pickles"} (summary --json, scan --json's summary, the TUI header)."""
+        from eagle3_tui.engines.read import torch_gate
+
+        return torch_gate.runtime(self.computed)
+
     async def connect(self) -> None:  # noqa: B027 - local sources have nothing to do
         """Open the connection (no-op for local)."""
 

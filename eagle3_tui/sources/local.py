@@ -70,6 +70,12 @@ class LocalSource(Source):
     label = "local"
     host = None
 
+    async def connect(self) -> None:
+        """Nothing to open; decides once whether this Python's torch may unpickle (no torch import)."""
+        from eagle3_tui.engines.read import torch_gate
+
+        self.pickle_problem = torch_gate.problem(self.runtime()["torch"])
+
     def scan_executor(self) -> Any:
         """What lists and reads a scan's files (scan_tree's executor): None, this machine's
         pool; dataset/ray_runner.py's RaySource hands its Ray tasks."""

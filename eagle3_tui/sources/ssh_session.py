@@ -148,9 +148,11 @@ class SshSession(Source):
             raise task.exception()
 
     async def _start_agent(self, conn: asyncssh.SSHClientConnection) -> None:
+        from eagle3_tui.engines.read import torch_gate
+
         self._status("starting agent…")
         try:
-            agent = await AgentClient.start(conn, self.remote_python)
+            agent = await AgentClient.start(conn, self.remote_python, torch_gate.trusted())
         except AgentUnavailable as err:
             self._status(f"{err} on {self.target.host}: listing over SFTP, computing locally", once=True)
             return
@@ -173,6 +175,34 @@ class SshSession(Source):
             self._status(f"connected (agent: python {python}, torch {torch})", once=True)
         else:
             self._status("connected (agent lists; computing locally)", once=True)
+        if self._remote_compute:
+            self._decide_pickles(torch)
+
+    def _decide_pickles(self, torch: str) -> None:
+        """Once per agent, from its hello: whether the box's torch may unpickle (the agent's own
+        gate refuses each file; this is the one line the user sees first)."""
+        from eagle3_tui.engines.read import torch_gate
+
+        line = torch_gate.problem(torch, *torch_gate.BOX)
+        self.pickle_problem = line
+        if line is not None and torch_gate.trusted():
+            self._status(f"the box's torch {torch} is below 2.10 ({torch_gate.CVES}): --trust-data loads "
+                         ".pt files there anyway, unsafely", once=True)
+        elif line is not None:
+            self._status(line, once=True)
+
+    @property
+    def runtime_known(self) -> bool:
+        return self._agent is not None or (self._agent_task is not None and self._agent_task.done())
+
+    def runtime(self) -> dict:
+        """Which Python and torch computed this source's results (the agent's, or this machine's)."""
+        from eagle3_tui.engines.read import torch_gate
+
+        if self.computed == "local" or self._agent is None:
+            return super().runtime()
+        hello = self._agent.hello
+        return torch_gate.runtime("remote", hello.get("python"), hello.get("executable"), hello.get("torch"))
 
     def _forget(self) -> None:
         """Drop every handle on a connection that is gone; the next call reconnects."""

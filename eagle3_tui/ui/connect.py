@@ -51,6 +51,7 @@ async def open_target(
         known_hosts=known_hosts,
     )
     if target.host is None:
+        await source.connect()  # nothing to open: decides whether this torch may unpickle
         return Opened(source, os.path.abspath(target.path), "local")
     if on_status is not None:
         on_status(f"connecting to {target.display()}…")

@@ -8,6 +8,7 @@ import json
 import os
 
 import pytest
+import torch
 
 from tests.helpers.ssh import HOSTILE_NAMES, cli, pwned_markers
 from tests.helpers.ssh_servers import free_port, known_hosts_line, write_client_files
@@ -60,6 +61,9 @@ async def test_summary_over_ssh_is_the_local_summary(server, home, dataset):
     local = json.loads(json.dumps(to_json_ready(summarize_file(path))))
     assert remote.pop("computed") == "remote"
     assert remote.pop("path") == f"box:{path}" and local.pop("path") == path
+    runtime = remote.pop("runtime")  # which Python and torch read it: the agent's on the box
+    assert runtime["computed"] == "remote" and runtime["pickles"] == "loaded safely"
+    assert runtime["torch"] == torch.__version__.split("+")[0] or runtime["torch"] == torch.__version__
     assert remote == local
 
 

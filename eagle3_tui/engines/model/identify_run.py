@@ -123,6 +123,10 @@ def _load_model(model: str, device: str):
 
     dtype = config_dtype(model)
     kw = {"dtype": dtype} if int(transformers.__version__.split(".")[0]) >= 5 else {"torch_dtype": dtype}
+    from eagle3_tui.engines.read import torch_gate
+
+    if not torch_gate.pickles_allowed():  # a pytorch_model.bin is a pickle: this torch must not load it
+        kw["use_safetensors"] = True
     try:
         lm = AutoModelForCausalLM.from_pretrained(model, **kw)
     except MemoryError:
@@ -130,6 +134,9 @@ def _load_model(model: str, device: str):
     except Exception as err:  # noqa: BLE001 - transformers raises many kinds on a foreign folder
         # (weights that do not fit the config: RuntimeError; unknown architectures: ValueError ...)
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if kw.get("use_safetensors") and not any(n.endswith(".safetensors") for n in os.listdir(model)):
+            # its weights are pickles only (pytorch_model.bin): the gate's own line says why
+            raise IdentifyError(f"model {model}: {torch_gate.problem(torch_gate.torch_version())}") from None
         if "mismatched_sizes" in first:  # its own text points at a report we keep off stderr
             first = "its weights have other shapes than its config.json says"
         elif "weights_only" in first or "Weights only" in first:  # never pass on torch's advice

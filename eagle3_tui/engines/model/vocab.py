@@ -53,14 +53,16 @@ class VocabMapping:
 def load_mapping(path: str) -> VocabMapping:
     """The mapping in `path`, loaded as samples are (load.read_object: weights_only, torch's
     warnings and advice kept off stderr, one line for a file it refuses)."""
+    from eagle3_tui.engines.read import torch_gate
     from eagle3_tui.engines.read.load import read_object
 
     if not os.path.exists(path):
         raise VocabError(f"{path}: no such vocab mapping file")
     try:
         obj, _ = read_object(path)
-    except SampleError as err:
-        raise VocabError(f"{path}: not a vocab mapping ({err})") from None
+    except SampleError as err:  # a torch below 2.10 (torch_gate) says so in its own words
+        said = str(err) if torch_gate.refused(str(err)) else f"not a vocab mapping ({err})"
+        raise VocabError(f"{path}: {said}") from None
     except Exception as err:  # noqa: BLE001 - unpickling raises anything; one line says which file
         raise VocabError(f"{path}: not a vocab mapping ({type(err).__name__})") from None
     return mapping_from(obj, path)

@@ -1,7 +1,8 @@
 """Read a file safely and turn it into a Sample.
 
 Safety: every pickle-based file goes through torch.load(..., weights_only=True), passed
-explicitly, with no fallback to unsafe loading. The format is sniffed from the first bytes,
+explicitly, with no fallback to unsafe loading, and only after torch_gate.check() (a torch below
+2.10 has known weights_only escapes: the file is then refused unread). The format is sniffed from the first bytes,
 never from the extension. Each failure becomes a SampleError with a one-line message.
 """
 
@@ -18,6 +19,7 @@ import warnings
 import zlib
 from typing import Any
 
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.safetensors_file import (
     looks_like_safetensors,
     read_safetensors,
@@ -131,6 +133,7 @@ def _load_gzip(path: str) -> Any:
     The inner bytes are streamed into an in-memory file (memfd) that torch then maps: the
     expanded file exists once, never as a buffer plus a copy of every tensor.
     """
+    torch_gate.check()  # before expanding a file that would be refused anyway
     with _inner_file() as (out, name):
         head = b""
         total = 0
@@ -242,8 +245,10 @@ def _first_line(err: BaseException) -> str:
 
 
 def _torch_load(src, *, mmap: bool) -> Any:
+    """The one torch.load of samples, drafter weights and vocab mappings: behind the gate."""
     import pickle
 
+    torch_gate.check()
     import torch
 
     if isinstance(src, str) and not _utf8(src):

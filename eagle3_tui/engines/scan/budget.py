@@ -190,6 +190,9 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
     from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
 
     if head.startswith(ZIP_MAGIC):
+        from eagle3_tui.engines.read import torch_gate
+
+        torch_gate.check()  # the unpickler runs here too (tensors on "meta"): the same gate
         reader.seek(0)
         # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
         return torch.load(reader, map_location="meta", weights_only=True), {}

@@ -113,9 +113,15 @@ def batch_size(files: int, cpus: int) -> int:
 # ----------------------------------------------------------------------- what runs on the nodes
 
 
-def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_mapping) -> list[dict[str, Any]]:
-    """One task: the records of a batch of files, by scan_file, as the local pool reads them."""
+def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_mapping,
+                trust_data: bool = False) -> list[dict[str, Any]]:
+    """One task: the records of a batch of files, by scan_file, as the local pool reads them.
+    The node's own torch passes the gate (engines/read/torch_gate.py) or refuses each pickle;
+    trust_data: the driver's --trust-data."""
+    from eagle3_tui.engines.read import torch_gate
     from eagle3_tui.engines.scan.records import one_torch_thread, scan_file
+
+    torch_gate.trust_data(trust_data)
 
     # rows: a count, or (rows, byte budget[, pair]) as scan_tree hands them to its executor
     rows, *more_ = rows if isinstance(rows, (tuple, list)) else (rows,)
@@ -170,6 +176,9 @@ class RayScan:
         self.local_roots = local_roots
         self.batch = batch
         self.node_of: dict[str, str] = {}  # rel -> node id (local_roots)
+        from eagle3_tui.engines.read import torch_gate
+
+        self.trust_data = torch_gate.trusted()  # --trust-data travels with every task
         self.read = ray.remote(_read_batch)  # .options() once per task: Ray's wrapper takes them once
 
     def cpus(self) -> int:
@@ -225,7 +234,7 @@ class RayScan:
                 while queue and len(pending) < window:
                     node, batch = queue.popleft()
                     task = self.read.options(**self._task_options(node))
-                    pending[task.remote(root, batch, full, rows, drafter, vocab_mapping)] = batch
+                    pending[task.remote(root, batch, full, rows, drafter, vocab_mapping, self.trust_data)] = batch
                 ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
                 if cancel.is_set():
                     return

@@ -30,6 +30,7 @@ without being opened. A FIFO, socket or device is never opened: its record says 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import stat as stat_mod
@@ -39,6 +40,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from eagle3_tui.engines.model import vocab
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
 from eagle3_tui.engines.read.sample import NotASample, SampleError
 from eagle3_tui.engines.results import ScanRecord, error_result
@@ -229,10 +231,14 @@ class ScanProgress:
         }
 
 
-def _init_worker() -> None:
+def _init_worker(trust_data: bool = False) -> None:
     import signal
 
     import torch
+
+    from eagle3_tui.engines.read import torch_gate
+
+    torch_gate.trust_data(trust_data)  # the parent's --trust-data, also where workers are spawned
 
     # ctrl+c is the parent's to handle (it terminates the pool); a worker dying on it would
     # lose its chunk and leave the parent waiting
@@ -366,7 +372,8 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
     try:
         args = (root, full, rows, budget, pair, drafter, vocab_mapping)
         for task, batch in run_tasks(_scan_chunk, [(*args, c) for c in chunks], workers=workers,
-                                     ctx=ctx, cancel=cancel, retry=_one_by_one, initializer=_init_worker):
+                                     ctx=ctx, cancel=cancel, retry=_one_by_one,
+                                     initializer=functools.partial(_init_worker, torch_gate.trusted())):
             if isinstance(batch, (TaskFailed, WorkerDied)):
                 what = "died reading this file" if isinstance(batch, WorkerDied) else "failed"
                 batch = [_error(_base(*f), f"the scan worker {what}: {batch}") for f in task[-1]]

@@ -22,6 +22,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target, TargetError, parse_target
@@ -47,6 +48,7 @@ from eagle3_tui.ui.messages import (
 from eagle3_tui.ui.paths import describe_entry, parent_folder
 from eagle3_tui.ui.pairing import PairCapture  # P: pair a capture with its training sample
 from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
+from eagle3_tui.ui.runtime_tag import pickle_line, runtime_tag
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.folder_pane import FolderPane
 from eagle3_tui.ui.widgets.sample_pane import SamplePane
@@ -169,7 +171,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.where = message.where
         self.folder.place(self.source)
         self.pane.place(self.source, self.target, self.where)
-        self.status_line.say("")
+        self.status_line.say(pickle_line(self.source) or "", error=pickle_line(self.source) is not None)
         self.open_folder(message.target.path, select=message.select)
 
     def on_source_failed(self, message: SourceFailed) -> None:
@@ -336,7 +338,8 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
 
     def on_status_message(self, message: StatusMessage) -> None:
         message.stop()
-        self.status_line.say(message.text, error=message.error)
+        self.status_line.say(message.text, error=message.error or torch_gate.refused(message.text))
+        self._update_location()  # the agent's hello names the box's Python and torch
 
     def on_store_opened(self, message: StoreOpened) -> None:
         self.bookmarking.opened(message.store)
@@ -440,7 +443,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         count = f"{total:,} {'entry' if total == 1 else 'entries'}" + ("" if self.listing_done else "…")
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
-        where = f" {self.where or '…'} "
+        where = f" {self.where or '…'}{runtime_tag(self.source)} "
         path = printable(self.path or self._target_label())
         room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
         if len(path) > room:

@@ -1,0 +1,31 @@
+"""What the TUI says of the Python and torch that read the files (engines/read/torch_gate.py):
+a tag on the location line, and the gate's one line for the status line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def runtime_tag(source: Any) -> str:
+    """" · py 3.11.7 · torch 2.5.1 · .pt refused" once the source knows which Python computes
+    (an SSH box: after the agent's hello), else ""."""
+    from eagle3_tui.engines.read import torch_gate
+
+    if source is None or not source.runtime_known:
+        return ""
+    rt = source.runtime()
+    tag = f" · py {rt['python']} · torch {rt['torch'] or 'none'}"
+    if torch_gate.trusted():
+        return tag + " · UNSAFE .pt loads (--trust-data)"
+    return tag + (" · .pt refused" if rt["pickles"].startswith("refused") else "")
+
+
+def pickle_line(source: Any) -> str | None:
+    """The gate's line for the status line when this source's torch may not unpickle."""
+    from eagle3_tui.engines.read import torch_gate
+
+    if source is None or source.pickle_problem is None:
+        return None
+    if torch_gate.trusted():
+        return f"--trust-data: .pt files are loaded although {source.pickle_problem.split(' cannot ')[0]} is below 2.10"
+    return source.pickle_problem
