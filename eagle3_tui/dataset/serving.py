@@ -17,6 +17,8 @@ from typing import Any
 from eagle3_tui.dataset.serving_rules import ENGINES, NESTED, NORM_BEFORE_FC, TOP, nested
 from eagle3_tui.engines.results import finding
 
+#: engines that take the ids from their own options, never from the drafter's config.json
+OWN_OPTION = ("trtllm",)
 NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "tokenspeed": "tokenspeed",
          "specforge": "SpecForge"}
 
@@ -82,8 +84,7 @@ def check(config: dict[str, Any], data: dict[str, Any], arch: str | None = None)
     for e in engines:
         e["matches"] = None not in e["boundaries"] and None not in want and sorted(e["boundaries"]) == sorted(want)
     findings = _engine_findings(engines, want, L) + _input_findings(config, data, L)
-    fix = find_fix(config, want, L, arch) if any(
-        e["until"] is None and e["serves"] and (not e["matches"] or e["guessed"]) for e in engines) else None
+    fix = find_fix(config, want, L, arch) if any(f["severity"] == "warning" for f in findings) else None
     if fix is not None:
         findings.append(finding("serving_fix", "info", fix["message"], lines=fix["lines"]))
     drafter = {"ids": nested(config, "eagle_aux_hidden_state_layer_ids"), "top_level_ids": config.get(TOP),
@@ -107,7 +108,9 @@ def _engine_findings(engines, want, L) -> list[dict[str, Any]]:
                                f"{_offset(e['boundaries'], want)} ({e['why']})",
                                engine=e["engine"], since=e["since"], until=e["until"]))
         elif e["guessed"] and current and e["serves"]:
-            out.append(finding("serving_guessed", "warning",
+            # an engine that never reads config.json (TensorRT-LLM) cannot be pinned by the drafter:
+            # its own option is named in the fix, the guess itself is no fault of this pairing
+            out.append(finding("serving_guessed", "info" if e["engine"] in OWN_OPTION else "warning",
                                f"{label(e)} guesses b {bset(e['boundaries'], L)}: it matches the data today, but the "
                                f"drafter does not pin it and another version may guess otherwise ({e['why']})",
                                engine=e["engine"], since=e["since"], until=e["until"]))
@@ -178,7 +181,7 @@ def find_fix(config: dict[str, Any], want: list[int | None], L: int, arch: str |
                                         "or unidentified)"}
     B = sorted(want)  # type: ignore[type-var]
     choices = [c for c in (B, [b - 1 for b in B]) if min(c) >= 0]
-    reads = [(e, s, u, r) for e, s, u, r, serves, _ in ENGINES if u is None and serves and e != "trtllm"]
+    reads = [(e, s, u, r) for e, s, u, r, serves, _ in ENGINES if u is None and serves and e not in OWN_OPTION]
 
     def ok(cfg) -> bool:
         return all(sorted(r(cfg, L, arch)["boundaries"], key=_key) == B and not r(cfg, L, arch)["guessed"]
