@@ -22,6 +22,8 @@ import posixpath
 import sys
 from typing import Any
 
+from eagle3_tui.dataset.serving_inputs import model_arch, read_config
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("drafter", metavar="DRAFTER", help="EAGLE-3 drafter folder or its config.json (on the data's machine)")
@@ -95,37 +97,6 @@ def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | No
 
         sys.stdout.write(printable(format_check(result)) + "\n")
     return exit_code(result)
-
-
-async def read_config(source, drafter: str, join) -> dict[str, Any]:
-    """The drafter's config.json (DRAFTER is the folder or the file), read where the data is."""
-    path = drafter if drafter.endswith(".json") else join(drafter, "config.json")
-    return await _json(source, path, f"DRAFTER {drafter}")
-
-
-async def model_arch(source, path: str) -> str | None:
-    """The target's architectures[0] (SGLang's rule depends on the model file)."""
-    config = await _json(source, path, "--model")
-    archs = config.get("architectures")
-    return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-
-
-async def _json(source, path: str, what: str) -> dict[str, Any]:
-    from eagle3_tui.sources.base import SourceError
-
-    try:
-        raw, size = await source.read_head(path, 4 << 20)
-    except SourceError as err:
-        raise SourceError(f"{what}: {err}") from None
-    if size > len(raw):
-        raise ValueError(f"{what}: {path} is larger than 4 MiB, not a config.json")
-    try:
-        config = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{what}: {path} is not JSON ({err})") from None
-    if not isinstance(config, dict):
-        raise ValueError(f"{what}: {path} holds no JSON object")
-    return config
 
 
 async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] | str:
