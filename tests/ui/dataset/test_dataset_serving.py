@@ -10,18 +10,23 @@ step that --drafter also starts fails on them, and the check does not depend on 
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.app import Eagle3App
+from eagle3_tui.ui.connect import open_target
 from eagle3_tui.ui.widgets.serving_table import ServingTable
 from eagle3_tui.userdirs import data_dir
 from tests.helpers.dataset_view import open_dataset
 from tests.helpers.hf_target import make_target
 from tests.helpers.scan_build import build
+from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tui import make_app, screen_text, wait_until
 
 SIZES = [(120, 40), (80, 24)]
@@ -137,3 +142,19 @@ async def test_an_unreadable_drafter_config_is_said_in_the_view(data, target, tm
         screen, table = await checked(pilot, data)
         assert table.state == "failed" and app.screen is screen
         assert "serve-check: DRAFTER" in flat(app) and "is not JSON" in flat(app), screen_text(app)
+
+
+async def test_over_ssh_the_configs_are_read_on_the_box(box, data, target, tmp_path):
+    """The data, the model and the drafter on an SSH box (asyncssh's real server): the configs
+    come through the open SSH source, as the layers do."""
+    folder = drafter(tmp_path, WRONG)
+    config, known = write_client_files(tmp_path / "client", "box", box.port, box.keys)
+    app = Eagle3App(f"box:{data.parent}", remote_python=sys.executable,
+                    opener=functools.partial(open_target, ssh_config=config, known_hosts=known),
+                    analysis=Analysis.from_options(model=str(target.folder), drafter=str(folder)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, table = await checked(pilot, data)
+        assert screen.source.host is not None and table.state == "done", table.error
+        text = flat(app)
+        assert "vLLM since 0.11.1 will not capture the data's b 2, 5, 7" in text, screen_text(app)
+        assert "fix: " + " ".join(FIX.split()) in text
