@@ -111,7 +111,7 @@ class ServingTable(VerticalScroll):
                 lines.append(Text(printable(f"{f['code']}: {f['message']}", message=True), style=bad,
                                   no_wrap=True, overflow="ellipsis"))
         if r["fix"] is not None:
-            for line in r["fix"]["lines"]:
+            for line in r["fix"]["lines"] or [r["fix"]["message"]]:
                 lines.append(Text(printable(f"fix: {line}", message=True),
                                   style=self.get_component_rich_style("serving--fix")))
         table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True, header_style=head)

@@ -69,6 +69,16 @@ async def checked(pilot, data: Path):
     return screen, table
 
 
+async def checked_again(pilot, screen):
+    """After r: the scan, the layers and the check again."""
+    await wait_until(pilot, lambda: screen.layers_state == "done", timeout=240, what="the layers again")
+    table = screen.query_one(ServingTable)
+    await wait_until(pilot, lambda: table.state in ("done", "failed"), timeout=60, what="the serve-check again")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return screen, table
+
+
 def row(name: str, app) -> str:
     """The table's line of an engine ("" when it is not on screen)."""
     return next((ln for ln in screen_text(app).splitlines() if ln.strip().startswith(name)), "")
@@ -142,6 +152,11 @@ async def test_an_unreadable_drafter_config_is_said_in_the_view(data, target, tm
         screen, table = await checked(pilot, data)
         assert table.state == "failed" and app.screen is screen
         assert "serve-check: DRAFTER" in flat(app) and "is not JSON" in flat(app), screen_text(app)
+        # the user fixes the config and scans again: the check is read anew, the old line gone
+        (folder / "config.json").write_text(json.dumps(RIGHT))
+        await pilot.press("r")
+        screen, table = await checked_again(pilot, screen)
+        assert table.state == "done" and "nothing to fix" in flat(app) and "is not JSON" not in flat(app)
 
 
 async def test_over_ssh_the_configs_are_read_on_the_box(box, data, target, tmp_path):
