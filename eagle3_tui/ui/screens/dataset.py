@@ -118,6 +118,7 @@ class DatasetScreen(DatasetExporting, Screen):
     def start(self) -> None:
         self.layers_state, self.layer_entries, self.accept_state = None, [], None  # accept: ui/dataset_accept.py
         self.generation += 1
+        self.query_one(ServingTable).reset()  # the check of the last scan goes
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
@@ -128,7 +129,6 @@ class DatasetScreen(DatasetExporting, Screen):
         self.table.rows_changed()
         self._filter_index = None
         self.findings = []
-        self.query_one(ServingTable).reset()
         self.query_one(NormStrip).show([])
         self.findings_list.show_note("findings come when the scan ends (esc cancels it)")
         self.query_one("#ds-progress").display = True
