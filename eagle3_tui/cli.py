@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "accept": ("accept", "run an EAGLE-3 drafter on a sample: top-1, per-step acceptance, tau"),
     "scan": ("scan", "check every sample of a dataset folder and name its problems"),
     "pair": ("pair", "find the training samples that hold an inference capture's prompt"),
+    "serve-check": ("serve_check", "which layers each serving engine will feed a drafter, against its data"),
 }
 
 

@@ -20,9 +20,11 @@ MAX_FILES = 1000
 
 def dataset_report(folder: str, *, where: str, findings: list[Finding], records: Iterable[Any],
                    state: str, layers: list[dict[str, Any]] | None = None, layer_lines: list[str] | None = None,
-                   created: datetime | None = None) -> Report:
+                   created: datetime | None = None, serving: dict[str, Any] | None = None) -> Report:
     """records: the scan records (dicts, or the view's records: anything with .get); the files
-    the findings name are listed with their numbers. state: "done", "cancelled", "scanning"..."""
+    the findings name are listed with their numbers. state: "done", "cancelled", "scanning"...
+    serving: with --drafter and --model, the serve-check (`serve-check --json` plus "drafter_path";
+    or {"drafter_path", "error"})."""
     records = list(records)
     named = {p for f in findings for p in _paths(f)}
     data = envelope("dataset", where, created)
@@ -37,6 +39,7 @@ def dataset_report(folder: str, *, where: str, findings: list[Finding], records:
     data["findings"] = list(findings)
     data["files"] = [_file(r) for r in records if r.get("path") in named][:MAX_FILES]
     data["layers"] = layers or None
+    data["serving"] = serving
     subject = posixpath.basename(folder.rstrip("/")) or "dataset"
     return Report("dataset", subject, data, _markdown(data, layer_lines or []))
 
@@ -78,4 +81,23 @@ def _markdown(d: dict[str, Any], layer_lines: list[str]) -> str:
                 *table(["file", "status", "T", "valid T", "slot norm means", "final norm mean", "error"], rows)]
     if layer_lines:
         out += ["", "## Layers (--model)", "", *(f"    {line}" for line in layer_lines)]
+    if d["serving"]:
+        out += ["", "## Serving (--drafter: the engines' reading of its config.json)", "", *_serving_lines(d["serving"])]
     return "\n".join(out) + "\n"
+
+
+def _serving_lines(s: dict[str, Any]) -> list[str]:
+    """serve-check's table: one row per engine and version range, then its findings and the fix."""
+    if "engines" not in s:
+        return [f"serve-check of {code(s.get('drafter_path'))} failed: {cell(s.get('error'))}"]
+    L = s["data"]["layers"]
+    held = ", ".join("?" if b is None else "post" if b == L + 1 else str(b) for b in s["data"]["boundaries"])
+    rows = [[name, got, "yes" if e["matches"] else "**no**", "yes" if e["guessed"] else "", why]
+            for (name, got, _mark, why), e in zip(s["table"], s["engines"])]
+    out = [f"Drafter {code(s.get('drafter_path'))}; the data holds b {held} "
+           f"(L = {L}{', ' + cell(s['data']['arch']) if s['data'].get('arch') else ''}).", "",
+           *table(["engine", "captures", "matches", "guessed", "why"], rows), "",
+           *findings_lines(s["findings"])]
+    if s.get("fix"):
+        out += ["", "Fix:", "", *(f"    {line}" for line in s["fix"]["lines"])]
+    return out

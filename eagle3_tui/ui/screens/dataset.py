@@ -1,14 +1,10 @@
-"""The dataset view (D): every file of a folder tree scanned where the data lives, findings on
-top, a distribution strip per slot, and a table of files.
+"""The dataset view (D): a folder tree's files scanned where the data lives: findings, a strip per slot, a file table.
 
-The main screen opens it with the open Source, the folder as a Target and a `post` callable
-(ShowSample, FileAction, ScanMarksWanted); it never reaches into the main screen. One worker drives dataset/pipeline.py (the pipeline `scan` drives too): the scan with
-the record cache in front, the findings (their torch part in a child process, so this process
-never imports torch), and with --model the layers of a few representative files, identified
-next to the data. Records are taken in as they arrive and shown at most FLUSH_SECONDS apart;
-the other events become messages (ui/dataset_messages.py). esc stops the step that runs (the
-findings of a cancelled scan cover the files read); a rescan or leaving stops the pipeline.
-"""
+Opened by the main screen with the open Source, the folder as a Target and a `post` callable (ShowSample, FileAction,
+ScanMarksWanted). One worker drives dataset/pipeline.py (as `scan`): the scan, the record cache, the findings (torch in
+a child process), with --model the layers of a few files identified next to the data (--drafter adds the serve-check:
+ui/widgets/serving_table.py); records shown at most FLUSH_SECONDS apart, the other events as messages
+(ui/dataset_messages.py). esc stops the step that runs; a rescan or leaving stops the pipeline."""
 
 from __future__ import annotations
 
@@ -42,6 +38,7 @@ from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, Stat
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
 from eagle3_tui.ui.widgets.norm_strip import NormStrip
+from eagle3_tui.ui.widgets.serving_table import ServingTable
 from eagle3_tui.ui.widgets.status import Line, StatusLine
 
 FLUSH_SECONDS = 0.1
@@ -94,6 +91,7 @@ class DatasetScreen(DatasetExporting, Screen):
             yield ProgressBar(id="ds-bar", show_eta=False, show_percentage=False)
             yield Line(id="ds-progress-text")
         yield DatasetFindings(id="ds-findings")
+        yield ServingTable(id="ds-serving")  # --drafter with --model: the serve-check
         yield NormStrip(id="ds-strip")
         yield DatasetTable(self.rows, id="ds-table")
         yield StatusLine(id="ds-status")
@@ -120,6 +118,7 @@ class DatasetScreen(DatasetExporting, Screen):
     def start(self) -> None:
         self.layers_state, self.layer_entries, self.accept_state = None, [], None  # accept: ui/dataset_accept.py
         self.generation += 1
+        self.query_one(ServingTable).reset()  # the check of the last scan goes
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
@@ -358,6 +357,7 @@ class DatasetScreen(DatasetExporting, Screen):
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
         self.layer_entries = message.entries
+        self.query_one(ServingTable).layers_found(self)
         self.add_findings(message.extra)
         self.table.rows_changed()
         planned = message.planned if message.interrupted or message.error else None

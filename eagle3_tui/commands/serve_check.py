@@ -1,0 +1,116 @@
+"""`eagle3-tui serve-check DRAFTER DATASET --model DIR [--json]`: will the drafter be fed, on each
+serving engine and version, the layers its training data holds?
+
+The dataset's boundaries are found as `scan --model` finds them (dataset/pipeline.py: the scan,
+then the representatives identified against the target model: the majority's and every group
+that differs); the drafter's config.json is then read as each engine reads it
+(dataset/serving_rules.py) and compared (dataset/serving.py).
+
+Text: the data's boundaries, one line per engine and version range, the findings with the fix.
+--json: one line, {"data", "drafter", "engines", "findings", "fix"}.
+Exit 0 when every current serving rule captures what the data holds, 1 when one does not, 2 when
+an input cannot be read (the dataset, the model, the drafter's config.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import posixpath
+import sys
+from typing import Any
+
+from eagle3_tui.dataset.serving_inputs import model_arch, read_config
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("drafter", metavar="DRAFTER", help="EAGLE-3 drafter folder or its config.json (on the data's machine)")
+    p.add_argument("target", metavar="DATASET", help="dataset folder: /path or [user@]host:path")
+    p.add_argument("--model", required=True, metavar="DIR",
+                   help="target model folder on the data's machine: names the boundary each slot holds")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    from eagle3_tui.commands._options import add_connection_arguments
+
+    add_connection_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from eagle3_tui.commands._targets import explain_source_error, local_folder_problem, on_host, open_cli_source, say
+    from eagle3_tui.sources.base import SourceError
+    from eagle3_tui.target import TargetError, parse_target
+
+    try:
+        target = parse_target(args.target)
+        model = on_host(args.model, target, "--model")
+        drafter = on_host(args.drafter, target, "DRAFTER")
+    except (SourceError, TargetError) as err:
+        say(f"serve-check: {err}")
+        return 2
+    if not target.is_remote and (problem := local_folder_problem(model)) is not None:
+        say(f"serve-check: {problem}")
+        return 2
+    source = open_cli_source(target, args)
+    try:
+        try:
+            await source.connect()
+        except SourceError as err:
+            say(f"serve-check: {err}")
+            explain_source_error(err)
+            return 2
+        join = posixpath.join if target.is_remote else os.path.join
+        try:
+            config = await read_config(source, drafter, join)
+            arch = await model_arch(source, join(model, "config.json"))
+        except (SourceError, ValueError) as err:
+            say(f"serve-check: {err}")
+            return 2
+        entries = await dataset_layers(source, target.path, model)
+    finally:
+        await source.close()
+    if isinstance(entries, str):
+        say(f"serve-check: {entries}")
+        return 2
+    return report(config, entries, arch, args.json)
+
+
+def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | None, as_json: bool) -> int:
+    from eagle3_tui.commands._options import to_json_ready
+    from eagle3_tui.commands._targets import say
+    from eagle3_tui.dataset.serving import check, data_from_layers, exit_code, format_check
+
+    data = data_from_layers(entries)
+    if data is None:
+        errors = "; ".join(e["error"] for e in entries if "error" in e) or "no file of the majority could be identified"
+        say(f"serve-check: the dataset's boundaries are unknown: {errors}")
+        return 2
+    result = check(config, data, arch)
+    if as_json:
+        sys.stdout.write(json.dumps(to_json_ready(result)) + "\n")
+    else:
+        from eagle3_tui.commands.ls import printable
+
+        sys.stdout.write(printable(format_check(result)) + "\n")
+    return exit_code(result)
+
+
+async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] | str:
+    """`scan --model`'s layers entries of the dataset (the same pipeline), or why there are none."""
+    from eagle3_tui.dataset import pipeline as pl
+    from eagle3_tui.engines.scan.options import ScanOptions
+
+    pipeline = pl.DatasetPipeline(source, root, ScanOptions(model=model))
+    layers = None
+    async for event in pipeline.events():
+        if isinstance(event, pl.ScanEnded) and event.outcome == "failed":
+            return str(event.error)
+        if isinstance(event, pl.Layers):
+            layers = event
+    if layers is None:
+        return "the scan found no samples to identify"
+    return layers.entries

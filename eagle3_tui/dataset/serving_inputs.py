@@ -1,0 +1,39 @@
+"""The inputs of a serve-check besides the dataset's boundaries: the drafter's config.json and the
+target's architecture, read through a Source (local, or the data's SSH box), as `eagle3-tui
+serve-check` and the dataset view (ui/widgets/serving_table.py) both read them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+async def read_config(source, drafter: str, join) -> dict[str, Any]:
+    """The drafter's config.json (DRAFTER is the folder or the file), read where the data is."""
+    path = drafter if drafter.endswith(".json") else join(drafter, "config.json")
+    return await _json(source, path, f"DRAFTER {drafter}")
+
+
+async def model_arch(source, path: str) -> str | None:
+    """The target's architectures[0] (SGLang's rule depends on the model file)."""
+    config = await _json(source, path, "--model")
+    archs = config.get("architectures")
+    return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+
+
+async def _json(source, path: str, what: str) -> dict[str, Any]:
+    from eagle3_tui.sources.base import SourceError
+
+    try:
+        raw, size = await source.read_head(path, 4 << 20)
+    except SourceError as err:
+        raise SourceError(f"{what}: {err}") from None
+    if size > len(raw):
+        raise ValueError(f"{what}: {path} is larger than 4 MiB, not a config.json")
+    try:
+        config = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{what}: {path} is not JSON ({err})") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{what}: {path} holds no JSON object")
+    return config

@@ -1,0 +1,68 @@
+"""`serve-check` end to end: a dataset written with a tiny saved Llama (tests/helpers/scan_build.py,
+b 2, 5, 7 of L = 10; one shard at b 1, 4, 6) identified by the same pipeline as `scan --model`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eagle3_tui.cli import main
+from tests.helpers.hf_target import make_target
+from tests.helpers.scan_build import build
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory):
+    return make_target(tmp_path_factory.mktemp("serve") / "llama")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, target) -> Path:
+    root = tmp_path_factory.mktemp("serve-data")
+    build(root, shards=2, seed=4, model=target)
+    return root
+
+
+def drafter(tmp_path: Path, config: dict) -> Path:
+    folder = tmp_path / "drafter"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLMEagle3"], **config}))
+    return folder
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(["serve-check", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_specforge_ids_serve_sglang_but_vllm_only_guesses(data, target, tmp_path, capsys):
+    folder = drafter(tmp_path, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 4, 6]}})
+    code, out, _ = run(capsys, folder, data, "--model", target.folder, "--json")
+    last = json.loads(out.splitlines()[-1])
+    assert last["data"]["boundaries"] == [2, 5, 7]
+    engines = {(e["engine"], e["until"]): e for e in last["engines"]}
+    assert engines[("sglang", None)]["matches"] and not engines[("sglang", None)]["guessed"]
+    assert engines[("vllm", None)]["guessed"] and engines[("vllm", None)]["boundaries"] == [2, 5, 7]
+    assert code == 0  # every current rule captures b 2, 5, 7 ...
+    assert any(f["code"] == "serving_guessed" and f["engine"] == "vllm" for f in last["findings"])  # ... by a guess
+    assert {"engine", "since", "until", "boundaries", "matches", "guessed", "why"} <= set(last["engines"][0])
+
+
+def test_top_level_ids_read_the_other_way_fail_with_the_fix(data, target, tmp_path, capsys):
+    # SpecForge-style "output of" ids put where vLLM reads them as boundaries: one boundary shallower
+    folder = drafter(tmp_path, {"eagle_aux_hidden_state_layer_ids": [1, 4, 6]})
+    code, out, _ = run(capsys, folder / "config.json", data, "--model", target.folder)
+    assert code == 1
+    assert "vLLM since 0.11.1 will capture b 1, 4, 6; the data holds b 2, 5, 7: every slot 1 boundary shallower" in out
+    assert 'config.json: "eagle_aux_hidden_state_layer_ids": [2, 5, 7]  (top level)' in out
+
+
+def test_unreadable_drafter_config_exits_2(data, target, tmp_path, capsys):
+    folder = tmp_path / "drafter"
+    folder.mkdir()
+    (folder / "config.json").write_text("{not json")
+    code, _, err = run(capsys, folder, data, "--model", target.folder)
+    assert code == 2 and "not JSON" in err
