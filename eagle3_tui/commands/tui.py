@@ -59,9 +59,9 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from eagle3_tui.cli import trust_data
+    from eagle3_tui.engines.read import torch_gate
 
-    trust_data(args.trust_data)
+    torch_gate.trust_data(args.trust_data)
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
     ray = _ray_options(args)
     if isinstance(ray, int):
