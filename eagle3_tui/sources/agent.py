@@ -31,14 +31,17 @@ Protocol, JSON lines both ways. The agent first prints one line
     cancel    {"target": id}             (no answer; the target answers when it stops)
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
-File names travel only inside these lines; the agent exits when its stdin closes.
+File names travel only inside these lines; the agent and every process it started end when its
+stdin closes, on SIGHUP/SIGTERM, and when its parent (the SSH session) ends.
 """
 
 import json
 import os
+import signal
 import stat as stat_mod
 import sys
 import threading
+import time
 
 PROTOCOL = 1
 HELLO = "EAGLE3-AGENT"
@@ -306,8 +309,38 @@ class Agent:
         self.send({"id": rid, "page": page, "progress": progress.get("now"), "done": True})
 
 
+def end_children():
+    """Stop every process this agent started (the scan's pool workers): nobody will read them."""
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return
+    for child in mp.active_children():
+        try:
+            child.kill()
+        except Exception:
+            pass
+
+
+def leave(*_):
+    """The channel is gone (stdin's EOF, SIGHUP, SIGTERM, the parent ended): end the children, then us."""
+    end_children()
+    os._exit(0)
+
+
+def watch_parent(tick=0.5):
+    """sshd's session process (or the shell it ran) was killed: we were re-parented, the channel is gone."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(tick)
+    leave()
+
+
 def main(modules):
     install_modules(modules)
+    for name in ("SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), leave)
+    threading.Thread(target=watch_parent, daemon=True).start()
     out = sys.stdout.buffer
     # Anything else that writes to stdout would corrupt the protocol: send it to stderr.
     sys.stdout = sys.stderr
@@ -331,4 +364,4 @@ def main(modules):
         agent.serve(stdin)
     finally:
         # stdin closed: the channel is gone, nobody will read what running requests produce.
-        os._exit(0)
+        leave()
