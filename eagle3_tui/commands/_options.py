@@ -52,7 +52,9 @@ def json_line(result: Any) -> str:
     """One result as one line of strict JSON (NaN and Inf as null): what --json prints."""
     import json
 
-    return json.dumps(to_json_ready(result), allow_nan=False)
+    from eagle3_tui.names import json_for_terminal
+
+    return json_for_terminal(json.dumps(to_json_ready(result), allow_nan=False))
 
 
 def to_json_ready(obj: Any) -> Any:

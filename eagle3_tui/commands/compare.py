@@ -8,7 +8,6 @@ travels); local files in this process.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             # last resort: nothing unforeseen in one comparison ends in a traceback
             f"unexpected {type(err).__name__} while comparing: {str(err).strip()[:200]}")
         if args.json:
-            print(json.dumps({"a": {"path": args.a}, "b": {"path": args.b}, "error": message}), flush=True)
+            print(json_line({"a": {"path": args.a}, "b": {"path": args.b}, "error": message}), flush=True)
         print(f"eagle3-tui compare: {message}", file=sys.stderr)
         return 2
     if args.json:
