@@ -168,6 +168,12 @@ def _options(args: argparse.Namespace, target):
     if not target.is_remote and (problem := local_folder_problem(options.model, options.accept)) is not None:
         say(f"scan: {problem}")
         return 2
+    if not target.is_remote and options.use_cache:  # the record cache would land in the dataset
+        from eagle3_tui.userdirs import writes_inside
+
+        if (problem := writes_inside(target.path, data_too=False)) is not None:
+            say(f"scan: {problem}")
+            return 2
     return options
 
 

@@ -13,6 +13,7 @@ import math
 import os
 import re
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from pathlib import Path
 
 from eagle3_tui.reports.model import Report
@@ -46,14 +47,16 @@ def stem(report: Report, now: datetime | None = None) -> str:
     return f"{when:%Y%m%d-%H%M%S}_{report.view}_{safe_name(report.subject)}"
 
 
-def write(report: Report, folder: str | os.PathLike, *, inspected: str | os.PathLike | None = None,
+def write(report: Report, folder: str | os.PathLike, *,
+          inspected: str | os.PathLike | Sequence[str | os.PathLike | None] | None = None,
           now: datetime | None = None) -> tuple[Path, Path]:
-    """Write the Markdown and the JSON; (md path, json path). `inspected`: the local folder being
-    looked at (None for a remote one); a `folder` inside it is refused."""
+    """Write the Markdown and the JSON; (md path, json path). `inspected`: the local folder(s)
+    being looked at (None for a remote one: the view's and the one the TUI started on); a
+    `folder` inside one is refused."""
     folder = Path(folder)
-    if inspected is not None and _inside(folder, Path(inspected)):
-        raise ExportError(f"{folder} is inside the dataset being inspected: exports never go there "
-                          "(start with --data-dir elsewhere)")
+    roots = [inspected] if isinstance(inspected, str | os.PathLike) else list(inspected or [])
+    if any(root is not None and _inside(folder, Path(root)) for root in roots):
+        raise ExportError(f"not exported: {folder} is inside the dataset (start with --data-dir elsewhere)")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         base = stem(report, now)
