@@ -68,7 +68,10 @@ _HOW = {"exact": "the same token ids", "prefix": "its ids begin the sample", "ho
 
 
 def format_result(r: dict[str, Any]) -> str:
-    by = "token ids" if r.get("capture_ids") else "hidden states (the capture has no token ids)"
+    by = "token ids" if r.get("paired_by", "ids" if r.get("capture_ids") else "states") == "ids" else (
+        f"hidden states (the capture: {r['capture_ids_blank']})" if r.get("capture_ids_blank")
+        else "hidden states (the capture has no token ids)" if not r.get("capture_ids")
+        else "hidden states (the samples' records have no token ids)")
     lines = [f"{r['capture']}: {r.get('capture_tokens')} tokens, paired by {by} with {r['dataset']}",
              f"  {r['files']} files, {r['files_read']} read ({r['files'] - r['files_read']} from the cache)"]
     if not r["matches"]:
