@@ -95,6 +95,11 @@ def _ray_options(args: argparse.Namespace):
     if args.ray_batch is not None and args.ray_batch < 1:
         print(f"eagle3-tui: --ray-batch {args.ray_batch}: expected 1 or more", file=sys.stderr)
         return 2
+    from eagle3_tui.engines.scan.ray_tasks import address_problem
+
+    if (problem := address_problem(args.ray)) is not None:
+        print(f"eagle3-tui: {problem}", file=sys.stderr)
+        return 2
     try:
         remote = parse_target(args.target).is_remote
     except TargetError:

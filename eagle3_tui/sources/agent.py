@@ -281,7 +281,7 @@ class Agent:
 
             package = shipped_package()
             try:
-                executor = RayScan(connect(req["ray"], package=package),
+                executor = RayScan(connect(req["ray"], package=package, quiet=True),
                                    local_roots=bool(req.get("ray_local_roots")), batch=req.get("ray_batch"))
             except RayUnavailable as err:
                 self.send({"id": rid, "page": [], "ray_error": str(err), "done": True})
