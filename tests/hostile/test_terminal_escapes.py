@@ -96,3 +96,22 @@ def test_a_scan_report_of_hostile_file_names_is_escaped(tmp_path):
         if "--json" in args:
             for line in out.splitlines():
                 json.loads(line)
+
+
+def test_a_scan_of_a_name_that_is_not_utf8_finishes_and_caches_the_rest(tmp_path):
+    """Found in the hostile pass: the record cache (SQLite) refused the name and the scan ended
+    in a UnicodeEncodeError traceback after reading everything."""
+    import os
+
+    from tests.helpers.ssh import write_sample
+
+    root = tmp_path / "ds"
+    root.mkdir()
+    write_sample(root / "data_0.ckpt", seed=0)
+    write_sample(Path(os.fsdecode(bytes(root) + b"/data_1\xff.ckpt")), seed=1)
+    for cached in (0, 1):
+        rc, out, err = run("scan", str(root), "--json", data_dir=tmp_path / "data")
+        assert rc == 0 and "Traceback" not in err, err
+        *records, last = [json.loads(line) for line in out.splitlines()]
+        assert sorted(r["path"] for r in records) == ["data_0.ckpt", "data_1\udcff.ckpt"]
+        assert last["summary"]["cached"] == cached, "the UTF-8 name comes from the cache the second time"
