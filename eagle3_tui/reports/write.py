@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from collections.abc import Sequence
 from pathlib import Path
 
+from eagle3_tui.names import json_for_terminal, terminal_text
 from eagle3_tui.reports.model import Report
 
 EXPORTS = "exports"
@@ -65,8 +66,11 @@ def write(report: Report, folder: str | os.PathLike, *,
             md, js = folder / f"{name}.md", folder / f"{name}.json"
             if not md.exists() and not js.exists():
                 break
-        _create(js, json.dumps(finite(report.data), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-        _create(md, report.markdown)
+        # what a file name holds (ESC sequences, bytes that are not UTF-8) is written escaped, as
+        # the CLI prints it: `cat` on a report must not steer the terminal, nor writing it fail
+        _create(js, json_for_terminal(json.dumps(finite(report.data), indent=2, ensure_ascii=False, allow_nan=False,
+                                                 default=str)) + "\n")
+        _create(md, terminal_text(report.markdown))
     except (OSError, ValueError) as err:
         raise ExportError(f"cannot write the report into {folder}: {getattr(err, 'strerror', None) or err}") from None
     return md, js
