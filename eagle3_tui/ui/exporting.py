@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 
-from eagle3_tui.names import printable
+from eagle3_tui.names import printable, terminal_text
 from eagle3_tui.reports.model import Report
 from eagle3_tui.reports.write import ExportError, exports_dir, write
 from eagle3_tui.ui.format import elide
@@ -67,7 +67,7 @@ class Exporting:
         if isinstance(report, str):
             self.export_say(report, error=True)
             return
-        self.app.copy_to_clipboard(report.markdown)  # type: ignore[attr-defined]
+        self.app.copy_to_clipboard(terminal_text(report.markdown))  # type: ignore[attr-defined]  # as the file: pasted, it must not steer a terminal
         lines = report.markdown.count("\n")
         self.export_say(f"copied the {report.view} report ({lines} lines of Markdown) to the clipboard ({CLIPBOARD_NOTE})")
 
