@@ -44,7 +44,7 @@ def writes_inside(target: str | os.PathLike, data: str | os.PathLike | None = No
     (bookmarks.sqlite3, exports, the scan cache). The default user folders are not checked:
     browsing ~ or / with them is fine, and exports still refuse a folder inside the view's."""
     root = Path(target)
-    if not root.is_dir():
+    if root.exists() and not root.is_dir():  # a file: its folder (a missing path is said later, as it is)
         root = root.parent
     chosen = [("EAGLE3_TUI_CACHE_DIR", os.environ.get("EAGLE3_TUI_CACHE_DIR"))]
     if data_too:  # `scan` writes only its cache

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from eagle3_tui.names import json_for_terminal, unfiltered
+from eagle3_tui.names import json_for_terminal, printable, unfiltered
 
 PROG = "eagle3-tui bookmarks"
 
@@ -129,7 +129,7 @@ def _list(store, args: argparse.Namespace) -> int:
         print(f"no bookmarks ({store.path})", file=sys.stderr)
     for b in bookmarks:
         tags = " ".join("#" + t for t in b.tags)
-        print("  ".join(filter(None, [b.target, tags, b.headline_text])))
+        print("  ".join(filter(None, [printable(b.target), tags, b.headline_text])))  # a name's newline stays one line
         if b.note:
             print("    " + " ".join(b.note.splitlines()))
     return 0

@@ -67,3 +67,12 @@ def test_a_data_folder_next_to_the_dataset_is_fine(dataset, tmp_path):
     r = run(["bookmarks", "add", str(dataset / "train" / "data_0.ckpt"), "--data-dir", str(tmp_path / "ds-notes")])
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "ds-notes" / "bookmarks.sqlite3").is_file()
+
+
+def test_pair_refuses_a_cache_inside_the_dataset(dataset):
+    """Found in the hostile pass: `pair` wrote its record cache into the dataset."""
+    before = files_under(dataset)
+    capture = dataset / "train" / "data_0.ckpt"
+    r = run(["pair", str(capture), str(dataset)], EAGLE3_TUI_CACHE_DIR=str(dataset / ".cache"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "inside the dataset" in r.stderr, r.stderr
+    assert files_under(dataset) == before

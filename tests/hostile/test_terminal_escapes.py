@@ -115,3 +115,23 @@ def test_a_scan_of_a_name_that_is_not_utf8_finishes_and_caches_the_rest(tmp_path
         *records, last = [json.loads(line) for line in out.splitlines()]
         assert sorted(r["path"] for r in records) == ["data_0.ckpt", "data_1\udcff.ckpt"]
         assert last["summary"]["cached"] == cached, "the UTF-8 name comes from the cache the second time"
+
+
+def test_a_newline_in_a_name_keeps_each_printed_row_on_one_line(tmp_path):
+    """Found in the hostile pass: pair's matches, compare's A/B header and bookmarks list
+    printed a name's newline as it is, so one row became two."""
+    from tests.helpers.ssh import write_sample
+
+    root = tmp_path / "ds"
+    root.mkdir()
+    write_sample(root / "data_0.ckpt", seed=0)
+    odd = root / "data_1\n.ckpt"
+    write_sample(odd, seed=0)
+    data = tmp_path / "data"
+    _, out, _ = run("pair", str(root / "data_0.ckpt"), str(root), data_dir=data)
+    assert "data_1\\n.ckpt" in out and not any(line.startswith(".ckpt") for line in out.splitlines()), out
+    _, out, _ = run("compare", str(odd), str(root / "data_0.ckpt"), data_dir=data)
+    assert f"A  {root}/data_1\\n.ckpt" in out, out
+    run("bookmarks", "add", str(odd), data_dir=data)
+    _, out, _ = run("bookmarks", "list", data_dir=data)
+    assert out.splitlines()[0].endswith("data_1\\n.ckpt"), out
