@@ -76,6 +76,19 @@ def trust_data(on: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from eagle3_tui.names import TerminalSafe
+
+    # Every line a command prints (argparse's errors too) is escaped for the terminal: a note,
+    # a file name or a config value can hold ESC ] 0 ; ... BEL (issue 34.2).
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafe(sys.stdout), TerminalSafe(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):

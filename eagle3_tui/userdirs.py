@@ -25,3 +25,32 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("eagle3-tui", appauthor=False))
+
+
+def is_inside(folder: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """`folder` is `root` or below it, links resolved (a folder not made yet counts by its path)."""
+    try:
+        Path(folder).resolve().relative_to(Path(root).resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def writes_inside(target: str | os.PathLike, data: str | os.PathLike | None = None, *,
+                  data_too: bool = True) -> str | None:
+    """One line saying which folder the user chose for our own files (--data-dir,
+    EAGLE3_TUI_DATA_DIR, EAGLE3_TUI_CACHE_DIR) lies inside the local dataset `target` (a file
+    counts by its folder), None when none does. The tool never writes into the data it inspects
+    (bookmarks.sqlite3, exports, the scan cache). The default user folders are not checked:
+    browsing ~ or / with them is fine, and exports still refuse a folder inside the view's."""
+    root = Path(target)
+    if root.exists() and not root.is_dir():  # a file: its folder (a missing path is said later, as it is)
+        root = root.parent
+    chosen = [("EAGLE3_TUI_CACHE_DIR", os.environ.get("EAGLE3_TUI_CACHE_DIR"))]
+    if data_too:  # `scan` writes only its cache
+        chosen.insert(0, ("--data-dir", data) if data else ("EAGLE3_TUI_DATA_DIR", os.environ.get("EAGLE3_TUI_DATA_DIR")))
+    for name, folder in chosen:
+        if folder and is_inside(folder, root):
+            return (f"{name} {os.path.abspath(folder)} is inside the dataset {os.path.abspath(root)}: eagle3-tui never writes into the data it "
+                    "inspects; choose a folder outside it")
+    return None

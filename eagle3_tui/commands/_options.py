@@ -66,7 +66,9 @@ def json_line(result: Any) -> str:
     --trust-data it says the loads were unsafe ("unsafe_loads")."""
     import json
 
-    return json.dumps(to_json_ready(with_trust_note(result)), allow_nan=False)
+    from eagle3_tui.names import json_for_terminal
+
+    return json_for_terminal(json.dumps(to_json_ready(with_trust_note(result)), allow_nan=False))
 
 
 def with_trust_note(result: Any, torch: str | None = None) -> Any:

@@ -34,6 +34,11 @@ def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]
     if args.ray_batch is not None and args.ray_batch < 1:
         say(f"scan: --ray-batch {args.ray_batch}: expected 1 or more")
         return 2
+    from eagle3_tui.engines.scan.ray_tasks import address_problem
+
+    if (problem := address_problem(args.ray)) is not None:  # refused, not tried (a box's too)
+        say(f"scan: {problem}")
+        return 2
     if target.is_remote:
         source = open_source()
         source.ray, source.ray_local_roots, source.ray_batch = args.ray, args.ray_local_roots, args.ray_batch
@@ -45,4 +50,4 @@ def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]
     except RayMissing as err:
         say(f"scan: --ray: {err}")
         return 2
-    return RaySource(args.ray, local_roots=args.ray_local_roots, batch=args.ray_batch)
+    return RaySource(args.ray, local_roots=args.ray_local_roots, batch=args.ray_batch, quiet=True)

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from eagle3_tui.names import printable
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sample", metavar="SAMPLE", help="hidden-state sample (local path or host:path)")
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(json_line(result), flush=True)
     elif "error" in result:
-        print(f"{result['path']}: error: {result['error']}", file=sys.stderr)
+        print(f"{printable(result['path'])}: error: {result['error']}", file=sys.stderr)
     else:
         print(format_result(result), flush=True)
     return 2 if "error" in result else 0
@@ -96,7 +98,7 @@ def format_result(r: dict[str, Any]) -> str:
     info = r.get("drafter_info") or {}
     k = len(r["steps"])
     lines = [
-        f"{r['path']}",
+        f"{printable(r['path'])}",
         f"  drafter {r['drafter']} ({info.get('layout', '?')}, H {info.get('hidden')}, k {info.get('k')}, "
         f"draft vocab {info.get('draft_vocab')})",
         f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']}; targets from "

@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from eagle3_tui.names import json_for_terminal, printable, unfiltered
+
 PROG = "eagle3-tui bookmarks"
 
 
@@ -121,13 +123,13 @@ def _list(store, args: argparse.Namespace) -> int:
     bookmarks = _selected(store, args)
     if args.json:
         for b in bookmarks:
-            sys.stdout.write(json.dumps(b.to_json(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json_for_terminal(json.dumps(b.to_json(), ensure_ascii=False)) + "\n")
         return 0
     if not bookmarks:
         print(f"no bookmarks ({store.path})", file=sys.stderr)
     for b in bookmarks:
         tags = " ".join("#" + t for t in b.tags)
-        print("  ".join(filter(None, [b.target, tags, b.headline_text])))
+        print("  ".join(filter(None, [printable(b.target), tags, b.headline_text])))  # a name's newline stays one line
         if b.note:
             print("    " + " ".join(b.note.splitlines()))
     return 0
@@ -178,8 +180,13 @@ def _export(store, args: argparse.Namespace) -> int:
         if len(hosts) > 1:
             print(f"{PROG}: note: paths from {len(hosts)} machines ({', '.join(sorted(hosts))}); "
                   "use --host to pick one", file=sys.stderr)  # fmt: skip
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    if args.format == "json":
+        text = json_for_terminal(text)
+    # an export is data: bytes as they are into a file or a pipe (NUL-separated paths, a note's
+    # CR in CSV), escaped only when they would land on a terminal
+    out = sys.stdout if sys.stdout.isatty() else unfiltered(sys.stdout)
+    out.write(text)
+    out.flush()
     return 0
 
 

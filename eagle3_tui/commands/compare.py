@@ -8,7 +8,6 @@ travels); local files in this process.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -18,6 +17,7 @@ from eagle3_tui.commands._options import (
     below_one,
     json_line,
 )
+from eagle3_tui.names import printable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             # last resort: nothing unforeseen in one comparison ends in a traceback
             f"unexpected {type(err).__name__} while comparing: {str(err).strip()[:200]}")
         if args.json:
-            print(json.dumps({"a": {"path": args.a}, "b": {"path": args.b}, "error": message}), flush=True)
+            print(json_line({"a": {"path": args.a}, "b": {"path": args.b}, "error": message}), flush=True)
         print(f"eagle3-tui compare: {message}", file=sys.stderr)
         return 2
     if args.json:
@@ -124,7 +124,7 @@ def _side(tag: str, h: dict[str, Any]) -> list[str]:
     if h.get("final"):
         facts.append(f"final {h['final_norm']}-norm" if h.get("final_norm") else "final")
     facts.append("ids" if h.get("ids") else "no ids")
-    lines = [f"{tag}  {h['path']}", f"   {' | '.join(facts)}"]
+    lines = [f"{tag}  {printable(h['path'])}", f"   {' | '.join(facts)}"]
     lines += [f"   assumed: {note}" for note in h.get("assumptions", [])]
     return lines
 
@@ -135,7 +135,7 @@ def format_comparison(r: dict[str, Any]) -> str:
         for tag in ("a", "b"):
             side = r[tag]
             if "error" in side:
-                lines.append(f"{tag.upper()}  {side['path']}: error: {side['error']}")
+                lines.append(f"{tag.upper()}  {printable(side['path'])}: error: {side['error']}")
         return "\n".join(lines) or f"error: {r['error']}"
     out: list[str] = []
     findings = r["findings"]

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from eagle3_tui.names import printable
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sample", metavar="SAMPLE", help="hidden-state file (local path or host:path)")
@@ -95,7 +97,7 @@ def _f(v: float | None, digits: int = 4) -> str:
 
 
 def format_identify(r: dict[str, Any]) -> str:
-    out = [r["path"]]
+    out = [printable(r["path"])]
     facts = [f"model {r['model']}", f"L {r['layers']}", f"{r['tokens']} tokens", f"H {r['hidden']}"]
     if r.get("device"):
         facts.append(f"{r['device']} {r.get('model_dtype', '')}".strip())

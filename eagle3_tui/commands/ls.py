@@ -9,7 +9,7 @@ import sys
 import time
 
 from eagle3_tui.commands._options import add_connection_arguments
-from eagle3_tui.names import printable
+from eagle3_tui.names import json_for_terminal, printable
 
 KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
 
@@ -56,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     for entry in entries:
         # ensure_ascii keeps every name valid JSON on one line, non-UTF-8 bytes included
-        out.write((json.dumps(entry.to_json()) if args.json else format_entry(entry)) + "\n")
+        out.write((json_for_terminal(json.dumps(entry.to_json())) if args.json else format_entry(entry)) + "\n")
     out.flush()
     return 0

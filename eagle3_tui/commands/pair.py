@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from eagle3_tui.names import printable
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("capture", metavar="CAPTURE", help="inference capture (local path or host:path)")
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(json_line(result), flush=True)
     elif "error" in result:
-        print(f"{result['capture']}: error: {result['error']}", file=sys.stderr)
+        print(f"{printable(result['capture'])}: error: {result['error']}", file=sys.stderr)
     else:
         print(format_result(result), flush=True)
     return 2 if "error" in result else 0 if result["matches"] else 1
@@ -53,10 +55,15 @@ def run(args: argparse.Namespace) -> int:
 def pair_target(args: argparse.Namespace) -> dict[str, Any]:
     from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.dataset.pair import pair_capture
-    from eagle3_tui.target import parse_target
+    from eagle3_tui.target import TargetError, parse_target
 
     target = parse_target(args.capture)
     dataset = on_host(args.dataset, target, "DATASET")
+    if not target.is_remote and not args.no_cache:  # the record cache would land in the dataset
+        from eagle3_tui.userdirs import writes_inside
+
+        if (problem := writes_inside(dataset, data_too=False)) is not None:
+            raise TargetError(problem)
     result = run_on_source(target, args, lambda source: pair_capture(
         source, target.path, dataset, top=args.top, use_cache=not args.no_cache))
     result["capture"] = args.capture  # as typed, host included
@@ -68,12 +75,15 @@ _HOW = {"exact": "the same token ids", "prefix": "its ids begin the sample", "ho
 
 
 def format_result(r: dict[str, Any]) -> str:
-    by = "token ids" if r.get("capture_ids") else "hidden states (the capture has no token ids)"
-    lines = [f"{r['capture']}: {r.get('capture_tokens')} tokens, paired by {by} with {r['dataset']}",
+    by = "token ids" if r.get("paired_by", "ids" if r.get("capture_ids") else "states") == "ids" else (
+        f"hidden states (the capture: {r['capture_ids_blank']})" if r.get("capture_ids_blank")
+        else "hidden states (the capture has no token ids)" if not r.get("capture_ids")
+        else "hidden states (the samples' records have no token ids)")
+    lines = [f"{printable(r['capture'])}: {r.get('capture_tokens')} tokens, paired by {by} with {printable(r['dataset'])}",
              f"  {r['files']} files, {r['files_read']} read ({r['files'] - r['files_read']} from the cache)"]
     if not r["matches"]:
         lines.append("  no training sample holds its prompt")
     for i, m in enumerate(r["matches"], 1):
-        lines.append(f"  {i}. {m['path']}  {m['shared_tokens']} shared tokens  score {m['score']:.3f}  "
+        lines.append(f"  {i}. {printable(m['path'])}  {m['shared_tokens']} shared tokens  score {m['score']:.3f}  "
                      f"({_HOW.get(m['relation'], m['relation'])})")
     return "\n".join(lines)

@@ -25,6 +25,7 @@ from collections import defaultdict
 from typing import Any
 
 from eagle3_tui.commands.ls import printable
+from eagle3_tui.names import json_for_terminal, terminal_text, unfiltered
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready, with_trust_note
 from eagle3_tui.commands._scan_text import progress_line, rows_read
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
@@ -121,13 +122,14 @@ class _Progress:
             self._show(line)
 
     def _show(self, line: str) -> None:
+        line = terminal_text(line)
         self.width = max(self.width, len(line))
-        sys.stderr.write("\r" + line.ljust(self.width))
+        unfiltered(sys.stderr).write("\r" + line.ljust(self.width))  # the CR on purpose, the line escaped
         sys.stderr.flush()
 
     def clear(self) -> None:
         if self.on and self.width:
-            sys.stderr.write("\r" + " " * self.width + "\r")
+            unfiltered(sys.stderr).write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
 
 
@@ -166,6 +168,12 @@ def _options(args: argparse.Namespace, target):
     if not target.is_remote and (problem := local_folder_problem(options.model, options.accept)) is not None:
         say(f"scan: {problem}")
         return 2
+    if not target.is_remote and options.use_cache:  # the record cache would land in the dataset
+        from eagle3_tui.userdirs import writes_inside
+
+        if (problem := writes_inside(target.path, data_too=False)) is not None:
+            say(f"scan: {problem}")
+            return 2
     return options
 
 
@@ -309,11 +317,12 @@ class _Shown:
         if args.json:
             last = {"summary": summary, "findings": findings, **({"layers": lay.entries} if lay else {}),
                     **({"acceptance": acc.entries} if acc else {})}
-            _write_whole(self.out, json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch")))) + "\n")
+            line = json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch"))))
+            _write_whole(self.out, json_for_terminal(line) + "\n")
         else:
-            _write_whole(self.out, format_report([full_record(r) for r in records], findings, summary,
+            _write_whole(self.out, terminal_text(format_report([full_record(r) for r in records], findings, summary,
                                                  layers=lay and format_layers(lay.entries, args.model, lay.planned),
-                                                 acceptance=acc and format_acceptance(acc.entries, args.accept, planned)) + "\n")
+                                                 acceptance=acc and format_acceptance(acc.entries, args.accept, planned))) + "\n")
         self._say_workers()
         if ended.outcome == "lost":
             say(f"scan: {ended.error}; the findings cover the {len(records)} files read before")
@@ -342,16 +351,16 @@ def _json_line(record: dict[str, Any]) -> str:
     raw = record.get("raw")
     if raw is not None and raw.endswith("}") and "NaN" not in raw and "Infinity" not in raw:
         # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it
-        return raw[:-1] + ', "cached": true}\n' if raw != "{}" else '{"cached": true}\n'
+        return json_for_terminal(raw[:-1]) + ', "cached": true}\n' if raw != "{}" else '{"cached": true}\n'
     if raw is not None:
         from eagle3_tui.dataset.stream import full_record
 
         record = full_record(record)
     # records hold finite floats (engines/scan/records.py): the C encoder alone, unless one does not
     try:
-        return json.dumps(record, allow_nan=False) + "\n"
+        return json_for_terminal(json.dumps(record, allow_nan=False)) + "\n"
     except ValueError:
-        return json.dumps(to_json_ready(record)) + "\n"
+        return json_for_terminal(json.dumps(to_json_ready(record))) + "\n"
 
 
 def _loads(records, runtime: dict[str, Any]) -> dict[str, Any]:

@@ -63,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
     torch_gate.trust_data(args.trust_data)
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
+    if (problem := _writes_inside(args.target, data_dir)) is not None:
+        print(f"eagle3-tui: {problem}", file=sys.stderr)
+        return 2
     ray = _ray_options(args)
     if isinstance(ray, int):
         return ray
@@ -70,6 +73,19 @@ def main(argv: list[str] | None = None) -> int:
                    accept_new_host_key=args.accept_new_host_key, data_dir=data_dir,
                    tokenizer=args.tokenizer, model=args.model, drafter=args.drafter,
                    vocab_mapping=args.vocab_mapping, ray=ray)
+
+
+def _writes_inside(target: str, data_dir: str | None) -> str | None:
+    """Why the data dir or the cache dir the user chose cannot be used with a local TARGET (it is
+    inside it: bookmarks.sqlite3 and exports would land in the dataset), else None."""
+    from eagle3_tui.target import TargetError, parse_target
+    from eagle3_tui.userdirs import writes_inside
+
+    try:
+        parsed = parse_target(target)
+    except TargetError:
+        return None  # the app says what is wrong with the target
+    return None if parsed.is_remote else writes_inside(parsed.path, data_dir)
 
 
 def _ray_options(args: argparse.Namespace):
@@ -84,6 +100,11 @@ def _ray_options(args: argparse.Namespace):
         return None
     if args.ray_batch is not None and args.ray_batch < 1:
         print(f"eagle3-tui: --ray-batch {args.ray_batch}: expected 1 or more", file=sys.stderr)
+        return 2
+    from eagle3_tui.engines.scan.ray_tasks import address_problem
+
+    if (problem := address_problem(args.ray)) is not None:
+        print(f"eagle3-tui: {problem}", file=sys.stderr)
         return 2
     try:
         remote = parse_target(args.target).is_remote

@@ -66,6 +66,17 @@ def record_variant(record: dict[str, Any]) -> str | None:
     return (record.get("draft_vocab") or {}).get("mapping")
 
 
+def storable(path: str) -> str:
+    """A path as SQLite can hold it: a name that is not UTF-8 (surrogateescape) has its bytes
+    written as \\xNN (its records are then cached under that name and read again, never a crash:
+    `scan` of such a tree raised UnicodeEncodeError at its end)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
 def _without_pair(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "pair"} if "pair" in record else record
 
@@ -99,7 +110,7 @@ class ScanCache:
 
     @staticmethod
     def _prefix(root: str) -> str:
-        return root.rstrip("/") + "/"
+        return storable(root.rstrip("/") + "/")
 
     def known(self, host: str, root: str, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
               pair: bool = False) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
@@ -143,7 +154,7 @@ class ScanCache:
         prefix = self._prefix(root)
         mode = mode_name(full, rows, budget)
         rows_ = [
-            (host, prefix + r["path"], r["size"], r["mtime"], mode, json.dumps(_without_pair(r)), "error" in r,
+            (host, storable(prefix + r["path"]), r["size"], r["mtime"], mode, json.dumps(_without_pair(r)), "error" in r,
              record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None)
             for r in records
             # lost: read next time; refused by a torch below 2.10: read again once a safe torch runs

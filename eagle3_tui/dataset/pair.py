@@ -191,5 +191,7 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
         folder = os.path.dirname(inside)
         skip |= {r["path"] for r in records if os.path.dirname(r["path"]) == folder}
     matches = await asyncio.to_thread(rank, printed, records, top=top, exclude=frozenset(skip))
+    by = matches[0]["how"] if matches else ("ids" if printed.get("ids") else "states")
     return {**out, "computed": printed.get("computed"), "capture_ids": printed.get("ids") is not None, "capture_tokens": printed["n"],
+            "paired_by": by, **({"capture_ids_blank": printed["ids_blank"]} if printed.get("ids_blank") else {}),
             "matches": matches, "files": len(records), "files_read": read, "bytes_read": bytes_read}

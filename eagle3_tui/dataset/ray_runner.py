@@ -29,9 +29,9 @@ def import_ray():
         raise RayMissing(str(err)) from None
 
 
-def connect(address: str | None):
+def connect(address: str | None, quiet: bool = False):
     try:
-        return ray_tasks.connect(address)
+        return ray_tasks.connect(address, quiet=quiet)
     except ray_tasks.RayMissing as err:
         raise RayMissing(str(err)) from None
     except ray_tasks.RayUnavailable as err:
@@ -43,8 +43,11 @@ class RaySource(LocalSource):
 
     computed = "ray"
 
-    def __init__(self, address: str | None = "auto", *, local_roots: bool = False, batch: int | None = None) -> None:
+    def __init__(self, address: str | None = "auto", *, local_roots: bool = False, batch: int | None = None,
+                 quiet: bool = False) -> None:
         self.address = address
+        #: Ray's own stderr noise while connecting goes nowhere (the CLI; the TUI's screen is stderr)
+        self.quiet = quiet
         self.local_roots = local_roots
         self.batch = batch
         self._ray = None
@@ -55,7 +58,7 @@ class RaySource(LocalSource):
     async def connect(self) -> None:
         import asyncio
 
-        self._ray = await asyncio.to_thread(connect, self.address)
+        self._ray = await asyncio.to_thread(connect, self.address, self.quiet)
 
     # --model / --accept: the per-file model work on actors, one model each (dataset/ray_models.py)
 
@@ -63,7 +66,7 @@ class RaySource(LocalSource):
         if self._models is None:
             from eagle3_tui.dataset.ray_models import ModelPool
 
-            self._models = ModelPool(self._ray or connect(self.address))
+            self._models = ModelPool(self._ray or connect(self.address, self.quiet))
         return self._models
 
     @property
@@ -81,5 +84,5 @@ class RaySource(LocalSource):
 
     def scan_executor(self) -> RayScan:
         if self._ray is None:
-            self._ray = connect(self.address)
+            self._ray = connect(self.address, self.quiet)
         return RayScan(self._ray, local_roots=self.local_roots, batch=self.batch)

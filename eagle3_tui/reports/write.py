@@ -13,8 +13,10 @@ import math
 import os
 import re
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from pathlib import Path
 
+from eagle3_tui.names import json_for_terminal, terminal_text
 from eagle3_tui.reports.model import Report
 
 EXPORTS = "exports"
@@ -46,14 +48,16 @@ def stem(report: Report, now: datetime | None = None) -> str:
     return f"{when:%Y%m%d-%H%M%S}_{report.view}_{safe_name(report.subject)}"
 
 
-def write(report: Report, folder: str | os.PathLike, *, inspected: str | os.PathLike | None = None,
+def write(report: Report, folder: str | os.PathLike, *,
+          inspected: str | os.PathLike | Sequence[str | os.PathLike | None] | None = None,
           now: datetime | None = None) -> tuple[Path, Path]:
-    """Write the Markdown and the JSON; (md path, json path). `inspected`: the local folder being
-    looked at (None for a remote one); a `folder` inside it is refused."""
+    """Write the Markdown and the JSON; (md path, json path). `inspected`: the local folder(s)
+    being looked at (None for a remote one: the view's and the one the TUI started on); a
+    `folder` inside one is refused."""
     folder = Path(folder)
-    if inspected is not None and _inside(folder, Path(inspected)):
-        raise ExportError(f"{folder} is inside the dataset being inspected: exports never go there "
-                          "(start with --data-dir elsewhere)")
+    roots = [inspected] if isinstance(inspected, str | os.PathLike) else list(inspected or [])
+    if any(root is not None and _inside(folder, Path(root)) for root in roots):
+        raise ExportError(f"not exported: {folder} is inside the dataset (start with --data-dir elsewhere)")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         base = stem(report, now)
@@ -62,8 +66,11 @@ def write(report: Report, folder: str | os.PathLike, *, inspected: str | os.Path
             md, js = folder / f"{name}.md", folder / f"{name}.json"
             if not md.exists() and not js.exists():
                 break
-        _create(js, json.dumps(finite(report.data), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-        _create(md, report.markdown)
+        # what a file name holds (ESC sequences, bytes that are not UTF-8) is written escaped, as
+        # the CLI prints it: `cat` on a report must not steer the terminal, nor writing it fail
+        _create(js, json_for_terminal(json.dumps(finite(report.data), indent=2, ensure_ascii=False, allow_nan=False,
+                                                 default=str)) + "\n")
+        _create(md, terminal_text(report.markdown))
     except (OSError, ValueError) as err:
         raise ExportError(f"cannot write the report into {folder}: {getattr(err, 'strerror', None) or err}") from None
     return md, js

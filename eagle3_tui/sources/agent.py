@@ -33,14 +33,17 @@ A pickle is refused unread when the box's torch is below 2.10 (engines/read/torc
 the client started the agent with main(modules, trust_data=True) (--trust-data).
 Failures: {"id", "oserror": [errno, strerror]} for file system errors, {"id", "unusable": msg}
 when the shipped code cannot run here (no torch, too old a Python), {"id", "error": msg} otherwise.
-File names travel only inside these lines; the agent exits when its stdin closes.
+File names travel only inside these lines; the agent and every process it started end when its
+stdin closes, on SIGHUP/SIGTERM, and when its parent (the SSH session) ends.
 """
 
 import json
 import os
+import signal
 import stat as stat_mod
 import sys
 import threading
+import time
 
 PROTOCOL = 1
 HELLO = "EAGLE3-AGENT"
@@ -280,7 +283,7 @@ class Agent:
 
             package = shipped_package()
             try:
-                executor = RayScan(connect(req["ray"], package=package),
+                executor = RayScan(connect(req["ray"], package=package, quiet=True),
                                    local_roots=bool(req.get("ray_local_roots")), batch=req.get("ray_batch"))
             except RayUnavailable as err:
                 self.send({"id": rid, "page": [], "ray_error": str(err), "done": True})
@@ -308,6 +311,32 @@ class Agent:
         self.send({"id": rid, "page": page, "progress": progress.get("now"), "done": True})
 
 
+def end_children():
+    """Stop every process this agent started (the scan's pool workers): nobody will read them."""
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return
+    for child in mp.active_children():
+        try:
+            child.kill()
+        except Exception:
+            pass
+
+
+def leave(*_):
+    """The channel is gone (stdin's EOF, SIGHUP, SIGTERM, the parent ended): end the children, then us."""
+    end_children()
+    os._exit(0)
+
+
+def watch_parent(tick=0.5):
+    """sshd's session process (or the shell it ran) was killed: we were re-parented, the channel is gone."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(tick)
+    leave()
+
+
 def main(modules, trust_data=False):
     install_modules(modules)
     try:  # the gate in front of every torch.load (engines/read/torch_gate.py) speaks of the box
@@ -317,6 +346,10 @@ def main(modules, trust_data=False):
         torch_gate.trust_data(trust_data)  # --trust-data on the command line that started this agent
     except (ImportError, SyntaxError):  # too old a Python: the client computes locally
         pass
+    for name in ("SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), leave)
+    threading.Thread(target=watch_parent, daemon=True).start()
     out = sys.stdout.buffer
     # Anything else that writes to stdout would corrupt the protocol: send it to stderr.
     sys.stdout = sys.stderr
@@ -340,4 +373,4 @@ def main(modules, trust_data=False):
         agent.serve(stdin)
     finally:
         # stdin closed: the channel is gone, nobody will read what running requests produce.
-        os._exit(0)
+        leave()

@@ -39,7 +39,7 @@ POLL_SECONDS = 2.0
 
 
 class Bookmarking:
-    def __init__(self, data_dir: str | None, post: Callable[[Message], object]) -> None:
+    def __init__(self, data_dir: str | None, post: Callable[[Message], object], start: Target | None = None) -> None:
         #: where the store lives (None: the user data folder, or EAGLE3_TUI_DATA_DIR)
         self.data_dir = data_dir
         self._post = post
@@ -51,6 +51,9 @@ class Bookmarking:
         #: names in the open folder that are bookmarked (what the browser marks)
         self.marked: frozenset[str] = frozenset()
         self._expect: tuple[str, str] | None = None  # (folder, name) a jump should land on
+        #: the local folder the TUI started on: a store inside it is never opened (the CLI
+        #: refuses such a --data-dir at start; this holds for an app made another way)
+        self.forbidden = start.path if start is not None and not start.is_remote else None
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self._post(StatusMessage(text, error=error))
@@ -63,7 +66,7 @@ class Bookmarking:
     def open_in_thread(self) -> None:
         """Run in a worker thread (creating the store fsyncs, which must not delay a frame)."""
         try:
-            store = open_store(self.data_dir)
+            store = self._open()
         except BookmarkError:
             return  # reported when the user first uses bookmarks (b, N, B)
         self._post(StoreOpened(store))
@@ -79,10 +82,19 @@ class Bookmarking:
         """The open store; opens it now when needed (an action must not wait for the thread)."""
         if self._store is None:
             try:
-                self._store = open_store(self.data_dir)
+                self._store = self._open()
             except BookmarkError as err:
                 self._fail(err)
         return self._store
+
+    def _open(self) -> BookmarkStore:
+        from eagle3_tui.bookmarks.store import store_path
+        from eagle3_tui.userdirs import is_inside
+
+        folder = store_path(self.data_dir).parent
+        if self.forbidden is not None and is_inside(folder, self.forbidden):
+            raise BookmarkError(f"bookmarks off: {folder} is inside the dataset (start with --data-dir elsewhere)")
+        return open_store(self.data_dir)
 
     def close(self) -> None:
         if self._store is not None:

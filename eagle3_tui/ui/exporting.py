@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 
-from eagle3_tui.names import printable
+from eagle3_tui.names import printable, terminal_text
 from eagle3_tui.reports.model import Report
 from eagle3_tui.reports.write import ExportError, exports_dir, write
+from eagle3_tui.ui.format import elide
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
@@ -50,19 +51,23 @@ class Exporting:
             self.export_say(report, error=True)
             return
         try:
-            md, js = write(report, exports_dir(self.app.data_dir), inspected=self.inspected_folder())  # type: ignore[attr-defined]
+            # the view's folder and the one the TUI started on: D on a sub-folder must not write
+            # into a --data-dir that sits elsewhere in the dataset
+            started = self.app.main_screen.inspected_folder()  # type: ignore[attr-defined]
+            md, js = write(report, exports_dir(self.app.data_dir), inspected=[self.inspected_folder(), started])  # type: ignore[attr-defined]
         except ExportError as err:
             self.export_say(str(err), error=True)
             return
-        self.export_say(f"exported {md} + .json")
-        self.notify(f"{md}\n{js}", title="Report exported", timeout=8, markup=False)  # type: ignore[attr-defined]
+        self.export_say(f"exported {md} + .json")  # a long path loses its middle there (StatusLine)
+        room = max(20, self.app.size.width // 2 - 4)  # type: ignore[attr-defined]  # a toast is at most half the screen
+        self.notify(f"{elide(str(md), room)}\n{elide(str(js), room)}", title="Report exported", timeout=8, markup=False)  # type: ignore[attr-defined]
 
     def action_copy_report(self) -> None:
         report = self.export_report()
         if isinstance(report, str):
             self.export_say(report, error=True)
             return
-        self.app.copy_to_clipboard(report.markdown)  # type: ignore[attr-defined]
+        self.app.copy_to_clipboard(terminal_text(report.markdown))  # type: ignore[attr-defined]  # as the file: pasted, it must not steer a terminal
         lines = report.markdown.count("\n")
         self.export_say(f"copied the {report.view} report ({lines} lines of Markdown) to the clipboard ({CLIPBOARD_NOTE})")
 
@@ -153,13 +158,18 @@ class TextOpening:
     async def read_text_file(self, path: str) -> None:
         from eagle3_tui.sources.text_head import TEXT_LIMIT, as_text
 
+        name = printable(posixpath.basename(path))
         try:
             head, size = await self.source.read_head(path, TEXT_LIMIT)  # type: ignore[attr-defined]
             truncated = size > len(head)
             text = as_text(head, truncated) if head else None
-        except Exception:  # noqa: BLE001 - SourceError or a bug: the sample loader says what is wrong
+            why = f"{name}: empty (0 bytes)" if not head else f"{name}: not text"
+        except Exception as err:  # noqa: BLE001 - SourceError or a bug: the sample loader says what is wrong
             text, size, truncated = None, 0, False
+            why = f"{name}: cannot read it ({err})"
         if text is None:
+            # the status line said "reading NAME…": it must not go on saying so (issue 34.5)
+            self.status_line.say(f"{why}; tried as a sample, the panel says what it holds", error=True)  # type: ignore[attr-defined]
             self.pane.follow(path, delay=0)  # type: ignore[attr-defined]
             return
         from eagle3_tui.ui.screens.text_view import TextViewScreen

@@ -71,6 +71,33 @@ def elide(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - (width - head - 1) :]
 
 
+def fit_line(text: str, width: int) -> str:
+    """`text` on `width` cells: when too long, the middle of its longest path goes (its start and
+    its file name's end stay) so the sentence around it is whole; a line with no path long
+    enough to give the room is cut at the end with "…"."""
+    from rich.cells import cell_len
+
+    over = cell_len(text) - width
+    if over <= 0 or width <= 0:
+        return text
+    words = text.split(" ")
+    paths = [i for i, w in enumerate(words) if "/" in w]
+    if paths:
+        i = max(paths, key=lambda j: len(words[j]))
+        path = words[i]
+        keep = len(path) - over - 1
+        while keep >= 4:
+            words[i] = elide(path, keep)
+            fitted = " ".join(words)
+            if cell_len(fitted) <= width:
+                return fitted
+            keep -= 1
+    out = text
+    while out and cell_len(out) > width - 1:
+        out = out[:-1]
+    return out + "…"
+
+
 def bin_values(values: Sequence[float | None], width: int) -> list[tuple[int, int]]:
     """Split T tokens into at most `width` contiguous bins: (start, end) token ranges.
 

@@ -84,5 +84,7 @@ class PairCapture:
         self.pins.choose_inference(Pin.at(capture, self.where, place))  # type: ignore[attr-defined]
         self.action_open_compare()  # type: ignore[attr-defined]
         how = "token ids" if best["how"] == "ids" else "hidden states"
-        say(f"{name} paired with {printable(best['path'])}: {best['shared_tokens']} shared tokens by {how}, "
+        if result.get("capture_ids_blank"):  # all padding: not used, and said
+            how += f" ({result['capture_ids_blank']})"
+        say(f"{name} paired with {printable(best['path'])} by {how}: {best['shared_tokens']} shared tokens, "
             f"score {best['score']:.2f} ({result['files_read']} of {result['files']} files read)")

@@ -13,7 +13,7 @@ from typing import Any
 from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
-from eagle3_tui.engines.read.sample import Sample, SampleError
+from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.results import ComparisonResult, error_result, finding, sort_findings
 
 
@@ -108,6 +108,9 @@ class Comparison(Alignment, Measurement, Judgement):
         self.ka, self.kb = len(a.slots), len(b.slots)
         self.same_h = a.hidden == b.hidden and a.hidden > 0
         self.a_valid = a.valid_len
+        if (blank := blank_ids(b.ids)) is not None:  # all padding: they would line B up with A's
+            b.ids = None
+            self.add("ids_uninformative", "info", f"B: {blank}, which says nothing; aligned by hidden states instead")
 
     def run(self) -> dict[str, Any]:
         alignment = self.align()

@@ -86,3 +86,21 @@ class Sample:
     @property
     def valid_len(self) -> int:
         return self.tokens - self.trailing_padding
+
+
+def blank_ids(ids: Any) -> str | None:
+    """Why a capture's token ids carry no information (all one value, padding usually: they would
+    line B up with A's padding), None when they do. Such ids count as no ids: callers align and
+    pair by hidden states and say so with this text. A single id is information."""
+    if ids is None:
+        return None
+    values = ids.reshape(-1) if hasattr(ids, "reshape") else ids
+    n = len(values)
+    if n < 2:
+        return None
+    first = int(values[0])
+    if hasattr(values, "eq"):
+        same = bool(values.eq(first).all())
+    else:
+        same = all(int(v) == first for v in values)
+    return f"its {n} token ids are all {first}" if same else None

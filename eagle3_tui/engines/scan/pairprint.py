@@ -133,7 +133,7 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
     import torch
 
     from eagle3_tui.engines.read.load import load_sample
-    from eagle3_tui.engines.read.sample import SampleError
+    from eagle3_tui.engines.read.sample import SampleError, blank_ids
     from eagle3_tui.engines.results import error_result
 
     try:
@@ -143,6 +143,9 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
     n = s.valid_len
     parts = [sl.tensor for sl in s.slots] + ([s.final.tensor] if s.final is not None else [])
     ids = [int(v) for v in s.ids[:n].tolist()] if s.ids is not None else None
+    blank = blank_ids(ids)  # all one value (padding): no ids, pairing goes by states
+    if blank is not None:
+        ids = None
     # every row (up to MAX_POS): a record keeps positions(n) or, under a byte budget, the rows
     # the scan read; the capture's rows at either are picked out when matching (dataset/pair.py)
     pos = list(range(min(n, MAX_POS)))
@@ -156,4 +159,5 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
             cut = list(whole.split(w, dim=1))
         if pos:
             by_width[str(w)] = base64.b64encode(project(cut, pos).numpy().tobytes()).decode()
-    return {"path": path, "n": n, "ids": ids, "pos": pos, "rows": by_width, "tokens": s.tokens}
+    return {"path": path, "n": n, "ids": ids, "pos": pos, "rows": by_width, "tokens": s.tokens,
+            **({"ids_blank": blank} if blank else {})}

@@ -17,7 +17,9 @@ terminates every worker, and joins it, before the generator returns.
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -26,7 +28,22 @@ from typing import Any
 _TICK = 0.2
 
 
+def die_with_parent(tick: float = _TICK) -> None:
+    """End this process soon after its parent does (a thread polls getppid: the parent's exit,
+    however it came, SIGKILL too, re-parents us). A forked worker also holds copies of its
+    siblings' pipe ends, so without this two orphans keep each other waiting for ever (issue 34)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(tick)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
 def _serve(conn, fn, initializer) -> None:
+    die_with_parent()
     if initializer is not None:
         initializer()
     while True:

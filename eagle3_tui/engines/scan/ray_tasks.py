@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -61,25 +62,107 @@ def import_ray():
     return ray
 
 
-def connect(address: str | None, package: str | None = None):
+def address_problem(address: str | None) -> str | None:
+    """One line when --ray's ADDRESS cannot be a cluster's head (checked before Ray is imported,
+    nothing is tried): HOST:PORT with a port in 1-65535, "auto", or a URL (ray://...)."""
+    if not address or address == "auto" or "://" in address:
+        return None
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit():
+        return f"--ray {address}: expected HOST:PORT of the cluster's head, or auto"
+    if not 1 <= int(port) <= 65535:
+        return f"--ray {address}: {port} is not a port (1-65535)"
+    return None
+
+
+def connect(address: str | None, package: str | None = None, *, quiet: bool = False):
     """The ray module, connected to the cluster at `address` ("auto" or None: the one this
-    machine belongs to, RAY_ADDRESS first). A cluster that cannot be reached is RayUnavailable."""
+    machine belongs to, RAY_ADDRESS first). A cluster that cannot be reached is RayUnavailable,
+    within CONNECT_SECONDS for an explicit HOST:PORT. quiet: what Ray's C++ side writes on
+    stderr while connecting (gcs_client retries) goes nowhere (the CLI, the agent: not the TUI,
+    whose screen is that file)."""
+    import time
+
+    if (problem := address_problem(address)) is not None:
+        raise RayUnavailable(problem)
     ray = import_ray()
     if ray.is_initialized():
         return ray
+    deadline = time.monotonic() + CONNECT_SECONDS
     if address and address != "auto" and "://" not in address:
-        _answers(address)  # Ray itself would retry an address that does not answer for minutes
+        # Ray itself retries an address that does not answer for minutes, and one where
+        # something else answers for 20 s (printing a warning a second): ask its head first
+        _answers(address, CONNECT_SECONDS)
+        _head_answers(address, deadline)
     if package is None:  # the agent on an SSH box passes the shipped modules, written out
         import eagle3_tui
 
         package = os.path.dirname(os.path.abspath(eagle3_tui.__file__))
     try:
-        ray.init(address=address or "auto", logging_level="ERROR", log_to_driver=False,
-                 runtime_env={"py_modules": [package], "excludes": ["__pycache__"]})
+        with _stderr_dropped(quiet):
+            ray.init(address=address or "auto", logging_level="ERROR", log_to_driver=False,
+                     runtime_env={"py_modules": [package], "excludes": ["__pycache__"]})
     except (ConnectionError, RuntimeError, ValueError) as err:
         raise RayUnavailable(f"--ray {address or 'auto'}: no Ray cluster there ({str(err).splitlines()[0]})") from None
     _quiet(ray)
     return ray
+
+
+#: asks the GCS at argv[1] for the cluster's id: exit 0 (a Ray head), 1 with the reason on stdout, 3 (no such client)
+_PROBE = """import sys
+try:
+    from ray._raylet import GcsClient
+except ImportError:
+    sys.exit(3)
+try:
+    GcsClient(address=sys.argv[1]).cluster_id
+except Exception as err:
+    print((str(err).splitlines() or [type(err).__name__])[0])
+    sys.exit(1)
+"""
+
+
+def _head_answers(address: str, deadline: float) -> None:
+    """A Ray head (its GCS) answers at `address` before `deadline`, or RayUnavailable. Asked in
+    a child process: on a port where something else listens Ray's client waits 30 s and more,
+    writing warnings on file descriptor 2; the child is killed at the deadline, its noise kept."""
+    import subprocess
+    import time
+
+    try:
+        asked = subprocess.run([sys.executable, "-c", _PROBE, address], capture_output=True, stdin=subprocess.DEVNULL,
+                               timeout=max(0.5, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise RayUnavailable(f"--ray {address}: no Ray cluster there (no Ray head answered within {CONNECT_SECONDS} s)") from None
+    except OSError:
+        return  # no child process here: ray.init alone decides
+    if asked.returncode == 1:
+        why = asked.stdout.decode("utf-8", "replace").strip() or "no answer"
+        raise RayUnavailable(f"--ray {address}: no Ray cluster there ({why})")
+
+
+class _stderr_dropped:
+    """File descriptor 2 pointed at /dev/null for a while (Ray's C++ logs bypass sys.stderr)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.saved: int | None = None
+
+    def __enter__(self) -> None:
+        if self.on:
+            try:
+                sys.stderr.flush()
+                self.saved = os.dup(2)
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 2)
+                os.close(null)
+            except (OSError, ValueError, AttributeError):
+                self.saved = None
+
+    def __exit__(self, *exc) -> None:
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
 
 
 def _quiet(ray) -> None:
@@ -92,12 +175,12 @@ def _quiet(ray) -> None:
         worker._worker_logs_enabled = False
 
 
-def _answers(address: str) -> None:
+def _answers(address: str, timeout: float) -> None:
     import socket
 
     host, _, port = address.rpartition(":")
     try:
-        socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_SECONDS).close()
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
     except ValueError:
         raise RayUnavailable(f"--ray {address}: expected HOST:PORT of the cluster's head, or auto") from None
     except OSError as err:

@@ -104,7 +104,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.status_line = StatusLine(id="status")
         self.folder = FolderPane(self.status_line.say, id="browser-pane")  # the folder listed, left
         self.pane = SamplePane(self.status_line.say, id="sample-pane")  # the sample shown, right
-        self.bookmarking = Bookmarking(data_dir, self.post_message)
+        self.bookmarking = Bookmarking(data_dir, self.post_message, start=self.target)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):

@@ -24,6 +24,7 @@ TITLES = {
     "padding": "padding taken as tokens",
     "zero_states": "all-zero states",
     "nothing_compared": "nothing compared",
+    "ids_uninformative": "token ids carry nothing",
     "slots_identified": "identified with the model",
     "identify_failed": "not identified",
 }

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from eagle3_tui.names import printable
+from eagle3_tui.ui.format import fit_line
 
 
 class Line(Widget):
@@ -44,3 +45,11 @@ class StatusLine(Line):
     def say(self, text: str, *, error: bool = False) -> None:
         self.update(Text(printable(text, message=True)))
         self.set_class(error, "-error")
+
+    def render(self) -> Text:
+        """The line fitted to the width it has now: a long path loses its middle, never the end
+        of the sentence nor the file name (a 244-character export path showed as "exported")."""
+        width = self.size.width
+        if width and self._text.cell_len > width:
+            return Text(fit_line(self._text.plain, width))
+        return self._text

@@ -144,3 +144,19 @@ def test_sample_report_after_identify_names_the_boundaries_and_the_layer_ids(dem
     assert "Layer ids: slots at b {1, 3, 4}" in report.markdown
     assert [p["identified"]["boundary"] for p in report.data["parts"][:3]] == [1, 3, 4]
     assert report.data["identify"]["layers"] == 10
+
+
+def test_a_report_of_hostile_names_is_written_escaped(tmp_path):
+    """Found in the hostile pass of issue 34: a name that is not UTF-8 made `e` fail ("cannot
+    write the report ... surrogates not allowed") after writing the JSON alone, and a name's ESC
+    sequences went raw into the Markdown (`cat` on it retitled the terminal)."""
+    import re
+
+    evil = "data_1x\x1b]0;PWN\x07\x1b[31mRED\u202e\udcff.ckpt"
+    report = Report("dataset", "d", {"files": [{"path": evil}]}, f"| {evil} | ok |\n")
+    md, js = write(report, tmp_path, now=WHEN)
+    steering = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\ud800-\udfff]")
+    for path in (md, js):
+        assert not steering.search(path.read_text(encoding="utf-8").replace("\n", ""))
+    assert "data_1x\\x1b]0;PWN\\x07\\x1b[31mRED\\u202e\\xff.ckpt" in md.read_text()
+    assert strict_json(js)["files"][0]["path"] == evil, "the JSON holds the name itself"
