@@ -20,6 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (the same seed writes the same bytes)")
     parser.add_argument("--no-drafter", action="store_true",
                         help="do not train the demo's drafter (saves a few seconds; no acceptance figures)")
+    parser.add_argument("--real", action="store_true",
+                        help="build the demo from a real pretrained model (SmolLM2-135M-Instruct: its own answers, "
+                        "its massive activations, a drafter trained on its states; needs the [real] extra, "
+                        "a few minutes)")
 
 
 def _tui_available() -> bool:
@@ -34,7 +38,12 @@ def run(args: argparse.Namespace) -> int:
 
     directory = args.dir
     try:
-        manifest = write_demo(directory, seed=args.seed, drafter=not args.no_drafter)
+        if getattr(args, "real", False):
+            manifest = _write_real(directory, args)
+            if manifest is None:
+                return 1
+        else:
+            manifest = write_demo(directory, seed=args.seed, drafter=not args.no_drafter)
     except (FileExistsError, OSError) as err:
         print(f"eagle3-tui demo: {err}", file=sys.stderr)
         return 1
@@ -44,6 +53,21 @@ def run(args: argparse.Namespace) -> int:
         return int(tui.main(tui_argv(manifest)) or 0)
     _print_written(manifest)
     return 0
+
+
+def _write_real(directory: str, args: argparse.Namespace) -> dict | None:
+    """The real demo (demo/real_demo.py) with a progress line per step on stderr, or None after
+    one line saying what to install when the [real] extra is missing."""
+    from eagle3_tui.demo.real_model import missing
+
+    lacking = missing()
+    if lacking:
+        print(f"eagle3-tui demo --real: {lacking}", file=sys.stderr)
+        return None
+    from eagle3_tui.demo.real_demo import write_real_demo
+
+    return write_real_demo(directory, seed=args.seed, drafter=not args.no_drafter,
+                           say=lambda line: print(f"demo --real {line}", file=sys.stderr, flush=True))
 
 
 def tui_argv(manifest: dict) -> list[str]:

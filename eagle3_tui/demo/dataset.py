@@ -126,6 +126,7 @@ class _Demo:
         self.padded: dict[int, list[int]] = {}  # ids as stored, with the batch's right padding
         self.captures: list[Capture] = []
         self.other_train: list[str] = []  # training files outside train/ (another run's layer ids)
+        self.train_dtype = torch.float32  # the training run's dtype (captures are bf16 runs)
 
     # --- helpers -------------------------------------------------------------------------
     def run(self, ids: list[int], dtype=torch.bfloat16):
@@ -157,8 +158,7 @@ class _Demo:
     def write_train(self) -> None:
         indices = [i for i in range(N_TRAIN) if i not in MISSING]
         head_data: list[tuple[torch.Tensor, torch.Tensor]] = []
-        # prompts for missing ones too: indices keep their prompts
-        self.prompts = dict(enumerate(_chat_prompts(self.tokenizer, self.rng, N_TRAIN)))
+        self.prompts = self.make_prompts()
         for start in range(0, len(indices), BATCH):
             batch = indices[start : start + BATCH]
             width = max(len(self.prompts[i].ids) for i in batch)
@@ -169,7 +169,7 @@ class _Demo:
                 ids[row, : len(p.ids)] = torch.tensor(p.ids)
                 mask[row, : len(p.ids)] = torch.tensor(p.loss_mask)
             # the whole padded batch goes through the model: pad rows get real, non-zero states
-            states, final = self.model.boundaries(ids, torch.float32)
+            states, final = self.model.boundaries(ids, self.train_dtype)
             aux = self.aux_cat(states, self.aux)
             for row, i in enumerate(batch):
                 n = len(self.prompts[i].ids)
@@ -186,14 +186,21 @@ class _Demo:
                 _save(record, os.path.join(self.dir, f"train_pt/{SHARD}/data_{i}.pt"))
                 self.train_files[i] = rel
                 self.padded[i] = ids[row].tolist()
-        # the target model "was trained on" these chats: its LM head predicts their next tokens
+        self.fit_head(head_data)
+
+    def make_prompts(self) -> dict[int, Prompt]:
+        """N_TRAIN chats by global index (missing ones too: indices keep their prompts)."""
+        return dict(enumerate(_chat_prompts(self.tokenizer, self.rng, N_TRAIN)))
+
+    def fit_head(self, head_data: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """The target model "was trained on" these chats: its LM head predicts their next tokens."""
         fit_lm_head(self.model, torch.cat([f for f, _ in head_data]), torch.cat([t for _, t in head_data]))
 
     def write_other_convention(self) -> None:
         """One sample of a run written with SpecForge layer ids CONVENTION_IDS (boundary = id + 1)."""
         i = CONVENTION_INDEX
         p = self.prompts[i]
-        states, final = self.model.boundaries(_ids(p.ids), torch.float32)
+        states, final = self.model.boundaries(_ids(p.ids), self.train_dtype)
         record = {"input_ids": _ids(p.ids), "loss_mask": _ids(p.loss_mask), "hidden_state": final[None].clone(),
                   "aux_hidden_state": self.aux_cat(states, [b + 1 for b in CONVENTION_IDS])[None]}
         rel = f"{CONVENTION_DIR}/{SHARD}/data_{i}.ckpt"
@@ -295,57 +302,16 @@ class _Demo:
         return out[len(ids):]
 
     # --- readme ---------------------------------------------------------------------------
+    def model_lines(self) -> list[str]:
+        """README.txt's lines on the model, the data's shapes and the model folder (demo/readme.py)."""
+        from eagle3_tui.demo.readme import tiny_model_lines
+
+        return tiny_model_lines(self)
+
     def write_readme(self) -> None:
-        cfg = self.cfg
-        lines = [
-            f"{README_MARK} (seed {self.seed})",
-            "",
-            f"Hidden states of a small decoder-only transformer (L={cfg.layers} layers, H={cfg.hidden},",
-            f"vocab {cfg.vocab}), auxiliary slots at boundaries b = {self.aux} (b = 0 embeddings, b = i+1",
-            "output of layer i), so every slot is [T, H] and aux_hidden_state is [1, T, 3H].",
-            "The prompts are chats (system, user, assistant) in a ChatML template; loss_mask is 1 on the",
-            "assistant's answer and its <|im_end|>.",
-            "",
-            f"train/{SHARD}/data_{{i}}.ckpt   SpecForge offline schema, float32: input_ids, loss_mask,",
-            "    hidden_state [1,T,H] after the final norm, aux_hidden_state [1,T,3H] before any norm.",
-            f"    Batches of {BATCH} are right-padded (id 0, loss_mask 0, non-zero hidden rows on the pad).",
-            f"    Indices {', '.join(map(str, MISSING))} are missing; "
-            f"data_{GZIPPED} is stored as data_{GZIPPED}.ckpt.gz.",
-            f"train_pt/{SHARD}/data_{{i}}.pt  the same samples under .pt names.",
-            f"{CONVENTION_DIR}/{SHARD}/data_{CONVENTION_INDEX}.ckpt  a sample of another run, written with "
-            f"SpecForge layer ids {list(CONVENTION_IDS)}",
-            f"    (boundaries {[b + 1 for b in CONVENTION_IDS]}).",
-            f"{MODEL_DIR}/  the target model every hidden state above comes from, a Llama that transformers loads",
-            "    (config.json, model.safetensors, float32; run in float32 for train/). Like real models, its",
-            "    layer 1 writes a massive activation (hundreds, in one channel) on <|im_start|> and a few other",
-            "    tokens. Its LM head is fitted to the chats, so its own next tokens mostly follow the text",
-            "    (accept --model takes them as targets). It names the layer of every slot (needs",
-            "    `pip install eagle3-tui[model]`):",
-            f"    eagle3-tui identify {self.train_files[0]} --model {MODEL_DIR}",
-            f"{MODEL_DIR}/tokenizer.json  the byte-level BPE the chats are tokenized with ({len(self.tokenizer)} "
-            "tokens, <|pad|> = 0):",
-            f"    eagle3-tui {self.train_files[0]} --tokenizer {MODEL_DIR}  shows the tokens as text.",
-        ]
-        if self.drafter:
-            lines += [
-                f"{DRAFTER_DIR}/  an EAGLE-3 drafter (SpecForge's layout) trained on train/: acceptance.",
-                f"    eagle3-tui accept {self.train_files[0]} --drafter {DRAFTER_DIR}",
-            ]
-        lines += [
-            "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
-            f"    The {self.draft[0]} most frequent loss-masked tokens; they cover {100 * self.draft[1]:.1f}% of "
-            "the loss-masked tokens of train/.",
-            "",
-            "infer/  inference captures (bf16 engine) of some of the same prompts. Try:",
-            f"    eagle3-tui compare {self.train_files[0]} infer/ok_bf16_s0.pt",
-            "",
-            "capture | training sample | expected finding | format | what it is",
-        ]
-        for c in self.captures:
-            lines.append(f"{c.file} | {c.train} | {c.expect or 'none'} | {c.format} | {c.note}")
-        lines.append("")
-        with open(os.path.join(self.dir, "README.txt"), "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
+        from eagle3_tui.demo.readme import write_readme
+
+        write_readme(self)
 
 
 #: Adam steps of the demo drafter: ~4 s on one core; training samples reach 65-75% step-1
@@ -353,7 +319,7 @@ class _Demo:
 DRAFTER_STEPS = 400
 
 
-def _write_drafter(demo: _Demo) -> str:
+def _write_drafter(demo: _Demo, steps: int = DRAFTER_STEPS, head=None) -> str:
     """A one-layer EAGLE-3 drafter (SpecForge's layout) trained on the demo's training samples,
     for the TUI's --drafter and `eagle3-tui accept`. Its embeddings are the demo model's, so it
     needs no --model. Returns the drafter folder relative to the demo."""
@@ -365,7 +331,7 @@ def _write_drafter(demo: _Demo) -> str:
         s = load_sample(os.path.join(demo.dir, demo.train_files[i]))
         v = s.valid_len
         seqs.append(TrainSeq(s.ids[:v], s.loss_mask[:v], torch.cat([x.tensor[:v] for x in s.slots], dim=-1)))
-    weights = train_drafter(seqs, embed=demo.model.embed.weight.detach(), steps=DRAFTER_STEPS,
+    weights = train_drafter(seqs, embed=demo.model.embed.weight.detach(), head=head, steps=steps,
                             draft_vocab=256, seed=demo.seed)
     # SpecForge's layer ids read as "output of layer id": b = id + 1
     save_drafter(os.path.join(demo.dir, DRAFTER_DIR), weights, aux_layer_ids=[b - 1 for b in demo.aux])
@@ -413,22 +379,37 @@ def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> dict[
     torch.set_num_threads(1)
     try:
         demo = _Demo(directory, seed, drafter)
-        demo.write_train()
-        demo.write_model()
-        demo.write_other_convention()
-        demo.write_vocab_mapping()
-        demo.write_infer()
-        demo.write_readme()
-        _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
+        write_parts(demo)
         drafter_dir = _write_drafter(demo) if drafter else None
     finally:
         torch.set_num_threads(threads)
+    return manifest(demo, drafter_dir)
+
+
+def write_parts(demo: _Demo, say=lambda _s: None) -> None:
+    """Every part of the demo but the drafter, in order (`say` hears each step)."""
+    directory = demo.dir
+    say("training samples (train/, train_pt/)")
+    demo.write_train()
+    say("the target model (model/)")
+    demo.write_model()
+    demo.write_other_convention()
+    demo.write_vocab_mapping()
+    say("inference captures, correct and faulty (infer/)")
+    demo.write_infer()
+    demo.write_readme()
+    _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
+
+
+def manifest(demo: _Demo, drafter_dir: str | None) -> dict[str, Any]:
+    """What write_demo returns (see there), for a written demo."""
+    directory = demo.dir
     total = 0
     for root, _dirs, files in os.walk(directory):
         total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
     return {
         "dir": directory,
-        "seed": seed,
+        "seed": demo.seed,
         "model": {"layers": demo.cfg.layers, "hidden": demo.cfg.hidden, "vocab": demo.cfg.vocab,
                   "aux_boundaries": demo.aux},
         "train": [demo.train_files[i] for i in sorted(demo.train_files)],

@@ -42,6 +42,16 @@ def num(value: float | None, width: int = 7) -> str:
         return "0"
     for digits in (4, 3, 2, 1):
         text = f"{value:.{digits}g}"
+        if len(text) <= width and not ("e+" in text and abs(value) < 1e12):
+            return text
+    # a massive activation (25,139) reads "25.1k", not "3e+04"
+    for scale, unit in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        for digits in (1, 0):
+            text = f"{value / scale:.{digits}f}{unit}"
+            if 1 <= abs(value) / scale < 1000 and len(text) <= width:
+                return text
+    for digits in (3, 2, 1, 0):
+        text = f"{value:.{digits}e}"
         if len(text) <= width:
             return text
     return f"{value:.0e}"

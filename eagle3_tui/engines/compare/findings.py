@@ -14,7 +14,14 @@ from typing import Any
 from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.compare.faults import report_faults
 from eagle3_tui.engines.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
-from eagle3_tui.engines.compare.thresholds import MATCH_COS, NORM_FIT_RESIDUAL, RATIO_CV, SHIFT_GAIN, UNRELATED_COS
+from eagle3_tui.engines.compare.thresholds import (
+    MATCH_COS,
+    NORM_FIT_RESIDUAL,
+    RATIO_CV,
+    SHIFT_GAIN,
+    UNRELATED_COS,
+    UNRELATED_GAIN,
+)
 
 
 class Judgement:
@@ -53,14 +60,18 @@ class Judgement:
         cos = self.cos[:, :kb, :ka][self.real]
         medians = torch.nanmedian(cos, dim=0).values if cos.shape[0] else slot_matrix
         top = float(medians.nan_to_num(-1.0).max())
-        if top < UNRELATED_COS:
+        floor = _lag_floor(result.get("alignment") or {})
+        if top < UNRELATED_COS or (floor is not None and top < MATCH_COS and floor[0] - floor[1] < UNRELATED_GAIN):
             agree = torch.isfinite(cos).all(-1).all(-1) & (cos.diagonal(dim1=1, dim2=2) >= MATCH_COS).all(-1)
             lead = int(agree.long().cumprod(0).sum()) if agree.numel() else 0
             shared = f"; only the first {lead} rows agree (a shared prefix)" if lead else ""
             self.add("unrelated_sample", "error",
                      f"the highest median cosine between any B slot and any A slot is {top:.3f} (mean "
-                     f"{float(best_cos.max()):.3f}; the same prompt gives > {MATCH_COS}){shared}: "
-                     "these are the hidden states of another prompt",
+                     f"{float(best_cos.max()):.3f}; the same prompt gives > {MATCH_COS}){shared}"
+                     + (f"; B's rows line up with A's at no lag (best {floor[0]:.3f}) better than with rows 2+ "
+                        f"apart ({floor[1]:.3f}, the model's common direction)"
+                        if floor is not None and top >= UNRELATED_COS else "")
+                     + ": these are the hidden states of another prompt",
                      best_cosine=num(top), best_mean_cosine=num(best_cos.max()), shared_prefix=lead)
             return
         if kb != ka:  # width_mismatch already said what is wrong; the numbers stay in the matrix
@@ -412,3 +423,15 @@ def _mask_on_padding(s: Sample) -> int:
         if mask[i]:
             count += 1
     return count if count and count < len(ids) else 0
+
+
+def _lag_floor(alignment: dict[str, Any]) -> tuple[float, float] | None:
+    """(best lag score, median score at lags 2+ rows away) from the alignment's lag search, or None
+    when it did not run. A real model's states share a common direction (other rows of the same
+    slot have cosine ~0.5 on SmolLM2), so "unrelated" is "no better at any lag than at a random
+    lag", not "cosine near 0"."""
+    scores = {int(k): v for k, v in (alignment.get("lag_scores") or {}).items() if v is not None}
+    far = sorted(v for k, v in scores.items() if abs(k) >= 2)
+    if len(far) < 4 or not scores:
+        return None
+    return max(scores.values()), far[len(far) // 2]

@@ -20,6 +20,11 @@ from __future__ import annotations
 MATCH_COS = 0.99
 #: median cosine below which nothing is related (other prompt: <= 0.22; one layer off: >= 0.61)
 UNRELATED_COS = 0.35
+#: B's rows match A's no better at their best lag than at lags 2+ rows away by less than this
+#: mean cosine: another prompt's states. A real model (SmolLM2-135M, 6 pairs of real chats x
+#: b 2, 15, 27): another prompt's median cosine 0.51..0.65 over a random-row floor of 0.46..0.57
+#: (gain <= 0.11), one layer off 0.81..0.98 over 0.27..0.58 (gain >= 0.37)
+UNRELATED_GAIN = 0.2
 #: |median norm ratio - 1| beyond which a matched pair differs by a scale (noise: <= 0.0015)
 SCALE_TOL = 0.02
 #: coefficient of variation of the per-token norm ratio above which it is not one constant

@@ -35,7 +35,7 @@ from eagle3_tui.ui.widgets.compare_panels import (
     CompareSides,
     CompareValues,
 )
-from eagle3_tui.ui.widgets.compare_tokens import TokenTable, token_texts
+from eagle3_tui.ui.widgets.compare_tokens import TokenTable, massive_legend, token_texts
 from eagle3_tui.ui.widgets.status import StatusLine
 
 
@@ -159,6 +159,9 @@ class CompareScreen(CompareExporting, Screen):
             return
         al = r.get("alignment") or {}
         self.table.border_title = f"aligned tokens · {al.get('length', 0)} rows"
+        massive = massive_legend(r)
+        if massive:  # what the ▲ rows are, where the rows are drawn
+            self.table.border_title += f" · {massive}"
         worst = worst_row(r)
         hint = "j/k move · w worst token · s swap sides · esc back"
         if worst is not None:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from eagle3_tui.engines.read.massive import massive_note, massive_rows, median_norm
 from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import num
@@ -28,6 +29,7 @@ from eagle3_tui.ui.widgets.compare_format import (
     row_count,
     worst_row,
 )
+from eagle3_tui.ui.norm_marks import MASSIVE_MARK
 from eagle3_tui.ui.widgets.row_cursor import RowCursor, keep_row_in_view
 
 NUM_W = 6  # a norm or a cosine
@@ -54,6 +56,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         "tokens--worst",
         "tokens--iddiff",
         "tokens--sep",
+        "tokens--massive",
     }
 
     BINDINGS = keys.TOKENS
@@ -72,6 +75,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         self.message = "Comparing…"
         self._styles: dict[str, Style] | None = None
         self._pairs: list[tuple[str, dict[str, Any]]] = []
+        self._massive: dict[tuple[str, str], set[int]] = {}
         self._worst: int | None = None
         self._widths = (3, 3, 0, 0)  # B row, A row (0: same as B), A id, B id
         self._text_w = 0  # per side; 0: no token text
@@ -83,6 +87,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         self.result = result
         self._pairs = pairs(result)
         self.count = row_count(result)
+        self._massive = massive_cells(result)
         worst = worst_row(result)
         self._worst = worst[0] if worst else None
         rows = result.get("rows") or {}
@@ -236,6 +241,8 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
             fixed.append(Segment("░", base + self._style("tokens--pad")))
         elif any(c is None for c in cos_cells) and self._pairs:
             fixed.append(Segment("×", base + self._style("tokens--none")))
+        elif any(i in rows_ for rows_ in self._massive.values()):
+            fixed.append(Segment(MASSIVE_MARK, base + self._style("tokens--massive")))
         else:
             fixed.append(Segment(" ", base))
         row_style = base + self._style("tokens--pad") if on_pad else base
@@ -262,9 +269,37 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
                 v = _at(m.get(key), i)
                 text = "—" if v is None and m.get(key) is None else num(v, NUM_W)
                 style = base + self._style("tokens--none") if v is None and m.get(key) is not None else base
+                if i in self._massive.get((_label, key), ()):
+                    style = base + self._style("tokens--massive")
                 moving.append(Segment(text.rjust(NUM_W) + " ", style))
             moving.append(Segment(cos_text(cos, NUM_W), base + self._style(f"tokens--{cos_kind(cos)}")))
         return Strip(fixed), Strip(moving)
+
+
+def massive_cells(result: dict[str, Any]) -> dict[tuple[str, str], set[int]]:
+    """Per (pair label, "a_norms"/"b_norms") the aligned rows that are massive activations
+    (engines/read/massive.py's rule over that side's compared rows)."""
+    out = {}
+    for label, m in pairs(result):
+        for key in ("a_norms", "b_norms"):
+            rows = massive_rows(m.get(key) or [])
+            if rows:
+                out[(label, key)] = set(rows)
+    return out
+
+
+def massive_legend(result: dict[str, Any]) -> str:
+    """'▲ row 0: massive activation 25,139 (155x the median) in A1' for the strongest massive
+    row of the comparison, '' when there is none."""
+    best, ratio = "", 0.0
+    for label, m in pairs(result):
+        for key in ("a_norms", "b_norms"):
+            norms = m.get(key) or []
+            rows, med = massive_rows(norms), median_norm(norms)
+            top = max((norms[r] for r in rows), default=0.0) / med if rows and med else 0.0
+            if top > ratio:
+                best, ratio = f"{MASSIVE_MARK} {massive_note(norms, rows)} in {key[0].upper()}{label}", top
+    return best
 
 
 def _fit(text: str, width: int) -> str:

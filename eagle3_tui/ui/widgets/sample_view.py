@@ -20,14 +20,13 @@ from eagle3_tui.names import printable
 from eagle3_tui.ui.format import (
     append_parts,
     bin_kind,
-    bin_max,
     bin_of,
     bin_values,
     left_trim,
     num,
     spark_levels,
-    spark_scale,
 )
+from eagle3_tui.ui import norm_marks
 from eagle3_tui.ui.widgets import acceptance
 
 PLACEHOLDER = "Move the cursor onto a sample file (.pt, .ckpt, .safetensors)."
@@ -306,26 +305,23 @@ class SampleView(Widget):
             dim = self._s("sample--dim")
             append_parts(out, [("norm per token", self._s("sample--head")), (f"1 column = {per}", dim),
                                ("loss", self._s("sample--train")), ("no loss", self._s("sample--masked")),
-                               ("padding", self._s("sample--pad")), ("█ > 4x median", self._s("sample--outlier"))],
+                               ("padding", self._s("sample--pad")), ("█ above the scale", self._s("sample--outlier")),
+                               ("▲ massive activation", self._s("sample--outlier"))],
                          width, dim)
         kind_style = {k: self._s(f"sample--{k}") for k in ("train", "masked", "pad")}
         cursor = self._s("sample--cursor")
         outlier = self._s("sample--outlier")
-        for label, slot in rows:
+        named = self._marks(s)
+        for (label, slot), (_l, marks, norms) in zip(rows, named):
             out.append(label.ljust(label_w) + " ", self._s("sample--label"))
-            norms = slot.get("norms") or []
-            binned = bin_max(norms, ranges) if len(norms) == tokens else [None] * len(ranges)
-            low, high = spark_scale(binned)
-            chars = spark_levels(binned, low, high)
+            if len(norms) == tokens:
+                chars, flags, _low, _high = norm_marks.strip(norms, ranges, marks)
+            else:
+                chars, flags = spark_levels([None] * len(ranges), None, None), [False] * len(ranges)
             for i, ch in enumerate(chars):
-                style = kind_style[kinds[i]]
-                if high is not None and binned[i] is not None and binned[i] > high:
-                    style = style + outlier
-                if i == cursor_bin:
-                    style = style + cursor
-                out.append(ch, style)
-            rng = f"{num(slot.get('norm_min'), 5)}‥{num(slot.get('norm_max'), 5)}"
-            out.append(" " + rng.rjust(range_w - 1) + "\n", self._s("sample--dim"))
+                style = kind_style[kinds[i]] + (outlier if flags[i] else Style())
+                out.append(ch, style + cursor if i == cursor_bin else style)
+            out.append(" " + norm_marks.range_label(slot, marks).rjust(range_w - 1) + "\n", self._s("sample--dim"))
         mask = s.get("mask")
         out.append("mask".ljust(label_w) + " ", self._s("sample--label"))
         for i, kind in enumerate(kinds):
@@ -338,6 +334,20 @@ class SampleView(Widget):
             out.append(word, self._s("sample--dim"))
         out.append("\n")
         acceptance.draft_strip(out, self.acceptance, ranges, cursor_bin, label_w, self._s)
+        note = norm_marks.strongest(named)
+        if note:  # what the ▲ columns are, also at 80x24: it explains the scale of every strip
+            out.append(_wrap(f"{norm_marks.MASSIVE_MARK} {note}", width) + "\n", self._s("sample--outlier"))
+
+    def _marks(self, s: dict[str, Any]) -> list[tuple[str, norm_marks.NormMarks, list]]:
+        """(label, massive rows and scale, norms) per slot (engines/read/massive.py's rule)."""
+        valid = s.get("valid_tokens")
+        tokens = s.get("tokens") or 0
+        out = []
+        for label, slot in self._rows(s):
+            norms = slot.get("norms") or []
+            marks = norm_marks.norm_marks(norms, valid) if len(norms) == tokens else norm_marks.NormMarks()
+            out.append((label, marks, norms))
+        return out
 
     def _render_token(self, out: Text, s: dict[str, Any], width: int) -> None:
         rows = self._rows(s)
@@ -360,6 +370,9 @@ class SampleView(Widget):
         note = acceptance.token_note(self.acceptance, t)
         if note:
             parts.append((note, self._s("sample--dim")))
+        massive = norm_marks.at_row(self._marks(s), t)
+        if massive:
+            parts.append((massive, self._s("sample--outlier")))
         parts.append((f"first {s.get('first_k', '?')}", self._s("sample--dim")))
         append_parts(out, parts, width, self._s("sample--dim"))
         label_w = max(5, *(len(label) for label, _ in rows)) if rows else 5
