@@ -29,19 +29,19 @@ from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
 from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
 
-README_MARK = "eagle3-tui demo dataset"
-SHARD = "rows_0-2000"
-N_TRAIN = 26  # global indices 0..25, minus MISSING
-MISSING = (7, 19)  # skipped by the producer (SpecForge drops samples with NaN)
-GZIPPED = 3  # this index is stored as data_3.ckpt.gz
-BATCH = 4  # SpecForge pads each batch on the right to its longest row
-MODEL_DIR = "model"  # the demo's target model: config.json, model.safetensors, tokenizer.json
-DRAFTER_DIR = "drafter"  # a trained EAGLE-3 drafter, when the demo writes one (see _write_drafter)
-# issue 9's capture: a run written with SpecForge layer ids [0, 2, 3] (boundaries 1, 3, 4), its
-# capture with the ids read under the other convention (boundaries 0, 2, 3: each one shallower)
-CONVENTION_IDS = (0, 2, 3)
-CONVENTION_INDEX = 20
-CONVENTION_DIR = "train_ids_0_2_3"
+from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the commands name them here
+    BATCH,
+    CONVENTION_DIR,
+    CONVENTION_IDS,
+    CONVENTION_INDEX,
+    DRAFTER_DIR,
+    GZIPPED,
+    MISSING,
+    MODEL_DIR,
+    N_TRAIN,
+    README_MARK,
+    SHARD,
+)
 
 # Synthetic prompts of random ids in a toy template, for test data that needs no text
 # (tests import these); the demo itself is made of tokenized chats.

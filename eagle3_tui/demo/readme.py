@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from eagle3_tui.demo.dataset import (
+from eagle3_tui.demo.layout import (
     BATCH,
     CONVENTION_DIR,
     CONVENTION_IDS,
