@@ -45,7 +45,7 @@ def test_summary_json_gives_one_line_with_path_and_error_per_file(tmp_path):
     assert len(lines) == len(built), out.stdout
     for (name, path, words), line in zip(built, lines):
         record = json.loads(line)
-        assert set(record) == {"path", "error", "computed"}, (name, record)
+        assert set(record) == {"path", "error", "computed", "runtime"}, (name, record)
         assert record["path"] == path
         assert words in record["error"], (name, record["error"])
         assert "not a torch, safetensors or gzip file" not in record["error"], name

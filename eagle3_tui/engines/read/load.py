@@ -133,7 +133,7 @@ def _load_gzip(path: str) -> Any:
     The inner bytes are streamed into an in-memory file (memfd) that torch then maps: the
     expanded file exists once, never as a buffer plus a copy of every tensor.
     """
-    torch_gate.check()  # before expanding a file that would be refused anyway
+    torch_gate.check(quiet=True)  # before expanding a file that would be refused anyway
     with _inner_file() as (out, name):
         head = b""
         total = 0

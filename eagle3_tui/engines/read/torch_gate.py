@@ -90,12 +90,14 @@ def torch_version() -> str | None:
     return str(getattr(torch, "__version__", "unknown"))
 
 
-def check() -> None:
+def check(quiet: bool = False) -> None:
     """Called right before every torch.load: raises UnsafeTorch unless this torch is safe or the
-    user passed --trust-data."""
+    user passed --trust-data. quiet: an early check that must not import torch (a gzip is refused
+    before it is expanded, while the sniff of a bad file needs no torch): the installed version
+    decides there, the imported one again right before torch.load."""
     if _state["trust"]:
         return
-    line = problem(torch_version())
+    line = problem(_quiet_version() if quiet else torch_version())
     if line is not None:
         raise UnsafeTorch(line)
 
