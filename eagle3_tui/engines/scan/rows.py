@@ -238,7 +238,7 @@ def massive_rows(vn):
     the other 63 of a quick scan's rows together, so a mean over them follows how many such rows a
     prompt has, not the capture. The signature and norm_bulk set them aside."""
     med = vn.nanmedian(1, keepdim=True).values
-    return ((vn > MASSIVE * med) & (med > 0)).any(0)
+    return (vn > MASSIVE * med).any(0) & (med > 0).all()  # a part with a median of 0: no yardstick
 
 
 def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan: list, inf: list,
@@ -251,15 +251,23 @@ def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan
 
     p = len(norms)
     vn = norms[:, :n_valid]
-    keep = (~massive_rows(vn)).to(vn.dtype)  # the bulk: massive-activation rows set aside
-    pieces = [vn.sum(1), vn.amax(1), norms[:, n_valid:].sum(1), vn[:, 0], vn @ keep, keep.sum().reshape(1)]
+    # massive_rows in the fewest ops (this runs per file): the rows past MASSIVE x the median, as
+    # weights; their sums are taken off the plain ones in Python (a median of 0 is checked there)
+    med = vn.median(1, keepdim=True).values
+    big = (vn > med * MASSIVE).any(0).to(vn.dtype)
+    pieces = [vn.sum(1), vn.amax(1), norms[:, n_valid:].sum(1), vn[:, 0], vn @ big, med[:, 0], big.sum().reshape(1)]
     if cos is not None:
-        pieces.append(cos[:, :n_valid] @ keep)
+        pieces += [cos[:, :n_valid].sum(1), cos[:, :n_valid] @ big]
     flat = torch.cat(pieces).tolist()
     if not all(map(math.isfinite, flat)):
         return None
-    sums, tops, pads, row0, bulk = (flat[i * p : (i + 1) * p] for i in range(5))
-    kept, cos_sums = flat[5 * p], flat[5 * p + 1 :]
+    sums, tops, pads, row0, big_sums, meds = (flat[i * p : (i + 1) * p] for i in range(6))
+    aside = round(flat[6 * p]) if min(meds) > 0 else 0  # a part with a median of 0: no yardstick
+    rest = flat[6 * p + 1 :]
+    c = len(rest) // 2
+    bulk = [s - b for s, b in zip(sums, big_sums)] if aside else sums
+    cos_sums = [s - b for s, b in zip(rest[:c], rest[c:])] if aside else rest[:c]
+    kept = n_valid - aside
     stats = []
     for i in range(p):
         mean = sums[i] / n_valid
@@ -269,7 +277,7 @@ def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan
                       "nan": nan[i], "inf": inf[i], "first_nonfinite_row": first[i], "_pad_nonzero": pads[i] > 0})
     plain = [s / kept for s in bulk]
     sig = _signature_of(plain, [_finite(c / kept) for c in cos_sums], n_slots, has_final, slots_same_width,
-                        n_valid - round(kept))
+                        aside)
     return stats, sig
 
 
