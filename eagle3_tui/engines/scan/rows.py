@@ -244,40 +244,38 @@ def massive_rows(vn):
 def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan: list, inf: list,
                    first: list, n_slots: int, has_final: bool, slots_same_width: bool):
     """part_stats and signature at once when the valid rows read are the first n_valid of norms:
-    one reduction and one transfer to Python instead of a dozen small torch ops (what a small
-    file's statistics cost). None when a norm is not finite (the sums say so: norms are >= 0),
-    for the exact path; finite norms make finite cosines."""
-    import torch
-
+    the norms and cosines moved to Python at once and summed there (on a small file the per-op
+    cost of torch, not the arithmetic, is what its statistics cost: a dozen small ops were twice
+    these). None when a norm is not finite (the sums say so: norms are >= 0), for the exact path;
+    finite norms make finite cosines. The massive-activation rows (massive_rows, the same rows
+    and medians) are taken off the sums for norm_bulk and the signature."""
     p = len(norms)
-    vn = norms[:, :n_valid]
-    # massive_rows in the fewest ops (this runs per file): the rows past MASSIVE x the median, as
-    # weights; their sums are taken off the plain ones in Python (a median of 0 is checked there)
-    med = vn.median(1, keepdim=True).values
-    big = (vn > med * MASSIVE).any(0).to(vn.dtype)
-    pieces = [vn.sum(1), vn.amax(1), norms[:, n_valid:].sum(1), vn[:, 0], vn @ big, med[:, 0], big.sum().reshape(1)]
-    if cos is not None:
-        pieces += [cos[:, :n_valid].sum(1), cos[:, :n_valid] @ big]
-    flat = torch.cat(pieces).tolist()
-    if not all(map(math.isfinite, flat)):
+    meds = norms[:, :n_valid].median(1).values.tolist()  # torch's lower median, as massive_rows
+    rows = norms.tolist()
+    cos_rows = cos[:, :n_valid].tolist() if cos is not None else []
+    sums = [sum(r[:n_valid]) for r in rows]
+    pads = [sum(r[n_valid:]) for r in rows]
+    cos_sums = [sum(c) for c in cos_rows]
+    if not all(map(math.isfinite, sums + pads + cos_sums)):
         return None
-    sums, tops, pads, row0, big_sums, meds = (flat[i * p : (i + 1) * p] for i in range(6))
-    aside = round(flat[6 * p]) if min(meds) > 0 else 0  # a part with a median of 0: no yardstick
-    rest = flat[6 * p + 1 :]
-    c = len(rest) // 2
-    bulk = [s - b for s, b in zip(sums, big_sums)] if aside else sums
-    cos_sums = [s - b for s, b in zip(rest[:c], rest[c:])] if aside else rest[:c]
-    kept = n_valid - aside
+    tops = [max(r[:n_valid]) for r in rows]
+    big: set[int] = set()
+    if min(meds) > 0:  # a part with a median of 0: no yardstick
+        for r, m, top in zip(rows, meds, tops):
+            if top > MASSIVE * m:
+                big.update(j for j, v in enumerate(r[:n_valid]) if v > MASSIVE * m)
+    bulk = [s - sum(r[j] for j in big) for s, r in zip(sums, rows)] if big else sums
+    bulk_cos = [s - sum(c[j] for j in big) for s, c in zip(cos_sums, cos_rows)] if big else cos_sums
+    kept = n_valid - len(big)
     stats = []
     for i in range(p):
         mean = sums[i] / n_valid
         if row0_stratum and n_valid > 1:  # row 0 is its own stratum (part_stats says why)
-            mean = (row0[i] + (valid - 1) * (sums[i] - row0[i]) / (n_valid - 1)) / valid
+            mean = (rows[i][0] + (valid - 1) * (sums[i] - rows[i][0]) / (n_valid - 1)) / valid
         stats.append({"norm_mean": _finite(mean), "norm_bulk": _finite(bulk[i] / kept), "norm_max": _finite(tops[i]),
                       "nan": nan[i], "inf": inf[i], "first_nonfinite_row": first[i], "_pad_nonzero": pads[i] > 0})
-    plain = [s / kept for s in bulk]
-    sig = _signature_of(plain, [_finite(c / kept) for c in cos_sums], n_slots, has_final, slots_same_width,
-                        aside)
+    sig = _signature_of([b / kept for b in bulk], [_finite(c / kept) for c in bulk_cos], n_slots, has_final,
+                        slots_same_width, len(big))
     return stats, sig
 
 
