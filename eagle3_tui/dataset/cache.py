@@ -23,12 +23,14 @@ from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
 from eagle3_tui.userdirs import cache_dir
 
-SCHEMA = 7  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+SCHEMA = 8  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode;
 #          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on;
 #          7: "pair" in a column of its own: ~3 KB a record that only `pair` asks for and reads
 #             (a plain scan computes none: options.ScanOptions.pair)
+#          8: slots carry norm_bulk and the signature "massive": statistics without the
+#             massive-activation rows (engines/scan/rows.py massive_rows; issue 30)
 
 #: the modules a record's numbers come from: a change to any of them is another code version
 _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",

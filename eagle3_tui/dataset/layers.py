@@ -249,6 +249,8 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
     major = entries[0] if entries and entries[0]["group"] == "majority" and "error" not in entries[0] else None
     known = {p for pick in picks if pick["group"] == "layer_group" for p in pick["paths"]}
     findings += verdicts([p for p, _ in verified], [r for _, r in verified], major, checks, known)
+    if major is not None:  # the files verified at other boundaries are not the majority's
+        major["files"] -= len({p for f in findings if f["code"] == "layer_minority" for p in f["paths"]})
     for error, paths in failed.items():
         findings.append(finding("identify_failed", "warning", f"--model could not identify {_quote(paths)}: {error}", paths=paths))
     return entries, findings

@@ -2,7 +2,8 @@
 layer signature compares directions and norm ratios, so a file scaled as a whole, such as a
 capture multiplied by 4 or taken in another dtype scale, passes it unseen).
 
-A file is named when each slot's mean norm is the same multiple of the median of that slot over
+A file is named when each slot's typical norm (norm_bulk: the mean norm of the rows read less the
+massive-activation rows) is the same multiple of the median of that slot over
 the files of the common layout (within CONSISTENT of each other) and that multiple is at least
 FACTOR away from 1. A file whose slots move by different factors is another layer, not a scale:
 the signature findings speak of it. Standard library only.
@@ -28,7 +29,10 @@ def _median(xs: list[float]) -> float:
 
 
 def _norms(r: dict[str, Any]) -> list[float] | None:
-    vals = [s.get("norm_mean") for s in r.get("slots") or []]
+    """Each slot's typical norm: norm_bulk (without the massive-activation rows: on a real model
+    one first-token row at ~25,000 moves a short file's mean norm 1.8x against a long one's),
+    norm_mean in a record made before it."""
+    vals = [s.get("norm_bulk") if s.get("norm_bulk") is not None else s.get("norm_mean") for s in r.get("slots") or []]
     if not vals or any(v is None or not math.isfinite(v) or v <= 0 for v in vals):
         return None
     return vals

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
+from eagle3_tui.dataset.verify import settle
 from eagle3_tui.engines.results import error_result, sort_findings
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
@@ -167,7 +168,7 @@ class DatasetPipeline:
             async for event in self._layers(findings):
                 layers = event
                 yield event
-            findings = sort_findings([*findings, *layers.extra])
+            findings = sort_findings([*settle(findings, layers.extra), *layers.extra])
             stopped = "layers" if layers.interrupted else None
         if stopped is None and self.options.accept and self.records:
             scored = None

@@ -97,6 +97,7 @@ def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: 
     if major is None or "boundaries" not in major:
         return []
     other: dict[tuple, list[str]] = defaultdict(list)
+    agree: list[str] = []  # suspects found at the majority's boundaries (settle() clears them)
     checked = failed = 0
     for pick, r in zip(picks, results):
         if pick["group"] not in ("suspect", "sample"):
@@ -109,6 +110,8 @@ def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: 
         bounds = tuple(post if s.get("norm") == "post" else s.get("boundary") for s in r["slots"])
         if list(bounds) != major["boundaries"] and pick["path"] not in known:
             other[bounds].append(pick["path"])
+        elif list(bounds) == major["boundaries"] and pick["group"] == "suspect":
+            agree.append(pick["path"])
     out = []
     post = major["layers"] + 1
 
@@ -128,7 +131,36 @@ def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: 
                            f"{shown(bounds)}, the majority's at b {shown(major['boundaries'])}{how}: {listed}",
                            paths=paths, boundaries=list(bounds)))
     if plan is not None and checked:
-        out.append(finding("layers_checked", "info", guarantee(plan, checked), **plan, checked=checked, failed=failed))
+        out.append(finding("layers_checked", "info", guarantee(plan, checked), **plan, checked=checked, failed=failed,
+                           agree=sorted(agree, key=natural_key)))
+    return out
+
+
+def settle(findings: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The dataset findings after `--model` verified files: a signature_outliers warning no longer
+    names the files identify found at the majority's boundaries (`agree` of layers_checked); one
+    left naming none is info, saying so. Otherwise the warning would say "captured at other
+    layers" of files whose layers were just checked and found to be the majority's (on a real
+    model, prompts with unusual token mixes can stand apart in their signature)."""
+    agree = {p for f in extra if f.get("code") == "layers_checked" for p in f.get("agree") or []}
+    if not agree:
+        return findings
+    out = []
+    for f in findings:
+        if f.get("code") != "signature_outliers" or f.get("severity") != "warning" or not agree & set(f.get("paths") or []):
+            out.append(f)
+            continue
+        keep = [(p, s) for p, s in zip(f["paths"], f.get("scores") or [None] * len(f["paths"])) if p not in agree]
+        cleared = len(f["paths"]) - len(keep)
+        note = (f" ({cleared} file{'s' if cleared != 1 else ''} it named verified at the majority's boundaries by "
+                "--model)")
+        if keep:
+            out.append({**f, "message": f["message"] + note, "paths": [p for p, _ in keep],
+                        "scores": [s for _, s in keep]})
+        else:
+            out.append({**f, "severity": "info", "message": f"{f['message']}; every one of them verified at the "
+                        "majority's boundaries by --model: an unusual signature, not other layers",
+                        "verified": True})
     return out
 
 

@@ -158,6 +158,7 @@ class SlotRecord(TypedDict, total=False):
     """One part (slot or final) in a scan record."""
 
     norm_mean: float | None
+    norm_bulk: float | None  # the mean without the massive-activation rows (engines/scan/rows.py)
     norm_max: float | None
     nan: int
     inf: int

@@ -50,6 +50,7 @@ class SlotStats(_Fields):
 
     def __init__(self, d: SlotRecord) -> None:
         self.norm_mean = d.get("norm_mean")
+        self.norm_bulk = d.get("norm_bulk")
         self.norm_max = d.get("norm_max")
         self.nan = d.get("nan") or 0
         self.inf = d.get("inf") or 0

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.helpers.autouse import _no_ssh_agent, _one_torch_thread  # noqa: F401 - autouse fixtures
+
 
 def _cat(states, boundaries):
     return torch.cat([states[b] for b in boundaries], dim=-1)

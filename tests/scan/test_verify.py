@@ -113,3 +113,19 @@ def test_a_single_file_at_other_layers_is_a_suspect_and_named(world, tmp_path, c
     by_code = {f["code"]: f for f in last["findings"]}
     assert by_code["layer_minority"]["paths"] == [odd]
     assert by_code["layers_checked"]["suspects"] >= 1
+
+
+def test_settle_drops_files_verified_at_the_majority_from_the_signature_warning():
+    """A signature_outliers warning must not keep saying "other layers" of files --model found at
+    the majority's boundaries (issue 30: on a real model an unusual prompt stands apart too)."""
+    from eagle3_tui.dataset.verify import settle
+
+    warn = {"code": "signature_outliers", "severity": "warning", "message": "3 of 40 files stand apart",
+            "paths": ["a.pt", "b.pt", "c.pt"], "scores": [9.0, 8.0, 7.0]}
+    checked = {"code": "layers_checked", "severity": "info", "message": "", "agree": ["a.pt", "c.pt"]}
+    (left,) = settle([warn], [checked])
+    assert left["severity"] == "warning" and left["paths"] == ["b.pt"] and left["scores"] == [8.0]
+    assert "2 files it named verified at the majority's boundaries" in left["message"]
+    (cleared,) = settle([warn], [{**checked, "agree": ["a.pt", "b.pt", "c.pt"]}])
+    assert cleared["severity"] == "info" and "verified at the majority's boundaries" in cleared["message"]
+    assert settle([warn], [{**checked, "agree": []}]) == [warn]

@@ -18,9 +18,10 @@ Records (JSON-ready, floats finite or None):
     {"path": rel, "index": N|None, "shard": rel folder, "size", "mtime", "mode", "schema",
      "tokens", "valid_tokens", "padding", "padding_nonzero", "masked_zero_tail", "loss_ones",
      "k", "hidden", "dtype", "final_norm", "slots": [slot...], "final": slot|None,
-     "signature": {"rel_final": [k], "cos_next": [k-1], "cos_final": x}, "fingerprint",
-     "rows_read", "bytes_read"}
-    slot = {"norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row"}
+     "signature": {"rel_final": [k], "cos_next": [k-1], "cos_final": x, "massive": rows set aside},
+     "fingerprint", "rows_read", "bytes_read"}
+    slot = {"norm_mean", "norm_bulk", "norm_max", "nan", "inf", "first_nonfinite_row"}
+(norm_bulk and the signature leave out the massive-activation rows: engines/scan/rows.py)
 or {"path", "index", "shard", "size", "mtime", "error": msg} (+ "not_sample": True).
 `known` files (same size and mtime as a cached record, and a record computed with the same
 vocabulary mapping, see scan_tree) come back as stubs {"path", "size", "mtime", "cached": True}

@@ -20,6 +20,10 @@ CHUNK_ELEMENTS = 1 << 21
 #: a sample whose rows hold at most this many elements in all is read whole even in quick mode:
 #: picking rows costs more than the arithmetic on every row (about 100 rows of 3 slots of 64)
 SMALL_ROWS_ELEMENTS = 1 << 16
+#: a valid row whose norm in some part is this many times that part's median row norm is a
+#: massive activation (massive_rows): SmolLM2-135M's row 0 is 155x the median at b15, 10x at b30,
+#: while its other rows stay within 4.5x of the median at every boundary
+MASSIVE = 10.0
 
 
 def pread_rows(path: str, parts: list, pick) -> list | None:
@@ -226,38 +230,59 @@ def all_finite(norms, cos) -> bool:
     return math.isfinite(total)
 
 
+def massive_rows(vn):
+    """bool [R]: the rows of vn [P, R] (norms of the valid rows read, NaN where not finite) whose
+    norm in some part is MASSIVE times that part's median row norm. Real models put a residual
+    norm of ~25,000 on a few tokens (the first token, <|im_start|>) against ~150-600 elsewhere at
+    the middle layers (SmolLM2-135M: b15 row 0 25,139 vs median 163): one such row weighs more than
+    the other 63 of a quick scan's rows together, so a mean over them follows how many such rows a
+    prompt has, not the capture. The signature and norm_bulk set them aside."""
+    med = vn.nanmedian(1, keepdim=True).values
+    return (vn > MASSIVE * med).any(0) & (med > 0).all()  # a part with a median of 0: no yardstick
+
+
 def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan: list, inf: list,
                    first: list, n_slots: int, has_final: bool, slots_same_width: bool):
     """part_stats and signature at once when the valid rows read are the first n_valid of norms:
-    one reduction and one transfer to Python instead of a dozen small torch ops (what a small
-    file's statistics cost). None when a norm is not finite (the sums say so: norms are >= 0),
-    for the exact path; finite norms make finite cosines."""
-    import torch
-
+    the norms and cosines moved to Python at once and summed there (on a small file the per-op
+    cost of torch, not the arithmetic, is what its statistics cost: a dozen small ops were twice
+    these). None when a norm is not finite (the sums say so: norms are >= 0), for the exact path;
+    finite norms make finite cosines. The massive-activation rows (massive_rows, the same rows
+    and medians) are taken off the sums for norm_bulk and the signature."""
     p = len(norms)
-    vn = norms[:, :n_valid]
-    pieces = [vn.sum(1), vn.amax(1), norms[:, n_valid:].sum(1), vn[:, 0]]
-    if cos is not None:
-        pieces.append(cos[:, :n_valid].sum(1))
-    flat = torch.cat(pieces).tolist()
-    if not all(map(math.isfinite, flat)):
+    meds = norms[:, :n_valid].median(1).values.tolist()  # torch's lower median, as massive_rows
+    rows = norms.tolist()
+    cos_rows = cos[:, :n_valid].tolist() if cos is not None else []
+    sums = [sum(r[:n_valid]) for r in rows]
+    pads = [sum(r[n_valid:]) for r in rows]
+    cos_sums = [sum(c) for c in cos_rows]
+    if not all(map(math.isfinite, sums + pads + cos_sums)):
         return None
-    sums, tops, pads, row0, cos_sums = flat[:p], flat[p : 2 * p], flat[2 * p : 3 * p], flat[3 * p : 4 * p], flat[4 * p :]
+    tops = [max(r[:n_valid]) for r in rows]
+    big: set[int] = set()
+    if min(meds) > 0:  # a part with a median of 0: no yardstick
+        for r, m, top in zip(rows, meds, tops):
+            if top > MASSIVE * m:
+                big.update(j for j, v in enumerate(r[:n_valid]) if v > MASSIVE * m)
+    bulk = [s - sum(r[j] for j in big) for s, r in zip(sums, rows)] if big else sums
+    bulk_cos = [s - sum(c[j] for j in big) for s, c in zip(cos_sums, cos_rows)] if big else cos_sums
+    kept = n_valid - len(big)
     stats = []
     for i in range(p):
         mean = sums[i] / n_valid
         if row0_stratum and n_valid > 1:  # row 0 is its own stratum (part_stats says why)
-            mean = (row0[i] + (valid - 1) * (sums[i] - row0[i]) / (n_valid - 1)) / valid
-        stats.append({"norm_mean": _finite(mean), "norm_max": _finite(tops[i]), "nan": nan[i], "inf": inf[i],
-                      "first_nonfinite_row": first[i], "_pad_nonzero": pads[i] > 0})
-    plain = [s / n_valid for s in sums]
-    sig = _signature_of(plain, [_finite(c / n_valid) for c in cos_sums], n_slots, has_final, slots_same_width)
+            mean = (rows[i][0] + (valid - 1) * (sums[i] - rows[i][0]) / (n_valid - 1)) / valid
+        stats.append({"norm_mean": _finite(mean), "norm_bulk": _finite(bulk[i] / kept), "norm_max": _finite(tops[i]),
+                      "nan": nan[i], "inf": inf[i], "first_nonfinite_row": first[i], "_pad_nonzero": pads[i] > 0})
+    sig = _signature_of([b / kept for b in bulk], [_finite(c / kept) for c in bulk_cos], n_slots, has_final,
+                        slots_same_width, len(big))
     return stats, sig
 
 
 def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, quick: bool,
                 finite_prefix: int | None = None):
-    """Per part: the slot record (norm mean and max over the valid rows read).
+    """Per part: the slot record (norm mean and max over the valid rows read, and norm_bulk: the
+    mean without the massive-activation rows, see massive_rows).
     finite_prefix: every norm is finite and the valid rows read are the first finite_prefix."""
     import torch
 
@@ -266,12 +291,13 @@ def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, 
         mean = vn.sum(1) / finite_prefix
         if quick and finite_prefix > 1 and int(positions[0]) == 0:
             mean = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid  # row 0 stratum (below)
+        bulk = vn[:, ~massive_rows(vn)].mean(1)
         pn = norms[:, finite_prefix:]
         pad_nonzero = pn.ne(0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
         return [
-            {"norm_mean": _finite(m), "norm_max": _finite(x), "nan": nan[i], "inf": inf[i],
+            {"norm_mean": _finite(m), "norm_bulk": _finite(b), "norm_max": _finite(x), "nan": nan[i], "inf": inf[i],
              "first_nonfinite_row": first[i], "_pad_nonzero": bool(pad_nonzero[i])}
-            for i, (m, x) in enumerate(zip(mean.tolist(), vn.amax(1).tolist()))
+            for i, (m, b, x) in enumerate(zip(mean.tolist(), bulk.tolist(), vn.amax(1).tolist()))
         ]
     in_valid = positions < valid
     vn = norms[:, in_valid]
@@ -284,14 +310,17 @@ def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, 
         # the first token, which would weigh 1/rows in the sample instead of 1/valid in the file.
         strat = (vn[:, 0] + (valid - 1) * vn[:, 1:].mean(1)) / valid
         mean = torch.where(ok.all(1), strat, mean)
+    bulk_ok = ok & ~massive_rows(torch.where(ok, vn, math.nan)) if vn.shape[1] else ok
+    bulk = torch.where(bulk_ok, vn, 0.0).sum(1) / bulk_ok.sum(1).clamp_min(1)
     top = torch.where(ok, vn, -math.inf).amax(1) if vn.shape[1] else torch.full((len(norms),), math.nan)
     pn = norms[:, ~in_valid]
     pad_nonzero = (pn != 0).any(1).tolist() if pn.shape[1] else [False] * len(norms)
-    has = (count > 0).tolist()
-    mean_l, top_l = mean.tolist(), top.tolist()
+    has, has_bulk = (count > 0).tolist(), (bulk_ok.sum(1) > 0).tolist()
+    mean_l, bulk_l, top_l = mean.tolist(), bulk.tolist(), top.tolist()
     stats = [
         {
             "norm_mean": _finite(mean_l[i]) if has[i] else None,
+            "norm_bulk": _finite(bulk_l[i]) if has_bulk[i] else None,
             "norm_max": _finite(top_l[i]) if has[i] else None,
             "nan": nan[i],
             "inf": inf[i],
@@ -306,36 +335,41 @@ def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, 
 def signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width: bool,
                finite: bool = False) -> dict[str, Any]:
     """Cheap numbers that tell capture layers apart across files: each slot's norm relative to
-    the final state's, and the mean cosine between neighbouring slots (over `rows`: a slice or
-    row indices). finite: every norm and cosine is."""
+    the final state's, and the mean cosine between neighbouring slots, over `rows` (a slice or
+    row indices) less the massive-activation rows (massive_rows; "massive": how many were set
+    aside). finite: every norm and cosine is."""
     import torch
 
     count = (rows.stop - rows.start) if isinstance(rows, slice) else len(rows)
     if not len(norms) or not count:
-        return {"rel_final": [], "cos_next": [], "cos_final": None}
+        return {"rel_final": [], "cos_next": [], "cos_final": None, "massive": 0}
     pick = (lambda x: x[:, rows]) if isinstance(rows, slice) else (lambda x: x.index_select(1, rows))
     vn = pick(norms)
     if finite:
-        plain = (vn.sum(1) / count).tolist()
-        means = (pick(cos).sum(1) / count).tolist() if cos is not None else []
-        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width)
-    fin = torch.isfinite(vn)
+        keep = ~massive_rows(vn)
+        kept = int(keep.sum())
+        plain = (vn[:, keep].sum(1) / kept).tolist()
+        means = (pick(cos)[:, keep].sum(1) / kept).tolist() if cos is not None else []
+        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width, count - kept)
+    big = massive_rows(torch.where(torch.isfinite(vn), vn, math.nan))
+    fin = torch.isfinite(vn) & ~big
     plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
     means: list = []
     if cos is not None:
         c = pick(cos)
-        ok = torch.isfinite(c)
+        ok = torch.isfinite(c) & ~big
         m = torch.where(ok, c, 0.0).sum(1) / ok.sum(1).clamp_min(1)
         means = [_finite(v) if n else None for v, n in zip(m.tolist(), ok.sum(1).tolist())]
-    return _signature_of(plain, means, n_slots, has_final, slots_same_width)
+    return _signature_of(plain, means, n_slots, has_final, slots_same_width, int(big.sum()))
 
 
-def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots_same_width: bool) -> dict[str, Any]:
+def _signature_of(plain: list, means: list, n_slots: int, has_final: bool, slots_same_width: bool,
+                  massive: int = 0) -> dict[str, Any]:
     ref = plain[n_slots] if has_final else (plain[0] if n_slots else math.nan)
     rel = [_finite(m / ref) if ref and math.isfinite(ref) else None for m in plain[:n_slots]]
     cos_next = means[: max(n_slots - 1, 0)] if slots_same_width else []
     cos_final = means[n_slots - 1] if has_final and n_slots and len(means) >= n_slots else None
-    return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final}
+    return {"rel_final": rel, "cos_next": cos_next, "cos_final": cos_final, "massive": massive}
 
 
 def fingerprint(ids, parts: list, valid: int, rows_f32=None, read: tuple | None = None) -> str:

@@ -23,7 +23,9 @@ async def test_browser_and_dataset_view_give_each_file_one_mark(demo, size):
         assert in_view["fault_scale_s13.pt"] == "warning"
         scale = [f for f in screen.findings if f["code"] == "norm_scale"]
         assert scale and scale[0]["paths"] == ["fault_scale_s13.pt"], screen.findings
-        assert "4.0x" in scale[0]["message"]
+        # written as 4x its capture; the factor is against the other files' median typical norm
+        # (norm_bulk, without the massive-activation rows: 3.8x on the demo's seed 0)
+        assert 3.5 < scale[0]["factors"][0] < 4.5 and f"({scale[0]['factors'][0]:.1f}x)" in scale[0]["message"]
         screen.findings_list.focus()
         for _ in range(len(screen.findings)):  # the findings list scrolls to it (80x24: a few lines)
             if "norm_scale" in screen_text(app):
