@@ -98,7 +98,7 @@ def test_the_result_types_are_the_ones_the_engines_build():
 
     assert {"path", "tokens", "k", "slots", "final", "signature", "fingerprint", "error",
             "not_sample", "cached", "computed"} <= set(results.ScanRecord.__annotations__)
-    assert set(results.SlotRecord.__annotations__) == {"norm_mean", "norm_max", "nan", "inf",
+    assert set(results.SlotRecord.__annotations__) == {"norm_mean", "norm_bulk", "norm_max", "nan", "inf",
                                                        "first_nonfinite_row"}
     assert {"a", "b", "alignment", "findings", "error"} <= set(results.ComparisonResult.__annotations__)
     assert {"slots", "final", "conventions", "findings", "error"} <= set(results.IdentifyResult.__annotations__)
