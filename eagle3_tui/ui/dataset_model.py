@@ -330,6 +330,13 @@ class DatasetRows:
         self.accept = True
         self.sort(self.sort_col, self.descending)
 
+    def unmark(self, paths: Iterable[str]) -> None:
+        """Files a finding no longer names (the layers step verified them): back to their own status."""
+        for p in paths:
+            i = self.by_path.get(p)
+            if i is not None:
+                self.records[i].status = status_of(self.records[i])
+
     def mark(self, paths: Iterable[str], status: str) -> None:
         """Files a finding names: their status is at least `status` (warning / error)."""
         for p in paths:

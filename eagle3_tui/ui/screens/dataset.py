@@ -36,6 +36,7 @@ from eagle3_tui.ui.dataset_model import DatasetRows, Record, dataset_bins, part_
 from eagle3_tui.ui.exporting import DatasetExporting
 from eagle3_tui.ui.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.widgets.dataset_findings import DatasetFindings, finding_paths
+from eagle3_tui.dataset.verify import settle
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
 from eagle3_tui.ui.widgets.norm_strip import NormStrip
 from eagle3_tui.ui.widgets.serving_table import ServingTable
@@ -346,7 +347,12 @@ class DatasetScreen(DatasetExporting, Screen):
         shown = self.findings_list.highlighted
         keep = [self.findings[i] if i is not None and i < len(self.findings) else None
                 for i in (self._filter_index, shown)]
-        self.findings = sort_findings([*self.findings, *extra])
+        before = self.findings
+        self.findings = sort_findings([*settle(before, extra), *extra])
+        cleared = {p for f in before for p in finding_paths(f)} - {p for f in self.findings for p in finding_paths(f)}
+        if cleared:  # --model verified files a signature warning named: their marks go with it
+            self.rows.unmark(cleared)
+            self._mark_files(self.findings)
         self._mark_files(extra)
         at = [next((j for j, f in enumerate(self.findings) if f is k), None) if k is not None else None for k in keep]
         self._filter_index = at[0]
