@@ -63,11 +63,26 @@ class NaturalListing:
 
     @staticmethod
     def key(entry: Entry) -> tuple:
-        return (0 if entry.kind == "dir" else 1, natural_key(entry.name))
+        # flat, (kind, text, number, ..., -1, name), not (kind, natural_key): the same order,
+        # and merging a 20,000-name listing compared nested tuples for ~40% of its time
+        name = entry.name
+        parts: list = [_DIRS_FIRST.get(entry.kind, 1), *_DIGITS.split(name.casefold())]
+        parts[2::2] = map(int, parts[2::2])  # natural_key's parts, inlined: 20,000 calls a folder
+        parts.append(-1)
+        parts.append(name)
+        return tuple(parts)
 
     def add(self, page: list[Entry]) -> None:
         if page:
-            self._runs.append(sorted(zip(map(self.key, page), page), key=_first))
+            runs = self._runs
+            runs.append(sorted(zip(map(self.key, page), page), key=_first))
+            # runs no longer than the one before them are merged into it now, while the next
+            # page is on the wire (a binary counter: every entry is merged ~log2(pages)
+            # times, as in one merge at the end), so `entries` merges a few runs, not one a page
+            while len(runs) > 1 and len(runs[-2]) <= len(runs[-1]):
+                last = runs.pop()
+                runs[-1] += last
+                runs[-1].sort(key=_first)  # two sorted runs: one timsort merge pass
 
     @property
     def entries(self) -> list[Entry]:
@@ -98,6 +113,7 @@ class NaturalListing:
         return len(self._entries) + sum(map(len, self._runs))
 
 
+_DIRS_FIRST = {"dir": 0}
 _first = operator.itemgetter(0)
 _second = operator.itemgetter(1)
 

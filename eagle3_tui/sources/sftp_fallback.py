@@ -76,7 +76,7 @@ async def _names(sftp: asyncssh.SFTPClient, path: str) -> AsyncIterator[list[asy
     handler = sftp._handler
     handle = await handler.opendir(sftp.compose_path(path))
     pending: deque[asyncio.Task] = deque()
-    readdir = _fast_readdir if _can_parse(handler) else _slow_readdir
+    readdir = _fast_readdir if _can_parse(sftp, handler) else _slow_readdir
 
     def ask() -> None:
         pending.append(asyncio.ensure_future(readdir(sftp, handle)))
@@ -130,9 +130,10 @@ _FXP_READDIR, _FXP_STATUS, _FXP_NAME = 12, 101, 104
 _SIZE, _UIDGID, _PERMISSIONS, _ACMODTIME, _EXTENDED = 0x1, 0x2, 0x4, 0x8, 0x80000000
 
 
-def _can_parse(handler) -> bool:
+def _can_parse(sftp: asyncssh.SFTPClient, handler) -> bool:
     return getattr(handler, "_version", None) == 3 and all(
-        hasattr(handler, a) for a in ("_send_request", "_packet_handlers", "_loop"))
+        hasattr(handler, a) for a in ("_send_request", "_packet_handlers", "_loop")) and all(
+        hasattr(sftp, a) for a in ("_path_encoding", "_path_errors"))
 
 
 async def _fast_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[_Name], bool]:
@@ -146,12 +147,16 @@ async def _fast_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[
     if kind != _FXP_NAME:
         raise asyncssh.SFTPBadMessage(f"unexpected reply {kind} to READDIR")
     try:
-        return _parse_names(packet.get_remaining_payload(), sftp.decode), False
+        return _parse_names(packet.get_remaining_payload(), sftp._path_encoding, sftp._path_errors), False
     except (struct.error, IndexError):
         raise asyncssh.SFTPBadMessage("malformed READDIR reply") from None
+    except UnicodeDecodeError:
+        raise asyncssh.SFTPBadMessage("Unable to decode name") from None  # as sftp.decode says it
 
 
-def _parse_names(data: bytes, decode) -> list[_Name]:
+def _parse_names(data: bytes, encoding: str | None, errors: str) -> list[_Name]:
+    """The names of a NAME reply; file names decoded as SFTPClient.decode does (bytes when
+    the client has no path encoding), without a method call per name."""
     (count,) = _U32.unpack_from(data, 0)
     off = 4
     names = []
@@ -183,7 +188,8 @@ def _parse_names(data: bytes, decode) -> list[_Name]:
                 off += 4 + length
         if off > len(data):
             raise IndexError("past the end")
-        names.append(_Name(decode(filename), _Attrs(size, permissions, mtime)))
+        names.append(_Name(filename.decode(encoding, errors) if encoding else filename,
+                           _Attrs(size, permissions, mtime)))
     return names
 
 

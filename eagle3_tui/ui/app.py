@@ -29,6 +29,17 @@ def _palette_provider():
     return Eagle3Commands
 
 
+def _settle_collector() -> None:
+    """After the first frame: what exists now (modules, classes, the screens) lives as long as
+    the app. Frozen out of the collector, a full collection walks only what came later (it was
+    40-60 ms with the GIL held, in the middle of the first folder's listing). The start-up's
+    own garbage is collected first, so it is not frozen with the rest; the collector, off
+    since `eagle3-tui` started (commands/tui.py), goes back on."""
+    gc.collect()
+    gc.freeze()
+    gc.enable()
+
+
 class Eagle3App(App):
     CSS_PATH = "app.tcss"
     TITLE = "eagle3-tui"
@@ -61,10 +72,7 @@ class Eagle3App(App):
         self.opener = opener
 
     def on_mount(self) -> None:
-        # what exists after the first frame (modules, classes, the screens) lives as long as the
-        # app: frozen out of the collector, a full collection walks only what came later (it
-        # was 40-60 ms with the GIL held, in the middle of the first folder's listing)
-        self.call_after_refresh(gc.freeze)
+        self.call_after_refresh(_settle_collector)
 
     def get_default_screen(self) -> Screen:
         return MainScreen(self.start_target, data_dir=self.data_dir)

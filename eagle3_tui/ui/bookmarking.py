@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -32,7 +32,12 @@ from eagle3_tui.ui.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.paths import folder_and_name
-from eagle3_tui.ui.screens.bookmarks import MARKER, BookmarksScreen, TextPrompt
+
+if TYPE_CHECKING:
+    from eagle3_tui.ui.screens.bookmarks import BookmarksScreen, TextPrompt
+
+#: drawn before a bookmarked file in the browser
+MARKER = "*"
 
 #: how often to look for bookmarks made by another eagle3-tui (one cheap PRAGMA)
 POLL_SECONDS = 2.0
@@ -195,6 +200,8 @@ class Bookmarking:
             self._say(("note saved: " if existing else "bookmarked with a note: ") + key)
             self.refresh_marks()
 
+        from eagle3_tui.ui.screens.bookmarks import TextPrompt  # with DataTable: ~10 ms not paid at start
+
         title = ("Note for " if existing else "Bookmark with a note: ") + key
         return TextPrompt(title, existing.note if existing else "", placeholder="why is it suspect?"), save
 
@@ -203,6 +210,8 @@ class Bookmarking:
         store = self.store()
         if store is None:
             return None
+        from eagle3_tui.ui.screens.bookmarks import BookmarksScreen
+
         select = self.key_of(path) if path else None
         return BookmarksScreen(store, select=select), self._list_closed
 

@@ -137,3 +137,37 @@ def test_local_roots_on_no_node_is_one_line(ray_cluster, tmp_path):
     done = scan(tmp_path / "nowhere", "--ray", ray_cluster.address, "--ray-local-roots")
     assert done.returncode == 2
     assert done.stderr == f"eagle3-tui: scan: {tmp_path / 'nowhere'}: no such file or folder\n"
+
+
+_LEAVES_EARLY = """
+import sys, threading
+import ray
+import eagle3_tui.dataset.pipeline as pl
+from eagle3_tui.cli import main
+
+findings = pl.DatasetPipeline._findings
+
+async def probe(self, cache):
+    leaving = any(t.name == "ray-shutdown" for t in threading.enumerate()) or not ray.is_initialized()
+    print("LEAVING_DURING_FINDINGS", leaving, file=sys.stderr)
+    return await findings(self, cache)
+
+pl.DatasetPipeline._findings = probe
+code = main(sys.argv[1:])
+print("INITIALIZED_AT_EXIT", ray.is_initialized(), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_scan_leaves_the_cluster_while_the_findings_are_computed(ray_cluster, planted):
+    """issue 32, scan_ray_2000: leaving the cluster (ray.shutdown and its exit handlers) took
+    0.6-0.8 s after the report; it now overlaps the findings, and the report is the same."""
+    args = [planted, "--json", "--no-cache", "--ray", ray_cluster.address]
+    out = subprocess.run([sys.executable, "-c", _LEAVES_EARLY, "scan", *map(str, args)], check=False,
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    assert out.returncode == 1, out.stderr  # planted has warnings
+    assert "LEAVING_DURING_FINDINGS True" in out.stderr
+    assert "INITIALIZED_AT_EXIT False" in out.stderr
+    records, last = parsed(out.stdout)
+    assert len(records) == sum(1 for p in Path(planted).rglob("*") if p.is_file())
+    assert last["findings"]

@@ -239,6 +239,8 @@ class _Reducer:
         self.scores = Scores(cos=torch.full((P, cols), nan), ratio=torch.full((P, cols), nan),
                              lag=torch.full((P, cols, shifts), nan))
         self._attn: dict[int, Any] = {}
+        self._plan: tuple[int, Any] | None = None  # _shift_plan's, for the T it was made for
+        self._pending: list[tuple[str, int, Any]] = []  # in-layer states not scored yet (flush)
 
     def _check(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -249,8 +251,10 @@ class _Reducer:
         return h.reshape(-1, h.shape[-1])[: self.T]
 
     def boundary(self, col: int, h) -> None:
-        """Every row against column `col` (cos, ratio), and the catalogue rows at every shift."""
+        """Every row against column `col` (cos, ratio), and the catalogue rows at every shift.
+        A layer's output comes after its in-layer states: they are scored first."""
         self._check()
+        self.flush()
         torch, X, xn = self.torch, self.X, self.xn
         h = self._rows_of(h)
         P, T = X.shape[0], h.shape[0]
@@ -268,28 +272,39 @@ class _Reducer:
 
     def _shifts(self, col: int, h, hn) -> None:
         """Mean cosine of the catalogue rows t against the state's rows t - s, every shift at once:
-        one matrix product of the catalogue rows with every row of the state (a gather per shift
-        after it), instead of 2 * MAX_SHIFT + 1 elementwise passes."""
+        one matrix product of the catalogue rows with every row some shift reaches, then one
+        gather of the (row, shift) pairs and one masked mean (_shift_plan), instead of a search,
+        a gather and a mean per shift (17 small parallel ops that each wait for both threads)."""
         torch = self.torch
-        T = h.shape[0]
-        shifts = torch.arange(-MAX_SHIFT, MAX_SHIFT + 1, device=self.rows.device)
+        reach, at, keep, counts = self._shift_plan(h.shape[0])
         # only the rows some shift reaches (at most 17 x 256, whatever T): a float32 copy of
         # those, not of the whole state
-        reach = (self.rows[:, None] - shifts[None, :]).flatten()
-        reach = reach[(reach >= 0) & (reach < T)].unique()
         u = h[reach].float() / hn[reach].clamp_min(1e-30)[:, None]
         m = torch.einsum("pnh,th->pnt", self.Xr, u)  # [P, n, len(reach)]
-        for j, s in enumerate(shifts.tolist()):
-            idx = self.rows - s
-            keep = (idx >= 0) & (idx < T)
-            if not bool(keep.any()):
-                continue
-            at = torch.searchsorted(reach, idx[keep])
-            picked = m[:, torch.nonzero(keep).flatten(), at]  # [P, kept]
-            self.scores.lag[:, col, j] = picked.mean(1).cpu()
+        picked = m.gather(2, at.expand(m.shape[0], -1, -1))  # [P, n, shifts]
+        mean = (picked * keep).sum(1) / counts.clamp_min(1)  # [P, shifts]
+        self.scores.lag[:, col, :] = torch.where(counts > 0, mean, float("nan")).cpu()
+
+    def _shift_plan(self, T: int):
+        """For a state of T rows: the rows some shift reaches (sorted), and per (catalogue row t,
+        shift s) the place of row t - s among them, whether it exists, and how many exist per
+        shift. The same for every boundary of a forward: computed once."""
+        if self._plan is not None and self._plan[0] == T:
+            return self._plan[1]
+        torch = self.torch
+        shifts = torch.arange(-MAX_SHIFT, MAX_SHIFT + 1, device=self.rows.device)
+        idx = self.rows[:, None] - shifts[None, :]  # [n, shifts]
+        inside = (idx >= 0) & (idx < T)
+        reach = idx[inside].unique()
+        place = torch.zeros(T, dtype=torch.long, device=idx.device)
+        place[reach] = torch.arange(reach.numel(), device=idx.device)
+        plan = (reach, place[idx.clamp(0, T - 1)][None], inside.float(), inside.sum(0))
+        self._plan = (T, plan)
+        return plan
 
     def inner(self, kind: str, layer: int, h) -> None:
-        """The catalogue rows against an in-layer state of `layer` (shift 0)."""
+        """The catalogue rows of an in-layer state of `layer` (shift 0), scored with the layer's
+        other in-layer states when the layer's output passes (flush)."""
         self._check()
         h = self._rows_of(h)
         if h.shape[0] < self.T:
@@ -298,15 +313,24 @@ class _Reducer:
         if kind == "attn":
             self._attn[layer] = hr
         elif kind == "mlp" and layer in self._attn:
-            self._put("branches", layer, self._attn.pop(layer) + hr)
-        self._put(kind, layer, hr)
+            self._pending.append(("branches", layer, self._attn.pop(layer) + hr))
+        self._pending.append((kind, layer, hr))
 
-    def _put(self, kind: str, layer: int, hr) -> None:
+    def flush(self) -> None:
+        """Score the in-layer states held since the last flush in one batch: one norm, product
+        and mean for the layer's five states instead of five of each (each a parallel op that
+        waits for every thread)."""
+        if not self._pending:
+            return
         torch = self.torch
-        if kind not in self.scores.inner:
-            self.scores.inner[kind] = torch.full((self.X.shape[0], self.layers), float("nan"))
-        u = hr / hr.norm(dim=-1, keepdim=True).clamp_min(1e-30)
-        self.scores.inner[kind][:, layer] = (self.Xr * u).sum(-1).mean(1).cpu()
+        pending, self._pending = self._pending, []
+        U = torch.stack([hr for _, _, hr in pending])  # [K, n, H]
+        U = U / U.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        cos = torch.einsum("pnh,knh->pkn", self.Xr, U).mean(-1).cpu()  # [P, K], no [P, K, n, H] temporary
+        for j, (kind, layer, _) in enumerate(pending):
+            if kind not in self.scores.inner:
+                self.scores.inner[kind] = torch.full((self.X.shape[0], self.layers), float("nan"))
+            self.scores.inner[kind][:, layer] = cos[:, j]
 
 
 def score_states(model: str, ids, parts: list, layers: int, *, device: str = "auto",
@@ -340,6 +364,7 @@ def score_states(model: str, ids, parts: list, layers: int, *, device: str = "au
         with torch.inference_mode():
             input_ids = torch.as_tensor(ids, dtype=torch.long).reshape(1, -1).to(tdev)
             _base(lm)(input_ids=input_ids, use_cache=False)
+        red.flush()  # a model whose final norm hook did not run still scores its last layer
     finally:
         for h in handles:
             h.remove()

@@ -12,15 +12,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from eagle3_tui.bookmarks import Bookmark, BookmarkError, BookmarkStore
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import elide
-from eagle3_tui.ui.widgets.status import StatusLine
+from eagle3_tui.ui.widgets.status import KeysFooter, StatusLine
 
-MARKER = "*"
 TARGET_WIDTH = 44
 
 
@@ -105,7 +104,7 @@ class BookmarksScreen(Screen[str | None]):
         yield table
         yield Static(id="bm-detail")
         yield StatusLine(id="bm-status")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @property
     def table(self) -> BookmarkTable:

@@ -17,7 +17,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.sources.base import Source, SourceError
@@ -36,7 +35,7 @@ from eagle3_tui.ui.widgets.compare_panels import (
     CompareValues,
 )
 from eagle3_tui.ui.widgets.compare_tokens import TokenTable, massive_legend, token_texts
-from eagle3_tui.ui.widgets.status import StatusLine
+from eagle3_tui.ui.widgets.status import KeysFooter, StatusLine
 
 
 class ComparisonDone(Message):
@@ -83,7 +82,7 @@ class CompareScreen(CompareExporting, Screen):
             yield CompareValues(id="cmp-values")
             yield CompareMetrics(id="cmp-metrics")
         yield StatusLine(id="cmp-status")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @property
     def table(self) -> TokenTable:

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, ProgressBar
+from textual.widgets import OptionList, ProgressBar
 
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
@@ -40,7 +40,7 @@ from eagle3_tui.dataset.verify import settle
 from eagle3_tui.ui.widgets.dataset_table import DatasetTable
 from eagle3_tui.ui.widgets.norm_strip import NormStrip
 from eagle3_tui.ui.widgets.serving_table import ServingTable
-from eagle3_tui.ui.widgets.status import Line, StatusLine
+from eagle3_tui.ui.widgets.status import KeysFooter, Line, StatusLine
 
 FLUSH_SECONDS = 0.1
 KEPT = "dataset-kept"  # a view left by enter on a file is kept as this (ui/kept_dataset.py)
@@ -96,7 +96,7 @@ class DatasetScreen(DatasetExporting, Screen):
         yield NormStrip(id="ds-strip")
         yield DatasetTable(self.rows, id="ds-table")
         yield StatusLine(id="ds-status")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @property
     def table(self) -> DatasetTable:

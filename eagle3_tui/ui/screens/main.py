@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.names import printable
@@ -52,7 +52,7 @@ from eagle3_tui.ui.runtime_tag import pickle_line, runtime_tag
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.folder_pane import FolderPane
 from eagle3_tui.ui.widgets.sample_pane import SamplePane
-from eagle3_tui.ui.widgets.status import Line, StatusLine
+from eagle3_tui.ui.widgets.status import KeysFooter, Line, StatusLine
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -115,7 +115,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
             yield self.folder
             yield self.pane
         yield self.status_line
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         self.pane.border_title = "sample"

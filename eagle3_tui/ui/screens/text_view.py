@@ -12,12 +12,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.format import human_size
-from eagle3_tui.ui.widgets.status import Line, StatusLine
+from eagle3_tui.ui.widgets.status import KeysFooter, Line, StatusLine
 
 #: C0 controls but tab and newline, DEL and the C1 controls: shown, never sent to the terminal
 _CONTROLS = {c: "\ufffd" for c in (*range(9), *range(11, 32), *range(127, 160))}
@@ -48,7 +48,7 @@ class TextViewScreen(Screen[None]):
         with VerticalScroll(id="text-body"):
             yield Static(Text(shown_text(self.text)), id="text-content")
         yield StatusLine(id="text-status")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         lines = self.text.count("\n") + (0 if self.text.endswith("\n") else 1)

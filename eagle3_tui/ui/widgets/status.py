@@ -1,13 +1,22 @@
-"""One-line text widgets that repaint without a layout pass.
+"""The one-line widgets of every screen: text lines that repaint without a layout pass, and
+the footer.
 
 Static.update() asks for a new layout of the whole screen; the status and location lines
 change on every cursor move and every listing page, so they only repaint themselves.
+
+Textual's Footer rebuilds all its key widgets whenever the screen's bindings may have changed
+(a focus change, a screen mounted): at start-up three times before the first frame, each time
+11 FooterKey widgets styled one by one (~30 ms of the first frame's CPU with the profiler on).
+The keys are the same each time; KeysFooter keeps its widgets when the keys are the same.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widget import Widget
+from textual.widgets import Footer
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui.format import fit_line
@@ -53,3 +62,30 @@ class StatusLine(Line):
         if width and self._text.cell_len > width:
             return Text(fit_line(self._text.plain, width))
         return self._text
+
+class KeysFooter(Footer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._shown: tuple | None = None  # what the last compose drew
+
+    def _keys(self) -> tuple:
+        """Everything compose() reads: the shown bindings, enabled or not, and the palette key."""
+        if not self._bindings_ready:
+            return ()
+        app = self.app
+        active = self.screen.active_bindings
+        shown = tuple(
+            (b.key, app.get_key_display(b), b.description, b.action, b.tooltip, enabled, tooltip, b.group)
+            for (_, b, enabled, tooltip) in active.values()
+            if b.show or b.key == app.COMMAND_PALETTE_BINDING
+        )
+        return (shown, self.compact, self.show_command_palette, self.combine_groups)
+
+    def compose(self):
+        self._shown = self._keys()
+        yield from super().compose()
+
+    async def recompose(self) -> None:
+        if self.is_attached and self._shown is not None and self._keys() == self._shown:
+            return  # the same keys as on screen
+        await super().recompose()
