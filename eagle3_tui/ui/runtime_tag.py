@@ -20,6 +20,18 @@ def runtime_tag(source: Any) -> str:
     return tag + (" · .pt refused" if rt["pickles"].startswith("refused") else "")
 
 
+def runtime_tags(source: Any) -> list[str]:
+    """runtime_tag() and, for this machine with a safe torch, shorter ones the location line may
+    fall back to when the path would not fit: there the path matters more than versions the user
+    installed. A box's tag, a refusal and --trust-data are never shortened."""
+    from eagle3_tui.engines.read import torch_gate
+
+    tag = runtime_tag(source)
+    if not tag or torch_gate.trusted() or source.computed != "local" or tag.endswith(".pt refused"):
+        return [tag]
+    return [tag, f" · torch {source.runtime()['torch'] or 'none'}", ""]
+
+
 def pickle_line(source: Any) -> str | None:
     """The gate's line for the status line when this source's torch may not unpickle."""
     from eagle3_tui.engines.read import torch_gate

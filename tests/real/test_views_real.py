@@ -40,7 +40,9 @@ async def test_sample_view_marks_massive_rows_and_scales_the_rest(real_files, si
         await wait_until(pilot, lambda: (app.screen.sample.summary or {}).get("path", "").endswith("data_0.ckpt"),
                          timeout=90, what="the sample to load")
         text = screen_text(app)
-        assert "massive activation" in text and "x the median" in text, text
+        assert "massive activation" in text, text  # the token line at row 0
+        if size == (120, 40):  # the legend; at 80x24 the range's ▲ and the token line say it
+            assert "x the median" in text, text
         bars = _strip(text, "aux1")
         assert bars.startswith(MASSIVE_MARK)  # row 0
         ordinary = [c for c in bars[1:] if c != MASSIVE_MARK]

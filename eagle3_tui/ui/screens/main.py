@@ -48,7 +48,7 @@ from eagle3_tui.ui.messages import (
 from eagle3_tui.ui.paths import describe_entry, parent_folder
 from eagle3_tui.ui.pairing import PairCapture  # P: pair a capture with its training sample
 from eagle3_tui.ui.pins import ComparePins, Pin, PinsBar
-from eagle3_tui.ui.runtime_tag import pickle_line, runtime_tag
+from eagle3_tui.ui.runtime_tag import pickle_line, runtime_tags
 from eagle3_tui.ui.widgets.browser import BrowserList
 from eagle3_tui.ui.widgets.folder_pane import FolderPane
 from eagle3_tui.ui.widgets.sample_pane import SamplePane
@@ -443,9 +443,12 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         count = f"{total:,} {'entry' if total == 1 else 'entries'}" + ("" if self.listing_done else "…")
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
-        where = f" {self.where or '…'}{runtime_tag(self.source)} "
         path = printable(self.path or self._target_label())
-        room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
+        for tag in runtime_tags(self.source):
+            where = f" {self.where or '…'}{tag} "
+            room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)
+            if len(path) <= room:
+                break
         if len(path) > room:
             path = "…" + path[-(room - 1):]
         self.query_one("#where", Line).update(where)

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.format import human_size
+from eagle3_tui.ui.format import fit_line, human_size
 from eagle3_tui.ui.widgets.status import KeysFooter, Line, StatusLine
 
 #: C0 controls but tab and newline, DEL and the C1 controls: shown, never sent to the terminal
@@ -54,11 +54,16 @@ class TextViewScreen(Screen[None]):
         lines = self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
         cut = f" · first {human_size(len(self.text.encode('utf-8', 'surrogatepass')))} of {human_size(self.file_size)} shown" \
             if self.truncated else ""
-        self.query_one("#text-title", Line).update(
-            f" text (read-only)  {printable(self.path)}  on {self.where} · {lines:,} lines{cut}")
+        self.title_text = f" text (read-only)  {printable(self.path)}  on {self.where} · {lines:,} lines{cut}"
+        self.on_resize()
         self.query_one("#text-status", StatusLine).say(
             ("truncated: the file is longer than the viewer reads · " if self.truncated else "")
             + "j/k scroll · g/G top/bottom · esc back")
+
+    def on_resize(self) -> None:
+        """The title on one line: a long path loses its middle, never the file name or "on box"."""
+        width = self.size.width or self.app.size.width
+        self.query_one("#text-title", Line).update(fit_line(self.title_text, width))
 
     @property
     def body(self) -> VerticalScroll:

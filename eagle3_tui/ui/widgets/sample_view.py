@@ -335,7 +335,7 @@ class SampleView(Widget):
         out.append("\n")
         acceptance.draft_strip(out, self.acceptance, ranges, cursor_bin, label_w, self._s)
         note = norm_marks.strongest(named)
-        if note:  # what the ▲ columns are, also at 80x24: it explains the scale of every strip
+        if note and not self.compact:  # what the ▲ columns are; at 80x24 the range's ▲ and the token line say it
             out.append(_wrap(f"{norm_marks.MASSIVE_MARK} {note}", width) + "\n", self._s("sample--outlier"))
 
     def _marks(self, s: dict[str, Any]) -> list[tuple[str, norm_marks.NormMarks, list]]:
