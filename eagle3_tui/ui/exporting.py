@@ -49,6 +49,8 @@ class Exporting:
         report = self.export_report()
         if isinstance(report, str):
             self.export_say(report, error=True)
+            # also a toast: a running scan's progress takes the status line back within a second
+            self.notify(report, title="Not exported", severity="warning", timeout=6, markup=False)  # type: ignore[attr-defined]
             return
         try:
             # the view's folder and the one the TUI started on: D on a sub-folder must not write

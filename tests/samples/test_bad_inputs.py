@@ -98,6 +98,7 @@ def test_json_error_lines_and_mixed_exit_code(tmp_path):
     assert out.returncode == 1
     first, second = (json.loads(l) for l in out.stdout.splitlines())
     assert first["tokens"] == 4 and "error" not in first
+    assert second.pop("runtime")["computed"] == "local"  # which Python and torch read it (issue 32)
     assert second == {"path": str(tmp_path / "empty.pt"), "error": "empty file (0 bytes)", "computed": "local"}
 
 
