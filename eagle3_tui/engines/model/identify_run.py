@@ -5,7 +5,8 @@ activations go, so memory stays at one layer's activations and the model runs wi
 head or KV cache. Three kinds of numbers come out of the one forward:
 
 - the boundaries (b = 0 the input of layer 0, b = i + 1 the output of layer i, b = L the final
-  norm's input) and the final norm's output: mean cosine and median norm ratio over every row;
+  norm's input) and the final norm's output: mean cosine (over every row but the state's massive
+  activations, engines/read/massive.py) and median norm ratio over every row;
 - the same boundaries shifted by -8..8 rows (row t of the part against row t - s of the state),
   for a capture that is a token late or early;
 - what capture code takes by mistake inside each layer: the normalized input (what a fused
@@ -27,6 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
 from eagle3_tui.engines.read.stats import Cancelled
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
@@ -266,7 +268,10 @@ class _Reducer:
             dots[:, r0:r0 + CHUNK_ROWS] = (X[:, r0:r0 + CHUNK_ROWS] * hs).sum(-1)
         c = dots / (xn[:, :T] * hn).clamp_min(1e-30)
         r = xn[:, :T] / hn.clamp_min(1e-30)
-        self.scores.cos[:, col] = c.mean(1).cpu()
+        # a massive-activation row of the state (row 0 of a real model, 40..190x the median row)
+        # does not vote: an fp8 cast clips it (cosine 0.31 there) while every other row matches
+        keep = (hn <= MASSIVE_FACTOR * hn.median()).float()
+        self.scores.cos[:, col] = ((c * keep).sum(1) / keep.sum().clamp_min(1)).cpu()
         self.scores.ratio[:, col] = r.median(1).values.cpu()
         self._shifts(col, h, hn)
 
