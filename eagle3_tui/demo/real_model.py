@@ -91,8 +91,19 @@ def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda 
     return folder
 
 
+def _quiet_transformers() -> None:
+    """No tqdm bars from transformers (loading, dequantizing): the demo says its steps in lines of
+    its own, and a bar's carriage returns would be escaped by the terminal-safe output."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
 def _build_folder(gguf: Path, dest: Path) -> None:
     import torch
+
+    _quiet_transformers()
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
@@ -144,6 +155,7 @@ class RealTarget:
         dtype = dtype or torch.float32
         key = (dtype, attn)
         if key not in self._models:
+            _quiet_transformers()
             self._models[key] = LlamaForCausalLM.from_pretrained(
                 self.folder, dtype=dtype, attn_implementation=attn).eval()
         return self._models[key]
