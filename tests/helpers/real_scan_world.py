@@ -15,8 +15,10 @@ computed when written.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import random
 from pathlib import Path
 
@@ -39,17 +41,21 @@ class RealWorld:
         if self._states is None:
             key = hashlib.sha256(json.dumps([[c.ids for c in self.chats], KEEP]).encode()).hexdigest()[:16]
             path = self.cache / f"states-bf16-{key}.pt"
-            if path.is_file():
-                self._states = torch.load(path, weights_only=True)
-            else:
-                out = []
-                for c in self.chats:
-                    st, final = self.target.boundaries(torch.tensor(c.ids), torch.bfloat16)
-                    out.append({**{str(b): st[b].clone() for b in KEEP}, "final": final.clone()})
-                tmp = path.with_suffix(".tmp")
-                torch.save(out, tmp)
-                tmp.replace(path)
-                self._states = out
+            self.cache.mkdir(parents=True, exist_ok=True)
+            # one computer at a time: the suite's xdist workers share this cache
+            with open(self.cache / f"states-bf16-{key}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if path.is_file():
+                    self._states = torch.load(path, weights_only=True)
+                else:
+                    out = []
+                    for c in self.chats:
+                        st, final = self.target.boundaries(torch.tensor(c.ids), torch.bfloat16)
+                        out.append({**{str(b): st[b].clone() for b in KEEP}, "final": final.clone()})
+                    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                    torch.save(out, tmp)
+                    tmp.replace(path)
+                    self._states = out
         return self._states[i]
 
     def _aux(self, st: dict, shift: int, rows=slice(None)) -> torch.Tensor:
