@@ -285,3 +285,51 @@ async def cli(home: Path, *args: str) -> tuple[int, str, str]:
     )
     out, err = await proc.communicate()
     return proc.returncode, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace")
+
+
+def write_shards(root: Path, files: int, shards: int = 3) -> Path:
+    """`files` small samples in `shards` SpecForge-named shard folders under root."""
+    per = files // shards
+    for sh in range(shards):
+        shard = root / f"rows_{sh * per}-{(sh + 1) * per}"
+        shard.mkdir()
+        for i in range(sh * per, (sh + 1) * per):
+            write_sample(shard / f"data_{i}.ckpt", seed=i)
+    return root
+
+
+@pytest.fixture
+def own_box(tmp_path, keys):
+    """A sshd of this test's own (the test kills it or its sessions) and a HOME whose
+    ~/.ssh/config names it `box`."""
+    require_sshd()
+    (tmp_path / "sshd").mkdir()
+    sshd = Sshd(tmp_path / "sshd", keys).start()
+    home = tmp_path / "home"
+    config, _ = write_client_files(home / ".ssh", "box", sshd.port, keys)
+    os.rename(config, home / ".ssh" / "config")
+    yield sshd, home
+    sshd.stop()
+
+
+async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: int, then) -> tuple[int, list[dict], str]:
+    """Run `scan box:folder --json --workers N` as a user would (HOME with the box's config, no
+    ssh-agent); call then() once `after_lines` records came. Returns (exit code, every stdout line
+    decoded, stderr)."""
+    import json
+
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("SSH_AUTH_SOCK", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eagle3_tui", "scan", f"box:{folder}", "--json", "--workers", str(workers),
+        "--remote-python", sys.executable,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(home))
+    errs = asyncio.ensure_future(proc.stderr.read())
+    lines = []
+    while line := await asyncio.wait_for(proc.stdout.readline(), 300):
+        lines.append(json.loads(line))
+        if len(lines) == after_lines:
+            then()
+    await asyncio.wait_for(proc.wait(), 300)
+    return proc.returncode, lines, (await errs).decode("utf-8", "replace")
+

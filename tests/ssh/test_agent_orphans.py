@@ -6,46 +6,26 @@ the CLI run as a user would; the box's processes are found in /proc."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.ssh import require_sshd, write_sample
-from tests.helpers.ssh_servers import Sshd, write_client_files
+from tests.helpers.ssh import scan_box_json, write_shards
+from tests.helpers.ssh_servers import Sshd
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-ROOT = Path(__file__).resolve().parents[2]
 FILES = 900
 
 
 @pytest.fixture(scope="module")
 def many(tmp_path_factory, untouched) -> Path:
-    root = tmp_path_factory.mktemp("orphans")
-    for s in range(3):
-        shard = root / f"rows_{s * 300}-{(s + 1) * 300}"
-        shard.mkdir()
-        for i in range(s * 300, (s + 1) * 300):
-            write_sample(shard / f"data_{i}.ckpt", seed=i)
+    root = write_shards(tmp_path_factory.mktemp("orphans"), FILES)
     untouched(root)
     return root
-
-
-@pytest.fixture
-def box(tmp_path, keys):
-    require_sshd()
-    (tmp_path / "sshd").mkdir()
-    sshd = Sshd(tmp_path / "sshd", keys).start()
-    home = tmp_path / "home"
-    config, _ = write_client_files(home / ".ssh", "box", sshd.port, keys)
-    os.rename(config, home / ".ssh" / "config")
-    yield sshd, home
-    sshd.stop()
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -104,27 +84,20 @@ async def scan_killing_the_session(sshd: Sshd, home: Path, folder: Path, how: si
     """Run `scan box:folder --json --workers 2`; once 100 records came, note every process under
     sshd (session, shell, agent, workers) and send `how` to the session processes. Returns (exit
     code, records, stderr, the processes noted)."""
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
-    env.pop("SSH_AUTH_SOCK", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eagle3_tui", "scan", f"box:{folder}", "--json", "--workers", "2",
-        "--remote-python", sys.executable,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(home))
-    errs = asyncio.ensure_future(proc.stderr.read())
-    lines, noted = [], set()
-    while line := await asyncio.wait_for(proc.stdout.readline(), 300):
-        lines.append(json.loads(line))
-        if len(lines) == 100:
-            noted = descendants(sshd.proc.pid)
-            for pid in sshd.session_pids():
-                os.kill(pid, how)
-    await asyncio.wait_for(proc.wait(), 300)
-    return proc.returncode, lines, (await errs).decode("utf-8", "replace"), noted
+    noted: set[tuple[int, str]] = set()
+
+    def kill_the_session() -> None:
+        noted.update(descendants(sshd.proc.pid))
+        for pid in sshd.session_pids():
+            os.kill(pid, how)
+
+    rc, lines, err = await scan_box_json(home, folder, workers=2, after_lines=100, then=kill_the_session)
+    return rc, lines, err, noted
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP, signal.SIGTERM], ids=["SIGKILL", "SIGHUP", "SIGTERM"])
-async def test_no_agent_process_outlives_a_session_killed_mid_scan(box, many, how):
-    sshd, home = box
+async def test_no_agent_process_outlives_a_session_killed_mid_scan(own_box, many, how):
+    sshd, home = own_box
     rc, lines, err, noted = await scan_killing_the_session(sshd, home, many, how)
     assert rc == 0, err
     assert lines[-1]["summary"]["files"] == FILES, "the scan reconnected and finished"
