@@ -11,6 +11,7 @@ import pytest
 from eagle3_tui.cli import main
 from tests.helpers.hf_target import make_target
 from tests.helpers.scan_build import build
+from tests.helpers.serving import drafter
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +24,6 @@ def data(tmp_path_factory, target) -> Path:
     root = tmp_path_factory.mktemp("serve-data")
     build(root, shards=2, seed=4, model=target)
     return root
-
-
-def drafter(tmp_path: Path, config: dict) -> Path:
-    folder = tmp_path / "drafter"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLMEagle3"], **config}))
-    return folder
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

@@ -26,6 +26,7 @@ from eagle3_tui.userdirs import data_dir
 from tests.helpers.dataset_view import open_dataset
 from tests.helpers.hf_target import make_target
 from tests.helpers.scan_build import build
+from tests.helpers.serving import drafter
 from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tui import make_app, screen_text, wait_until
 
@@ -48,13 +49,6 @@ def data(tmp_path_factory, target, untouched) -> Path:
     build(root, shards=2, seed=4, model=target)
     untouched(root)
     return root
-
-
-def drafter(tmp_path: Path, config: dict) -> Path:
-    folder = tmp_path / "drafter"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLMEagle3"], **config}))
-    return folder
 
 
 async def checked(pilot, data: Path):
