@@ -72,8 +72,8 @@ async def _run(tmp: Path, template: dict) -> dict:
 
     from eagle3_tui.sources.local import LocalSource
     from eagle3_tui.ui.app import Eagle3App
-    from eagle3_tui.ui.connect import Opened
-    from eagle3_tui.ui.screens.dataset import DatasetScreen
+    from eagle3_tui.ui.start.connect import Opened
+    from eagle3_tui.ui.dataset.screen import DatasetScreen
 
     class Stream(LocalSource):
         ended = None

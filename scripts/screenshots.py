@@ -37,7 +37,7 @@ async def wait_for(pilot, condition, timeout: float = 60.0) -> None:
 async def shoot(out: Path) -> list[Path]:
     from eagle3_tui.sources.local import LocalSource
     from eagle3_tui.ui.app import Eagle3App
-    from eagle3_tui.ui.connect import Opened
+    from eagle3_tui.ui.start.connect import Opened
 
     async def relative(text, **_options):  # keep the temporary folder's name off the pictures
         return Opened(LocalSource(), text, "local")

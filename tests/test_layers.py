@@ -8,6 +8,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "eagle3_tui"
 
+FEATURES = ("main", "compare", "dataset", "bookmarks", "sample", "browser")
+
 #: layer -> what it must never import (package prefixes or third-party top-level names)
 FORBIDDEN = {
     # shipped to the box: nothing above them, nothing of this machine's dataset or demo
@@ -27,8 +29,16 @@ FORBIDDEN = {
                            "eagle3_tui.cli", "eagle3_tui.dataset", "eagle3_tui.demo", "textual", "asyncssh",
                            "rich", "torch"),
     "eagle3_tui.ui": ("eagle3_tui.commands", "eagle3_tui.cli"),
-    # widgets (the main screen's panes too) are told what to show and post messages up
-    "eagle3_tui.ui.widgets": ("eagle3_tui.ui.screens", "eagle3_tui.ui.app"),
+    # the UI's feature folders: the app opens the main screen, which opens the views; the panes
+    # and what every feature shares know none of them (pyproject's "UI features" contract)
+    "eagle3_tui.ui.shared": tuple(f"eagle3_tui.ui.{f}" for f in (*FEATURES, "start", "app", "help", "palette")),
+    "eagle3_tui.ui.start": tuple(f"eagle3_tui.ui.{f}" for f in (*FEATURES, "app")),
+    "eagle3_tui.ui.sample": tuple(f"eagle3_tui.ui.{f}" for f in FEATURES if f != "sample") + ("eagle3_tui.ui.app",),
+    "eagle3_tui.ui.browser": tuple(f"eagle3_tui.ui.{f}" for f in FEATURES if f != "browser") + ("eagle3_tui.ui.app",),
+    "eagle3_tui.ui.compare": ("eagle3_tui.ui.main", "eagle3_tui.ui.dataset", "eagle3_tui.ui.bookmarks", "eagle3_tui.ui.app"),
+    "eagle3_tui.ui.dataset": ("eagle3_tui.ui.main", "eagle3_tui.ui.compare", "eagle3_tui.ui.bookmarks", "eagle3_tui.ui.app"),
+    "eagle3_tui.ui.bookmarks": ("eagle3_tui.ui.main", "eagle3_tui.ui.compare", "eagle3_tui.ui.dataset", "eagle3_tui.ui.app"),
+    "eagle3_tui.ui.main": ("eagle3_tui.ui.app",),
 }
 
 

@@ -112,7 +112,7 @@ def test_every_scan_record_field_is_in_the_type_and_the_view_keeps_it(tmp_path):
     fields from the type, keeps all of them but the few only the CLI's report reads."""
     from eagle3_tui.engines.results import ScanRecord, SlotRecord
     from eagle3_tui.engines.scan.records import scan_tree
-    from eagle3_tui.ui.dataset_model import _NOT_KEPT, Record
+    from eagle3_tui.ui.dataset.model import _NOT_KEPT, Record
     from tests.helpers.tree import make_tree
 
     root = make_tree(tmp_path / "data")

@@ -53,7 +53,7 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
     # full one 30-40 ms). The collector is off until the app has drawn its first frame; then
     # it collects once, freezes what is left and turns back on (Eagle3App.on_mount).
     gc.disable()
-    from eagle3_tui.ui.analysis import Analysis
+    from eagle3_tui.ui.start.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
     gc.freeze()  # the modules and classes just imported: never garbage
@@ -126,6 +126,6 @@ def _ray_options(args: argparse.Namespace):
         except RayMissing as err:
             print(f"eagle3-tui: --ray: {err}", file=sys.stderr)
             return 2
-    from eagle3_tui.ui.dataset_source import RayOptions
+    from eagle3_tui.ui.dataset.source import RayOptions
 
     return RayOptions(args.ray, args.ray_local_roots, args.ray_batch)

@@ -1,6 +1,6 @@
 """The inputs of a serve-check besides the dataset's boundaries: the drafter's config.json and the
 target's architecture, read through a Source (local, or the data's SSH box), as `eagle3-tui
-serve-check` and the dataset view (ui/widgets/serving_table.py) both read them."""
+serve-check` and the dataset view (ui/dataset/serving_table.py) both read them."""
 
 from __future__ import annotations
 

@@ -14,10 +14,10 @@ from textual.app import App
 from textual.screen import Screen
 
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.analysis import Analysis
-from eagle3_tui.ui.connect import Opened, open_target
-from eagle3_tui.ui.messages import PinsSwapped
-from eagle3_tui.ui.screens.main import MainScreen
+from eagle3_tui.ui.start.analysis import Analysis
+from eagle3_tui.ui.start.connect import Opened, open_target
+from eagle3_tui.ui.shared.messages import PinsSwapped
+from eagle3_tui.ui.main.screen import MainScreen
 
 Opener = Callable[..., Awaitable[Opened]]
 
@@ -58,7 +58,7 @@ class Eagle3App(App):
         ray: Any = None,
     ) -> None:
         super().__init__()
-        #: --ray: the dataset view's scans run on this Ray cluster (ui/dataset_source.py)
+        #: --ray: the dataset view's scans run on this Ray cluster (ui/dataset/source.py)
         self.ray = ray
         #: tokenizer, target model and drafter given on the command line (all optional)
         self.analysis = analysis or Analysis()
@@ -86,7 +86,7 @@ class Eagle3App(App):
 
     async def confirm_host_key(self, prompt: Any) -> bool:
         """Ask the user whether to trust a host key seen for the first time."""
-        from eagle3_tui.ui.screens.hostkey import HostKeyScreen
+        from eagle3_tui.ui.start.hostkey import HostKeyScreen
 
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
@@ -98,7 +98,7 @@ class Eagle3App(App):
         return await answer
 
     def action_help(self) -> None:
-        from eagle3_tui.ui.screens.help import HelpScreen
+        from eagle3_tui.ui.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

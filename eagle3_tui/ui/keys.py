@@ -197,7 +197,7 @@ DATASET_TABLE = [
             tooltip="Compare: pin the file as the training side (A)"),
 ]
 
-#: e and y (ui/exporting.py): what the view shows, as Markdown and JSON in DATA_DIR/exports
+#: e and y (ui/shared/exporting.py): what the view shows, as Markdown and JSON in DATA_DIR/exports
 MAIN_EXPORT = [
     Binding("e", "export", "Export", show=False, id="main.export",
             tooltip="Export the sample shown (Markdown + JSON)"),

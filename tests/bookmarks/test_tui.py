@@ -11,8 +11,8 @@ import pytest
 
 from eagle3_tui.bookmarks import open_store
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import open_target
-from eagle3_tui.ui.screens.bookmarks import BookmarksScreen, ConfirmScreen, TextPrompt
+from eagle3_tui.ui.start.connect import open_target
+from eagle3_tui.ui.bookmarks.screen import BookmarksScreen, ConfirmScreen, TextPrompt
 from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tree import make_tree
 from tests.helpers.tui import make_app, screen_text, wait_until

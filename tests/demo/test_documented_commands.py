@@ -130,7 +130,7 @@ def _open_headless(argv: list[str], data_dir: Path) -> None:
     import asyncio
 
     from eagle3_tui.commands.tui import build_parser
-    from eagle3_tui.ui.analysis import Analysis
+    from eagle3_tui.ui.start.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
     args = build_parser().parse_args(argv)

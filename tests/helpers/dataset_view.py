@@ -63,7 +63,7 @@ def synth(template: dict, i: int) -> dict:
 
 async def open_dataset(pilot, folder: Path, on: str | None = None) -> object:
     """Open `folder` in the browser (cursor on `on`), press D; returns the dataset screen."""
-    from eagle3_tui.ui.screens.dataset import DatasetScreen
+    from eagle3_tui.ui.dataset.screen import DatasetScreen
 
     app = pilot.app
     main = app.main_screen

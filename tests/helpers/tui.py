@@ -9,9 +9,9 @@ from pathlib import Path
 from time import monotonic
 
 from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import Opened
+from eagle3_tui.ui.start.connect import Opened
 
 
 class CountingSource(LocalSource):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from eagle3_tui.ui.dataset_source import RayOptions
+from eagle3_tui.ui.dataset.source import RayOptions
 from tests.helpers.dataset_view import open_dataset, scan_done
 from tests.helpers.tui import make_app
 

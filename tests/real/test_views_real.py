@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-MASSIVE_MARK = "▲"  # ui/norm_marks.py's mark
+MASSIVE_MARK = "▲"  # ui/shared/norm_marks.py's mark
 from tests.helpers.compare_view import compare_done, go_to, started
 from tests.helpers.tui import make_app, screen_text, wait_until
 

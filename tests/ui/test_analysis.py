@@ -2,7 +2,7 @@
 the same reading as `identify` and `accept` (a model runs next to the data)."""
 
 from eagle3_tui.target import parse_target
-from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.start.analysis import Analysis
 
 BOX = parse_target("box:/data/rows_0-2000")
 LOCAL = parse_target("/data/rows_0-2000")

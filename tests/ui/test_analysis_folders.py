@@ -2,7 +2,7 @@
 plain path or the data's own host:path is on the data's machine; another host is not used."""
 
 from eagle3_tui.target import parse_target
-from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.start.analysis import Analysis
 
 BOX = parse_target("box:/data/rows_0-2000")
 LOCAL = parse_target("/data/rows_0-2000")

@@ -11,10 +11,10 @@ from textual.command import CommandPalette
 
 from eagle3_tui.commands.tui import build_parser
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.screens.help import HelpScreen, key_text
-from eagle3_tui.ui.screens.hostkey import HostKeyScreen
-from eagle3_tui.ui.screens.main import MainScreen
-from eagle3_tui.ui.widgets.browser import BrowserList
+from eagle3_tui.ui.help import HelpScreen, key_text
+from eagle3_tui.ui.start.hostkey import HostKeyScreen
+from eagle3_tui.ui.main.screen import MainScreen
+from eagle3_tui.ui.browser.browser import BrowserList
 from tests.helpers.tui import make_app, screen_text, wait_until
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import random
 import weakref
 
 from eagle3_tui.sources.base import Entry
-from eagle3_tui.ui import listing_stream
-from eagle3_tui.ui.listing import SORT_CHUNK, merge_batch, sort_key
+from eagle3_tui.ui.browser import listing_stream
+from eagle3_tui.ui.browser.listing import SORT_CHUNK, merge_batch, sort_key
 from tests.helpers.tui import make_app, wait_until
 
 

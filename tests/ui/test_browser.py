@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from eagle3_tui.ui.widgets.browser import BrowserList
+from eagle3_tui.ui.browser.browser import BrowserList
 from tests.helpers.tui import hold_keys, make_app, screen_text, wait_until
 
 
@@ -181,7 +181,7 @@ async def test_names_that_look_like_markup_are_shown_literally(tmp_path):
 
 def test_parent_of_a_home_relative_remote_path_stays_relative():
     """box:data/eagle3 is relative to the login's home: going up must not jump to "/"."""
-    from eagle3_tui.ui.screens.main import parent_folder
+    from eagle3_tui.ui.main.screen import parent_folder
 
     assert parent_folder("/data/eagle3/rows_0-2000") == "/data/eagle3"
     assert parent_folder("/data") == "/" and parent_folder("/") == "/"

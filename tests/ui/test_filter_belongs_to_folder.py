@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from eagle3_tui.bookmarks import open_store
-from eagle3_tui.ui.screens.bookmarks import BookmarksScreen
-from eagle3_tui.ui.widgets.browser import BrowserList
+from eagle3_tui.ui.bookmarks.screen import BookmarksScreen
+from eagle3_tui.ui.browser.browser import BrowserList
 from tests.helpers.tree import make_tree
 from tests.helpers.tui import make_app, screen_text, wait_until
 

@@ -10,7 +10,7 @@ import torch
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import Opened
+from eagle3_tui.ui.start.connect import Opened
 from tests.helpers.old_torch import OLD
 from tests.helpers.ssh import require_sshd
 from tests.helpers.ssh_servers import Keys, Sshd, write_client_files

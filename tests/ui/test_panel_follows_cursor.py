@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.tree import write_specforge
 from tests.helpers.tui import make_app, screen_text, wait_until
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.tui import screen_text, text_app, wait_until
 

@@ -6,9 +6,9 @@ import functools
 import sys
 
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import open_target
-from eagle3_tui.ui.screens.hostkey import HostKeyScreen
-from eagle3_tui.ui.screens.main import MainScreen
+from eagle3_tui.ui.start.connect import open_target
+from eagle3_tui.ui.start.hostkey import HostKeyScreen
+from eagle3_tui.ui.main.screen import MainScreen
 from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tui import screen_text, wait_until
 

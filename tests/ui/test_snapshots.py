@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import Opened
+from eagle3_tui.ui.start.connect import Opened
 from tests.helpers.tui import CountingSource, screen_text, wait_until
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

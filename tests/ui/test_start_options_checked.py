@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from eagle3_tui.target import parse_target
-from eagle3_tui.ui.analysis import Analysis
-from eagle3_tui.ui.analysis_check import check
+from eagle3_tui.ui.start.analysis import Analysis
+from eagle3_tui.ui.start.analysis_check import check
 from tests.helpers.tui import screen_text, text_app, wait_until
 
 SHARD = "train/rows_0-2000"

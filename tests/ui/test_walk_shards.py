@@ -10,7 +10,7 @@ import pytest_asyncio
 
 from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import open_target
+from eagle3_tui.ui.start.connect import open_target
 from tests.helpers.ssh_servers import InProcessServer, Keys, write_client_files
 from tests.helpers.tui import make_app, screen_text, wait_until
 

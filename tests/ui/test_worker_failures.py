@@ -75,7 +75,7 @@ def _callees_catch(fn, module) -> bool:
 
 def test_every_worker_turns_any_exception_into_a_message():
     root = Path(eagle3_tui.ui.__file__).parent
-    listing = (root / "listing_stream.py").read_text()
+    listing = (root / "browser" / "listing_stream.py").read_text()
     found = list(_worker_functions())
     assert len(found) >= 10
     bare = [f"{path}:{fn.lineno} {fn.name}" for path, fn in found

@@ -4,8 +4,8 @@ line (A, B, B re-ordered), cancelling, and nothing extra without a drafter."""
 from __future__ import annotations
 
 from eagle3_tui.engines.model.accept import accept_file
-from eagle3_tui.ui.screens.compare import CompareScreen
-from eagle3_tui.ui.widgets.acceptance import CompareAcceptance
+from eagle3_tui.ui.compare.screen import CompareScreen
+from eagle3_tui.ui.shared.acceptance import CompareAcceptance
 from tests.helpers.tui import make_drafter_app as make_app
 from tests.helpers.tui import screen_text, wait_until
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.tui import make_app, screen_text, wait_until
 from tests.pair.test_blank_ids import blank_capture

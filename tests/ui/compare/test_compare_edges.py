@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.pins import Pin
-from eagle3_tui.ui.screens.compare import CompareScreen
-from eagle3_tui.ui.screens.main import MainScreen
-from eagle3_tui.ui.widgets.compare_tokens import TokenTable
+from eagle3_tui.ui.browser.pins import Pin
+from eagle3_tui.ui.compare.screen import CompareScreen
+from eagle3_tui.ui.main.screen import MainScreen
+from eagle3_tui.ui.compare.tokens import TokenTable
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.tree import write_specforge
 from tests.helpers.tui import make_app, screen_text, wait_until
@@ -151,7 +151,7 @@ async def test_palette_pins_and_opens(demo):
 
 
 def test_starting_the_tui_with_the_compare_view_imports_no_torch():
-    code = ("import sys, eagle3_tui.ui.app, eagle3_tui.ui.screens.compare, eagle3_tui.ui.widgets.compare_panels\n"
+    code = ("import sys, eagle3_tui.ui.app, eagle3_tui.ui.compare.screen, eagle3_tui.ui.compare.panels\n"
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -9,7 +9,7 @@ import shutil
 import pytest
 import torch
 
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.compare_world import World, late_capture, other_prompt
 from tests.helpers.tui import make_app, screen_text

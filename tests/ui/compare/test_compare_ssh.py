@@ -10,8 +10,8 @@ import pytest
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import Opened
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.start.connect import Opened
+from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.ssh import fingerprint, require_sshd
 from tests.helpers.ssh_servers import Keys, Sshd, write_client_files

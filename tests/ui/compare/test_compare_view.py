@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from eagle3_tui.ui.screens.compare import CompareScreen
-from eagle3_tui.ui.widgets.compare_format import worst_row
-from eagle3_tui.ui.widgets.compare_tokens import TokenTable
+from eagle3_tui.ui.compare.screen import CompareScreen
+from eagle3_tui.ui.compare.format import worst_row
+from eagle3_tui.ui.compare.tokens import TokenTable
 from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, grid_row, listing_done, started
 from tests.helpers.tui import make_app, screen_text
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.screens.compare import CompareScreen
-from eagle3_tui.ui.widgets.acceptance import CompareAcceptance
+from eagle3_tui.ui.compare.screen import CompareScreen
+from eagle3_tui.ui.shared.acceptance import CompareAcceptance
 from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, started
 from tests.helpers.tui import make_app, make_drafter_app, screen_text, wait_until
 

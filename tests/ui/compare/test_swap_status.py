@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.compare_view import compare_done, listing_done
 from tests.helpers.tree import make_tree
 from tests.helpers.tui import make_app, screen_text

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.ui.screens.help import HelpScreen
+from eagle3_tui.ui.help import HelpScreen
 from tests.helpers.dataset_view import open_dataset, scan_done
 from tests.helpers.tui import make_app, screen_text, wait_until
 

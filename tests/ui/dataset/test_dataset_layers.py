@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.start.analysis import Analysis
 from tests.helpers.dataset_view import open_dataset, scan_done
 from tests.helpers.drafter import config as drafter_config
 from tests.helpers.drafter import init_weights, save_drafter
@@ -91,7 +91,7 @@ async def test_the_view_names_each_groups_layers_and_a_layer_finding_filters_the
         await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), timeout=240,
                          what="the layers")
         assert screen.layers_state == "done"
-        # with --drafter the acceptance step follows (ui/dataset_accept.py): the keys below act on its end
+        # with --drafter the acceptance step follows (ui/dataset/accept.py): the keys below act on its end
         await wait_until(pilot, lambda: screen.accept_state not in (None, "scoring"), timeout=240,
                          what="the acceptance step")
         # the majority, the layer_group, the third shard first; then the verification: the run's

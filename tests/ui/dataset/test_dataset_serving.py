@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import open_target
-from eagle3_tui.ui.widgets.serving_table import ServingTable
+from eagle3_tui.ui.start.connect import open_target
+from eagle3_tui.ui.dataset.serving_table import ServingTable
 from eagle3_tui.userdirs import data_dir
 from tests.helpers.dataset_view import open_dataset
 from tests.helpers.hf_target import make_target

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.screens.main import MainScreen
+from eagle3_tui.ui.main.screen import MainScreen
 from tests.helpers.dataset_view import open_dataset, scan_done
 from tests.helpers.tui import make_app, screen_text, wait_until
 

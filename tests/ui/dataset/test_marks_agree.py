@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.widgets.browser import SCAN_GLYPH
+from eagle3_tui.ui.browser.browser import SCAN_GLYPH
 from tests.helpers.dataset_view import open_dataset, scan_done
 from tests.helpers.tui import make_app, screen_text, wait_until
 

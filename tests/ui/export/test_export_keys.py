@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3_tui.ui.screens.compare import CompareScreen
+from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.userdirs import data_dir
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.dataset_view import open_dataset, scan_done

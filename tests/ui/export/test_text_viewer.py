@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from eagle3_tui.ui.screens.main import MainScreen
+from eagle3_tui.ui.main.screen import MainScreen
 from tests.helpers.compare_view import go_to, started
 from tests.helpers.tui import make_app, screen_text, wait_until
 from tests.ui.test_remote import remote_app

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.widgets.browser import BrowserList
-from eagle3_tui.ui.widgets.token_table import TokenTable
+from eagle3_tui.ui.browser.browser import BrowserList
+from eagle3_tui.ui.sample.token_table import TokenTable
 from tests.helpers.tui import screen_text, text_app, wait_until
 
 SIZES = [(120, 40), (80, 24)]

@@ -12,14 +12,14 @@ import pytest
 import pytest_asyncio
 
 from eagle3_tui.engines.read.tokens import visible
-from eagle3_tui.ui.analysis import Analysis
+from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.connect import open_target
-from eagle3_tui.ui.screens.compare import CompareScreen
-from eagle3_tui.ui.widgets.compare_panels import CompareFindings
-from eagle3_tui.ui.widgets.compare_tokens import TokenTable as CompareTable
-from eagle3_tui.ui.widgets.status import StatusLine
-from eagle3_tui.ui.widgets.token_table import LossText, TokenTable
+from eagle3_tui.ui.start.connect import open_target
+from eagle3_tui.ui.compare.screen import CompareScreen
+from eagle3_tui.ui.compare.panels import CompareFindings
+from eagle3_tui.ui.compare.tokens import TokenTable as CompareTable
+from eagle3_tui.ui.shared.status import StatusLine
+from eagle3_tui.ui.sample.token_table import LossText, TokenTable
 from tests.helpers.ssh import require_sshd
 from tests.helpers.ssh_servers import InProcessServer, Keys, Sshd, write_client_files
 from tests.helpers.tokens import CHATS

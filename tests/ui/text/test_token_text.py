@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.widgets.compare_tokens import TokenTable as CompareTable
-from eagle3_tui.ui.widgets.sample_view import SampleView
-from eagle3_tui.ui.widgets.token_table import LossText, TokenTable
+from eagle3_tui.ui.compare.tokens import TokenTable as CompareTable
+from eagle3_tui.ui.sample.view import SampleView
+from eagle3_tui.ui.sample.token_table import LossText, TokenTable
 from tests.helpers.tokens import CHATS
 from tests.helpers.tui import screen_text, text_app, wait_until
 
