@@ -19,7 +19,7 @@ def run_without_sshd(tmp_path, **env):
     environment = {k: v for k, v in os.environ.items() if k != "EAGLE3_TUI_REQUIRE_SSHD"}
     environment.update(PYTHONPATH=str(ROOT), EAGLE3_TUI_TEST_SSHD=str(tmp_path / "no-sshd"), **env)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *SELECTED],
+        [sys.executable, "-m", "pytest", "-q", "-n0", "-rs", "-p", "no:cacheprovider", *SELECTED],
         cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600,
     )
 
