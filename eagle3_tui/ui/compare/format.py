@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eagle3_tui.engines.results import ComparisonResult, Finding
 from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
 
 #: the finding codes in plain words (the code itself stays visible for searching the docs)
@@ -38,7 +39,7 @@ METHODS = {
 }
 
 
-def pairs(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def pairs(result: ComparisonResult) -> list[tuple[str, dict[str, Any]]]:
     """(short label, metrics) for every compared pair: slots 0..k-1, then "f" for the final."""
     out = [(str(m.get("a", i)), m) for i, m in enumerate(result.get("slots") or [])]
     if result.get("final"):
@@ -46,7 +47,7 @@ def pairs(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def row_count(result: dict[str, Any]) -> int:
+def row_count(result: ComparisonResult) -> int:
     rows = result.get("rows")
     if rows:
         return int(rows.get("count") or 0)
@@ -55,7 +56,7 @@ def row_count(result: dict[str, Any]) -> int:
     return 0
 
 
-def worst_row(result: dict[str, Any]) -> tuple[int, str, dict[str, Any]] | None:
+def worst_row(result: ComparisonResult) -> tuple[int, str, dict[str, Any]] | None:
     """(row index in the token table, pair label, metrics) of the pair whose worst token has the
     largest relative error: the token `w` jumps to. None when no pair was measured."""
     best = None
@@ -99,7 +100,7 @@ def within_bf16(a: float | None, b: float | None) -> bool:
     return abs(b - a) <= BF16_RTOL * abs(a) + BF16_ATOL
 
 
-def serious(result: dict[str, Any]) -> list[dict[str, Any]]:
+def serious(result: ComparisonResult) -> list[Finding]:
     return [f for f in result.get("findings") or [] if f.get("severity") in ("warning", "error")]
 
 
@@ -116,7 +117,7 @@ def side_facts(header: dict[str, Any]) -> str:
     return " · ".join(facts)
 
 
-def alignment_text(result: dict[str, Any]) -> str:
+def alignment_text(result: ComparisonResult) -> str:
     al = result.get("alignment") or {}
     if not al:
         return ""

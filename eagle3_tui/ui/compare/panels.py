@@ -290,7 +290,7 @@ class CompareMetrics(ComparePanel):
             lines.append(line)
         return lines
 
-    def _matrix(self, r: dict[str, Any]) -> list[Text]:
+    def _matrix(self, r: ComparisonResult) -> list[Text]:
         matrix = r.get("matrix") or []
         if not matrix or not matrix[0]:
             return []

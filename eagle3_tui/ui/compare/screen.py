@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -23,7 +25,7 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.compare.exporting import CompareExporting
+from eagle3_tui.ui.compare.exporting import CompareExporter
 from eagle3_tui.ui.shared.messages import PinsSwapped
 from eagle3_tui.ui.shared import acceptance
 from eagle3_tui.ui.compare.format import worst_row
@@ -45,8 +47,8 @@ class ComparisonDone(Message):
         self.result = result
 
 
-class CompareScreen(CompareExporting, Screen):
-    BINDINGS = keys.COMPARE
+class CompareScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.COMPARE]
 
     AUTO_FOCUS = "#cmp-tokens"
 
@@ -70,6 +72,7 @@ class CompareScreen(CompareExporting, Screen):
         self.result: ComparisonResult | None = None
         #: short screens show one bottom panel: "metrics" or "values"
         self.bottom = "metrics"
+        self.exporter = CompareExporter(self)  # e, y
 
     def compose(self) -> ComposeResult:
         if self.drafter is not None:
@@ -232,6 +235,17 @@ class CompareScreen(CompareExporting, Screen):
         self.post_message(PinsSwapped(self.a, self.b))  # the browser's pins follow
         self.start()
         self.set_status(f"swapped: A (training) is now {posixpath.basename(self.a)} · comparing again…")
+
+    def action_export(self) -> None:
+        self.exporter.export()
+
+    def action_copy_report(self) -> None:
+        self.exporter.copy()
+
+    def acceptance_results(self) -> dict[str, dict[str, Any] | None]:
+        """The drafter's results shown on A, B and B re-ordered (--drafter)."""
+        line = self.query_one(acceptance.CompareAcceptance)
+        return {"a": line.a, "b": line.b, "fixed": line.fixed}
 
     def action_browser_only(self) -> None:
         self.set_status("n/p step through the browser's files: esc goes back to it")

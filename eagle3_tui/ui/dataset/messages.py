@@ -3,6 +3,7 @@ worker posts, and the text of its progress line and of the layers' lines under t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from textual.message import Message
@@ -85,3 +86,13 @@ def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def model_hint(model_given: str | None, model: str | None, records: Iterable[Any]) -> list[tuple[str, str]]:
+    """The findings' tail when no layers step runs: why the layers are not named."""
+    if model_given and model is None:
+        return [("note", f"--model {model_given} is not on the data's machine: layers not named")]
+    if model is None:  # no layers to name where no file is a readable sample
+        return [("note", "start with --model DIR to name the layers")] if any(
+            r.get("slots") for r in records) else []
+    return []

@@ -4,8 +4,11 @@ screen owns the rows, the scan and what enter, b and t do."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -27,7 +30,7 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
         "table--error", "table--dim", "table--outlier", "table--message",
     }
 
-    BINDINGS = keys.DATASET_TABLE
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.DATASET_TABLE]
 
     class Chosen(Message):
         """enter / b / t on a file: `what` is "open", "bookmark" or "pin"."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import work
 from textual.containers import VerticalScroll
@@ -38,10 +38,12 @@ if TYPE_CHECKING:
     from eagle3_tui.target import Target
     from eagle3_tui.ui.start.analysis import Analysis
 
-    class Host(Protocol):
-        """What the pane needs of the app: the --drafter/--model/--tokenizer choices."""
 
-        analysis: Analysis
+class Host(Protocol):
+    """What the pane needs of the app: the --drafter/--model/--tokenizer choices."""
+
+    analysis: Analysis
+
 
 #: cursor rests this long on a sample before it is loaded (moving on cancels the load)
 DEBOUNCE_SECONDS = 0.15
@@ -60,8 +62,6 @@ class Identified(Message):
 class SamplePane(VerticalScroll, can_focus=False):
     """The sample shown, with its loading, acceptance and identification."""
 
-    app: Host  # type: ignore[assignment]
-
     class Shown(Message):
         """The pane shows a newly loaded `summary` of `path` (bookmarks fill their headline)."""
 
@@ -69,6 +69,10 @@ class SamplePane(VerticalScroll, can_focus=False):
             super().__init__()
             self.path = path
             self.summary = summary
+
+    @property
+    def analysis(self) -> Analysis:
+        return cast("Host", self.app).analysis  # the Eagle3App, which the panes do not import
 
     def __init__(self, say: Callable[..., None], *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -106,7 +110,7 @@ class SamplePane(VerticalScroll, can_focus=False):
     @work(exclusive=True, group="check-options")
     async def _check_options(self, source: Source, target: Target) -> None:
         try:
-            problems = await analysis_check.check_with(source, self.app.analysis, target)
+            problems = await analysis_check.check_with(source, self.analysis, target)
         except Exception as err:  # noqa: BLE001 - a check that fails is said, never raised
             problems = {"model": f"the start-up check failed: {type(err).__name__}: {err}"}
         self.post_message(analysis_check.AnalysisChecked(problems))
@@ -194,7 +198,7 @@ class SamplePane(VerticalScroll, can_focus=False):
     async def load_summary(self, path: str, k: int) -> None:
         assert self.source is not None
         try:
-            analysis, target = self.app.analysis, self.target
+            analysis, target = self.analysis, self.target
             summary: Summary = await self.source.summarize(
                 path, k=k, tokenizer=self._text.tokenizer(analysis, target))
             summary = await self._text.finish(summary, analysis=analysis, source=self.source,
@@ -251,7 +255,7 @@ class SamplePane(VerticalScroll, can_focus=False):
     # ----- the drafter's acceptance (--drafter)
 
     def _start_acceptance(self, path: str, summary: Summary) -> None:
-        analysis = self.app.analysis
+        analysis = self.analysis
         drafter = analysis.path_for("drafter", self.target) if self.target is not None else None
         if drafter is None or summary.get("error") or self.source is None:
             return
@@ -270,7 +274,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         assert self.source is not None
         path, drafter, model = key[:3]
         result = await acceptance.run_accept(self.source, path, drafter, model)
-        result = await asyncio.to_thread(acceptance.decode_guesses, result, self.app.analysis, self.target,
+        result = await asyncio.to_thread(acceptance.decode_guesses, result, self.analysis, self.target,
                                          self.source)
         self.post_message(acceptance.AcceptanceLoaded(key, result))
 
@@ -300,7 +304,7 @@ class SamplePane(VerticalScroll, can_focus=False):
 
     def _identify_problem(self, path: str | None) -> tuple[str | None, bool, str | None]:
         """Why I does not run on `path` (None: it runs), whether that is an error, the model."""
-        analysis = self.app.analysis
+        analysis = self.analysis
         given = analysis.model
         if not given:
             return "no target model: start eagle3-tui with --model DIR (on the data's machine)", True, None

@@ -11,11 +11,12 @@ next and previous match while a search is active (else they keep their app-wide 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
@@ -153,7 +154,7 @@ def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
 class TokenTable(RowCursor, ScrollView, can_focus=True):
     """Every token of the sample as a row; only the rows on screen are drawn."""
 
-    BINDINGS = keys.TOKEN_TABLE
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.TOKEN_TABLE]
 
     COMPONENT_CLASSES = {"token-table--head", "token-table--cursor", "token-table--loss",
                          "token-table--masked", "token-table--pad", "token-table--dim", "token-table--match"}
