@@ -6,15 +6,16 @@ owns the listing, the filter and the shard walk; the sample pane (ui/sample/pane
 the sample shown, its loading, acceptance and identification. Their workers post messages; the
 ones that concern more than one part bubble here and are routed. The helpers it holds
 (Bookmarking, ComparePins) are state that posts or returns what to show; its parts (the
-connection, e / y, enter on a text file, P) are objects it holds, each seeing the screen through
-a Protocol (ui/main/host.py). The app is known only through the narrow `Host` interface there.
+connection, t / i / c, e / y, enter on a text file, P) are objects it holds, each seeing the
+screen through a Protocol (ui/main/host.py and theirs); its key actions delegate to them. The app
+is known only through the narrow `Host` interface there.
 """
 
 from __future__ import annotations
 
 import posixpath
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import ClassVar, cast
 
 from textual import on
@@ -36,6 +37,7 @@ from eagle3_tui.ui.main.connecting import Connector
 from eagle3_tui.ui.main.exporting import SampleExporter
 from eagle3_tui.ui.main.host import Host
 from eagle3_tui.ui.main.pairing import Pairing
+from eagle3_tui.ui.main.pinning import Pinning
 from eagle3_tui.ui.main.text_opening import TextOpener
 from eagle3_tui.ui.shared.format import is_sample_name
 from eagle3_tui.ui.shared.forwarded import Forwarded
@@ -54,7 +56,7 @@ from eagle3_tui.ui.shared.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.browser.paths import describe_entry, parent_folder
-from eagle3_tui.ui.browser.pins import ComparePins, Pin, PinsBar
+from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
 from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
 from eagle3_tui.ui.browser.browser import BrowserList
 from eagle3_tui.ui.browser.folder_pane import FolderPane
@@ -94,10 +96,7 @@ class MainScreen(Screen[None]):
         self.exporter = SampleExporter(self)  # e, y
         self.text_opener = TextOpener(self)  # enter on a file not named like a sample
         self.pairing = Pairing(self)  # P
-
-    @property
-    def host(self) -> Host:
-        return cast("Host", self.app)  # the Eagle3App, which the screens do not import
+        self.pinning = Pinning(self, lambda: PinsBar.show_in(self, self.pins, self.where, before="#status"))  # t, i, c
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):
@@ -325,36 +324,17 @@ class MainScreen(Screen[None]):
     # ----- compare pins (t, i, c; ui/browser/pins.py holds their rules, ui/compare/screen.py the view)
 
     def action_pin_training(self) -> None:
-        self._say_pins(self.pins.pin_training(Pin.at(self.file_under_cursor(), self.where, self.canonical_target())))
+        self.pinning.pin_training()
 
     def action_choose_inference(self) -> None:
-        self._say_pins(self.pins.choose_inference(Pin.at(self.file_under_cursor(), self.where, self.canonical_target())))
-
-    def _say_pins(self, said: tuple[str, bool] | None) -> None:
-        PinsBar.show_in(self, self.pins, self.where, before="#status")
-        if said is not None:
-            self.status_line.say(said[0], error=said[1])
+        self.pinning.choose_inference()
 
     def action_open_compare(self) -> None:
-        here = Pin.at(self.file_under_cursor(), self.where, self.canonical_target())
-        problem = self.pins.ready(here, self.where, self.source is not None)
-        self._say_pins(problem)
-        if problem is not None:
-            return
-        # the compare view is imported on first use: it is not needed for the first frame
-        from eagle3_tui.ui.compare.screen import CompareScreen
-
-        assert self.source is not None and self.pins.a is not None and self.pins.b is not None
-        analysis, target = self.host.analysis, self.target
-        self.app.push_screen(CompareScreen(
-            self.source, self.pins.a.path, self.pins.b.path, self.where,
-            drafter=analysis.path_for("drafter", target) if target is not None else None,
-            model=analysis.path_for("model", target) if target is not None else None,
-            tokenizer=analysis.tokenizer_choice(), data=target))
+        self.pinning.open_compare()
 
     def swap_pins(self) -> None:
         """The compare view swapped its sides (PinsSwapped): the pins follow."""
-        self._say_pins(self.pins.swap())
+        self.pinning.swap()
 
     # ----- the dataset view (D; ui/dataset/screen.py): its enter, b and t come back here
 
@@ -369,8 +349,9 @@ class MainScreen(Screen[None]):
             return  # the view left by enter on a file, as it was
         from eagle3_tui.ui.dataset.source import dataset_source
         from eagle3_tui.ui.dataset.screen import DatasetScreen
-        analysis = self.host.analysis  # --model names the layers (on the data's machine only)
-        self.app.push_screen(DatasetScreen(dataset_source(self.host, self.source, data), data, self.where, self.post_message,
+        host = cast("Host", self.app)  # the Eagle3App, which the screens do not import
+        analysis = host.analysis  # --model names the layers (on the data's machine only)
+        self.app.push_screen(DatasetScreen(dataset_source(host, self.source, data), data, self.where, self.post_message,
                                            model=analysis.path_for("model", data),
                                            drafter=analysis.path_for("drafter", data), model_given=analysis.model),
                              callback=partial(kept_dataset.closed, self))
@@ -385,8 +366,8 @@ class MainScreen(Screen[None]):
     def on_file_action(self, message: FileAction) -> None:
         """b / t in the dataset view, answered in its status line."""
         if message.what == "pin":
-            text, error = self.pins.pin_training(Pin.at(message.path, self.where, self.canonical_target()))
-            self._say_pins(None)
+            text, error = self.pins.pin_training(self.pinning.at(message.path))
+            self.pinning.say(None)
         else:
             store = self.bookmarking.store()
             key = self.bookmarking.key_of(message.path)
