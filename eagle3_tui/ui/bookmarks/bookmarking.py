@@ -33,6 +33,7 @@ from eagle3_tui.ui.shared.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.browser.paths import folder_and_name
+from eagle3_tui.ui.shared.results import plain
 
 if TYPE_CHECKING:
     from eagle3_tui.ui.bookmarks.screen import BookmarksScreen, TextPrompt
@@ -114,7 +115,7 @@ class Bookmarking:
 
     def _headline(self, path: str, summary: Summary | None) -> dict[str, Any] | None:
         if summary and summary.get("path") == path:
-            return headline_from_summary(summary)
+            return headline_from_summary(plain(summary))
         return None
 
     # ----- the marker
@@ -238,7 +239,7 @@ class Bookmarking:
         if store is None or key is None or summary.get("error") or key not in store.keys():
             return
         try:
-            store.fill_headline(key, headline_from_summary(summary))
+            store.fill_headline(key, headline_from_summary(plain(summary)))
         except BookmarkError as err:
             self._fail(err)
 

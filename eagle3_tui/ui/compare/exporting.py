@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from eagle3_tui.engines.results import ComparisonResult
     from eagle3_tui.sources.base import Source
     from eagle3_tui.target import Target
+    from eagle3_tui.ui.shared.acceptance import Shown
 
 
 class ComparedView(ExportScreen, Protocol):
@@ -23,7 +24,7 @@ class ComparedView(ExportScreen, Protocol):
     data: Target | None
     a: str
 
-    def acceptance_results(self) -> dict[str, dict[str, Any] | None]: ...
+    def acceptance_results(self) -> dict[str, Shown | None]: ...
 
     def set_status(self, text: str, *, error: bool = False) -> None: ...
 

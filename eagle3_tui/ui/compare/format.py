@@ -6,6 +6,7 @@ when the engine would call the two parts the same. Importing them does not impor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from eagle3_tui.engines.results import ComparisonResult, Finding
@@ -42,8 +43,8 @@ METHODS = {
 def pairs(result: ComparisonResult) -> list[tuple[str, dict[str, Any]]]:
     """(short label, metrics) for every compared pair: slots 0..k-1, then "f" for the final."""
     out = [(str(m.get("a", i)), m) for i, m in enumerate(result.get("slots") or [])]
-    if result.get("final"):
-        out.append(("f", result["final"]))
+    if final := result.get("final"):
+        out.append(("f", final))
     return out
 
 
@@ -117,11 +118,17 @@ def side_facts(header: dict[str, Any]) -> str:
     return " · ".join(facts)
 
 
+def text_error(result: Mapping[str, object]) -> str | None:
+    """Why a comparison has no token text (the tokenizer's error; not a ComparisonResult key)."""
+    error = result.get("text_error")
+    return str(error) if error else None
+
+
 def alignment_text(result: ComparisonResult) -> str:
     al = result.get("alignment") or {}
     if not al:
         return ""
-    how = METHODS.get(al.get("method"), str(al.get("method")))
+    how = METHODS.get(str(al.get("method")), str(al.get("method")))
     text = f"aligned {how}: B row t = A row t{al.get('offset', 0):+d} · {al.get('length', 0)} rows compared"
     if al.get("on_padding"):
         text += f" · {al['on_padding']} more of B on A's padding"

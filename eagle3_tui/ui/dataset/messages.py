@@ -8,6 +8,8 @@ from typing import Any
 
 from textual.message import Message
 
+from eagle3_tui.engines.results import Finding
+
 
 class ScanEnded(Message):
     def __init__(self, generation: int, outcome: str, error: str | None = None) -> None:
@@ -19,7 +21,7 @@ class ScanEnded(Message):
 
 
 class FindingsReady(Message):
-    def __init__(self, generation: int, findings: list[dict[str, Any]]) -> None:
+    def __init__(self, generation: int, findings: list[Finding]) -> None:
         super().__init__()
         self.generation = generation
         self.findings = findings
@@ -28,7 +30,7 @@ class FindingsReady(Message):
 class LayersReady(Message):
     """The layers step ended: `entries` and `extra` as dataset/layers.py's report gives them."""
 
-    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[dict[str, Any]],
+    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[Finding],
                  planned: int, *, interrupted: bool = False, error: str | None = None) -> None:
         super().__init__()
         self.generation = generation

@@ -312,13 +312,13 @@ class DatasetScreen(Screen[str | None]):
         if self.pipeline is not None:
             self.pipeline.cancel()
 
-    def _mark_files(self, findings: list[dict[str, Any]]) -> None:
+    def _mark_files(self, findings: list[Finding]) -> None:
         """The files an error or a warning names get its mark in the table."""
         for f in findings:
             if f["severity"] in ("error", "warning"):
                 self.rows.mark(finding_paths(f), f["severity"])
 
-    def add_findings(self, extra: list[dict[str, Any]]) -> None:
+    def add_findings(self, extra: list[Finding]) -> None:
         """Findings a later step made (the layers, the acceptance): sorted in, their files
         marked; the filter and the highlight follow their finding into the longer list."""
         from eagle3_tui.engines.results import sort_findings
@@ -342,7 +342,7 @@ class DatasetScreen(Screen[str | None]):
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
         self.layer_entries = message.entries
-        self.serving.layers_found(self)
+        self.serving.layers_found(self.source, self.drafter, self.model, self.layer_entries)
         self.add_findings(message.extra)
         self.table.rows_changed()
         planned = message.planned if message.interrupted or message.error else None

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.main.host import Parts
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
+
+if TYPE_CHECKING:
+    from eagle3_tui.engines.results import AcceptResult
 
 
 class MainView(Parts, ExportScreen, Protocol):
@@ -26,7 +29,9 @@ class SampleExporter(Exporter):
         view = self.main.pane.view
         if view.summary is None:
             return "nothing to export: e exports the sample shown (move onto a sample file)"
-        return sample_report(view.summary, where=self.main.where or "local", acceptance=view.acceptance)
+        # what the view shows: the drafter's result, or its running / error mark, read alike
+        acceptance = cast("AcceptResult | None", view.acceptance)
+        return sample_report(view.summary, where=self.main.where or "local", acceptance=acceptance)
 
     def say(self, text: str, *, error: bool = False) -> None:
         self.main.status_line.say(text, error=error)

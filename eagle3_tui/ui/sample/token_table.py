@@ -11,6 +11,7 @@ next and previous match while a search is active (else they keep their app-wide 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -100,7 +101,7 @@ class LossText(Widget):
         return self.last
 
     def _text(self, width: int) -> Text:
-        s = self.summary or {}
+        s: Mapping[str, Any] = self.summary or {}  # with the text and vocab keys the decoders add
         out = Text(overflow="fold")
         if s.get("text_error"):
             out.append("text: " + printable(s["text_error"], message=True), self._s("loss-text--warn"))
@@ -315,7 +316,8 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
 
     def _norm_lists(self) -> list[list]:
         s = self.summary or {}
-        parts = list(s.get("slots") or []) + ([s["final"]] if s.get("final") is not None else [])
+        final = s.get("final")
+        parts = list(s.get("slots") or []) + ([final] if final is not None else [])
         return [p.get("norms") or [] for p in parts]
 
     def _layout(self) -> tuple[int, int, int, int]:
