@@ -8,12 +8,15 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import App
+from textual.binding import BindingType
 from textual.screen import Screen
 
+from eagle3_tui.sources.base import Source
 from eagle3_tui.ui import keys
+from eagle3_tui.ui.dataset.source import RayOptions
 from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.start.connect import Opened, open_target
 from eagle3_tui.ui.shared.messages import PinsSwapped
@@ -44,7 +47,7 @@ class Eagle3App(App):
     CSS_PATH = "app.tcss"
     TITLE = "eagle3-tui"
     COMMANDS = App.COMMANDS | {_palette_provider}
-    BINDINGS = keys.APP
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.APP]
 
     def __init__(
         self,
@@ -55,11 +58,12 @@ class Eagle3App(App):
         opener: Opener = open_target,
         data_dir: str | None = None,
         analysis: Analysis | None = None,
-        ray: Any = None,
+        ray: RayOptions | None = None,
     ) -> None:
         super().__init__()
         #: --ray: the dataset view's scans run on this Ray cluster (ui/dataset/source.py)
         self.ray = ray
+        self.ray_source: Source | None = None  # made on the first such scan
         #: tokenizer, target model and drafter given on the command line (all optional)
         self.analysis = analysis or Analysis()
         #: where bookmarks live (None: the user data folder, or EAGLE3_TUI_DATA_DIR)

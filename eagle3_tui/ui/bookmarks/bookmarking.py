@@ -22,6 +22,7 @@ from eagle3_tui.bookmarks import (
     headline_from_summary,
     open_store,
 )
+from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.target import Target, TargetError, parse_target
@@ -32,6 +33,7 @@ from eagle3_tui.ui.shared.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.browser.paths import folder_and_name
+from eagle3_tui.ui.shared.results import plain
 
 if TYPE_CHECKING:
     from eagle3_tui.ui.bookmarks.screen import BookmarksScreen, TextPrompt
@@ -111,9 +113,9 @@ class Bookmarking:
     def key_of(self, path: str) -> str | None:
         return None if self.place is None else self.place.with_path(path).key
 
-    def _headline(self, path: str, summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _headline(self, path: str, summary: Summary | None) -> dict[str, Any] | None:
         if summary and summary.get("path") == path:
-            return headline_from_summary(summary)
+            return headline_from_summary(plain(summary))
         return None
 
     # ----- the marker
@@ -157,7 +159,7 @@ class Bookmarking:
 
     # ----- actions (the caller names the file under the cursor and the summary shown)
 
-    def toggle(self, path: str | None, summary: dict[str, Any] | None) -> None:
+    def toggle(self, path: str | None, summary: Summary | None) -> None:
         store = self.store()
         if store is None:
             return
@@ -173,7 +175,7 @@ class Bookmarking:
         self._say(("bookmarked " if now else "bookmark removed: ") + key)
         self.refresh_marks()
 
-    def note_prompt(self, path: str | None, summary: dict[str, Any] | None) -> tuple[TextPrompt, Callable] | None:
+    def note_prompt(self, path: str | None, summary: Summary | None) -> tuple[TextPrompt, Callable] | None:
         """The dialog that edits the note of `path`'s bookmark, and what to call with its answer."""
         store = self.store()
         if store is None:
@@ -231,13 +233,13 @@ class Bookmarking:
         self._expect = (folder, name)
         self._post(BookmarkJump(there.with_path(folder), name))
 
-    def summary_loaded(self, path: str, summary: dict[str, Any]) -> None:
+    def summary_loaded(self, path: str, summary: Summary) -> None:
         """A bookmark made before its sample had loaded gets its headline now."""
         store, key = self._store, self.key_of(path)
         if store is None or key is None or summary.get("error") or key not in store.keys():
             return
         try:
-            store.fill_headline(key, headline_from_summary(summary))
+            store.fill_headline(key, headline_from_summary(plain(summary)))
         except BookmarkError as err:
             self._fail(err)
 

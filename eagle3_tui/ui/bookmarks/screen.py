@@ -6,10 +6,12 @@ A store error (say, the file went bad while the app runs) is shown, never raised
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Label, Static
@@ -85,7 +87,7 @@ class BookmarkTable(DataTable):
 class BookmarksScreen(Screen[str | None]):
     """Every bookmark, newest last. Dismisses with the target to jump to, or None."""
 
-    BINDINGS = keys.BOOKMARK_LIST
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.BOOKMARK_LIST]
 
     AUTO_FOCUS = "#bm-table"
 

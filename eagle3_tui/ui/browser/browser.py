@@ -7,12 +7,15 @@ moves, it stays on the first row so the first screen reads from the top.
 
 from __future__ import annotations
 
+from typing import ClassVar, Protocol, runtime_checkable
+
 import textwrap
 from bisect import bisect_left
 from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import BindingType
 from textual import events
 from textual.geometry import Size
 from textual.message import Message
@@ -29,6 +32,13 @@ SIZE_WIDTH = 6
 MARKER_WIDTH = 2
 #: the second marker cell: what a dataset scan found in the file
 SCAN_GLYPH = {"ok": "✓", "warning": "!", "error": "✗"}
+
+
+@runtime_checkable
+class Filters(Protocol):
+    """A screen whose filter box `/` opens (the main screen)."""
+
+    def action_filter(self) -> None: ...
 
 
 class BrowserList(ScrollView, can_focus=True):
@@ -50,7 +60,7 @@ class BrowserList(ScrollView, can_focus=True):
         "browser--scan-error",
     }
 
-    BINDINGS = keys.BROWSER
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.BROWSER]
 
     class CursorChanged(Message):
         def __init__(self, browser: BrowserList, entry: Entry | None) -> None:
@@ -197,7 +207,8 @@ class BrowserList(ScrollView, can_focus=True):
         if event.key == "slash" and self.has_focus:
             event.stop()
             event.prevent_default()
-            self.screen.action_filter()  # type: ignore[attr-defined]
+            if isinstance(self.screen, Filters):
+                self.screen.action_filter()
             return
         focused = self.screen.focused
         if focused is not None and focused is not self and event.is_printable:

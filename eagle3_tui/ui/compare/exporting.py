@@ -3,31 +3,54 @@
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from eagle3_tui.reports.model import Report
-from eagle3_tui.ui.shared.exporting import Exporting, local_folder
+from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
+
+if TYPE_CHECKING:
+    from eagle3_tui.engines.results import ComparisonResult
+    from eagle3_tui.sources.base import Source
+    from eagle3_tui.target import Target
+    from eagle3_tui.ui.shared.acceptance import Shown
 
 
-class CompareExporting(Exporting):
-    """The compare view: the comparison shown, and the drafter's acceptance with --drafter."""
+class ComparedView(ExportScreen, Protocol):
+    running: bool
+    result: ComparisonResult | None
+    drafter: str | None
+    where: str
+    source: Source
+    data: Target | None
+    a: str
 
-    def export_report(self) -> Report | str:
+    def acceptance_results(self) -> dict[str, Shown | None]: ...
+
+    def set_status(self, text: str, *, error: bool = False) -> None: ...
+
+
+class CompareExporter(Exporter):
+    """The compare view's e / y: the comparison shown, and the drafter's acceptance with --drafter."""
+
+    def __init__(self, screen: ComparedView) -> None:
+        super().__init__(screen)
+        self.view = screen
+
+    def report(self) -> Report | str:
         from eagle3_tui.reports.compare import compare_report
-        from eagle3_tui.ui.shared.acceptance import CompareAcceptance
 
-        if self.running or self.result is None:  # type: ignore[attr-defined]
+        view = self.view
+        if view.running or view.result is None:
             return "nothing to export yet: the comparison is running (or was cancelled: r runs it again)"
         accepted: dict[str, Any] | None = None
-        if self.drafter is not None:  # type: ignore[attr-defined]
-            line = self.query_one(CompareAcceptance)  # type: ignore[attr-defined]
-            accepted = {side: r for side in ("a", "b", "fixed")
-                        if (r := getattr(line, side)) is not None and not r.get("running")}
-        return compare_report(self.result, where=self.where, acceptance=accepted)  # type: ignore[attr-defined]
+        if view.drafter is not None:
+            accepted = {side: r for side, r in view.acceptance_results().items()
+                        if r is not None and not r.get("running")}
+        return compare_report(view.result, where=view.where, acceptance=accepted)
 
-    def export_say(self, text: str, *, error: bool = False) -> None:
-        self.set_status(text, error=error)  # type: ignore[attr-defined]
+    def say(self, text: str, *, error: bool = False) -> None:
+        self.view.set_status(text, error=error)
 
     def inspected_folder(self) -> str | None:
-        data = self.data  # type: ignore[attr-defined]
-        return local_folder(self.source, data.path if data is not None else posixpath.dirname(self.a))  # type: ignore[attr-defined]
+        data = self.view.data
+        return local_folder(self.view.source, data.path if data is not None else posixpath.dirname(self.view.a))

@@ -6,8 +6,10 @@ when the engine would call the two parts the same. Importing them does not impor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from eagle3_tui.engines.results import ComparisonResult, Finding
 from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
 
 #: the finding codes in plain words (the code itself stays visible for searching the docs)
@@ -38,15 +40,15 @@ METHODS = {
 }
 
 
-def pairs(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def pairs(result: ComparisonResult) -> list[tuple[str, dict[str, Any]]]:
     """(short label, metrics) for every compared pair: slots 0..k-1, then "f" for the final."""
     out = [(str(m.get("a", i)), m) for i, m in enumerate(result.get("slots") or [])]
-    if result.get("final"):
-        out.append(("f", result["final"]))
+    if final := result.get("final"):
+        out.append(("f", final))
     return out
 
 
-def row_count(result: dict[str, Any]) -> int:
+def row_count(result: ComparisonResult) -> int:
     rows = result.get("rows")
     if rows:
         return int(rows.get("count") or 0)
@@ -55,7 +57,7 @@ def row_count(result: dict[str, Any]) -> int:
     return 0
 
 
-def worst_row(result: dict[str, Any]) -> tuple[int, str, dict[str, Any]] | None:
+def worst_row(result: ComparisonResult) -> tuple[int, str, dict[str, Any]] | None:
     """(row index in the token table, pair label, metrics) of the pair whose worst token has the
     largest relative error: the token `w` jumps to. None when no pair was measured."""
     best = None
@@ -99,7 +101,7 @@ def within_bf16(a: float | None, b: float | None) -> bool:
     return abs(b - a) <= BF16_RTOL * abs(a) + BF16_ATOL
 
 
-def serious(result: dict[str, Any]) -> list[dict[str, Any]]:
+def serious(result: ComparisonResult) -> list[Finding]:
     return [f for f in result.get("findings") or [] if f.get("severity") in ("warning", "error")]
 
 
@@ -116,11 +118,17 @@ def side_facts(header: dict[str, Any]) -> str:
     return " · ".join(facts)
 
 
-def alignment_text(result: dict[str, Any]) -> str:
+def text_error(result: Mapping[str, object]) -> str | None:
+    """Why a comparison has no token text (the tokenizer's error; not a ComparisonResult key)."""
+    error = result.get("text_error")
+    return str(error) if error else None
+
+
+def alignment_text(result: ComparisonResult) -> str:
     al = result.get("alignment") or {}
     if not al:
         return ""
-    how = METHODS.get(al.get("method"), str(al.get("method")))
+    how = METHODS.get(str(al.get("method")), str(al.get("method")))
     text = f"aligned {how}: B row t = A row t{al.get('offset', 0):+d} · {al.get('length', 0)} rows compared"
     if al.get("on_padding"):
         text += f" · {al['on_padding']} more of B on A's padding"

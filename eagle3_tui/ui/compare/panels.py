@@ -20,6 +20,7 @@ from eagle3_tui.ui.compare.format import (
     SEVERITY_MARK,
     TITLES,
     alignment_text,
+    text_error,
     cos_kind,
     cos_text,
     pairs,
@@ -77,7 +78,7 @@ class CompareSides(ComparePanel):
             al = r.get("alignment")
             tail = ""
             if al:
-                how = {"ids": "by ids", "hidden": "by states", "position": "by position"}.get(al.get("method"), "")
+                how = {"ids": "by ids", "hidden": "by states", "position": "by position"}.get(str(al.get("method")), "")
                 tail = f"  · {how} {al.get('offset', 0):+d} · {al.get('length', 0)} rows"
             roles = len(a) + len(b) + len(tail) + 30 <= width  # "training"/"inference" when they fit
             out.append("A training " if roles else "A ", self.s("cmp--side-a"))
@@ -90,7 +91,7 @@ class CompareSides(ComparePanel):
         for tag, path, style in (("A", self.a, "cmp--side-a"), ("B", self.b, "cmp--side-b")):
             role = "training " if tag == "A" else "inference"
             out.append(f"{tag} {role} ", self.s(style))
-            header = r.get(tag.lower()) or {}
+            header = (r.get("a") if tag == "A" else r.get("b")) or {}
             facts = side_facts(header) if "schema" in header else ""
             room = max(10, width - 12 - (len(facts) + 3 if facts else 0))
             out.append(left_trim(printable(path), room))
@@ -129,13 +130,12 @@ class CompareFindings(ComparePanel):
             out.append(printable(text, message=True), self.s(style))
             return out
         if "error" in r:
-            for tag in ("a", "b"):
-                side = r.get(tag) or {}
+            for tag, side in (("a", r.get("a") or {}), ("b", r.get("b") or {})):
                 if "error" in side:
                     kind = "not a sample" if side.get("not_sample") else "cannot be loaded"
                     out.append(f"✗ {tag.upper()} {kind}: ", self.s("cmp--error"))
                     out.append(printable(f"{side.get('path', '')}: {side['error']}", message=True) + "\n")
-            if not any("error" in (r.get(t) or {}) for t in ("a", "b")):
+            if not any("error" in (side or {}) for side in (r.get("a"), r.get("b"))):
                 out.append(f"✗ {printable(str(r['error']), message=True)}\n", self.s("cmp--error"))
             out.rstrip()
             return out
@@ -147,13 +147,14 @@ class CompareFindings(ComparePanel):
                 out.append("\n")
         for f in findings:
             sev = f.get("severity", "info")
-            style = self.s(f"cmp--{sev}") if sev in ("error", "warning", "info") else Style()
-            out.append(f"{SEVERITY_MARK.get(sev, '•')} {TITLES.get(f.get('code'), f.get('code'))}", style)
-            out.append(f" ({f.get('code')}) ", self.s("cmp--dim"))
+            code = f.get("code")
+            sev_style = self.s(f"cmp--{sev}") if sev in ("error", "warning", "info") else Style()
+            out.append(f"{SEVERITY_MARK.get(sev, '•')} {TITLES.get(str(code), code)}", sev_style)
+            out.append(f" ({code}) ", self.s("cmp--dim"))
             out.append(printable(str(f.get("message", "")), message=True), self.s("cmp--info") if sev == "info" else Style())
             out.append("\n")
-        if r.get("text_error"):  # the numbers are compared; the tokenizer could not give the text
-            out.append("no token text: " + printable(str(r["text_error"]), message=True), self.s("cmp--warning"))
+        if why := text_error(r):  # the numbers are compared; the tokenizer could not give the text
+            out.append("no token text: " + printable(why, message=True), self.s("cmp--warning"))
         out.rstrip()
         return out
 
@@ -290,7 +291,7 @@ class CompareMetrics(ComparePanel):
             lines.append(line)
         return lines
 
-    def _matrix(self, r: dict[str, Any]) -> list[Text]:
+    def _matrix(self, r: ComparisonResult) -> list[Text]:
         matrix = r.get("matrix") or []
         if not matrix or not matrix[0]:
             return []

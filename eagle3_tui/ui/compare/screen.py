@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -23,10 +25,11 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.compare.exporting import CompareExporting
+from eagle3_tui.ui.compare.exporting import CompareExporter
 from eagle3_tui.ui.shared.messages import PinsSwapped
 from eagle3_tui.ui.shared import acceptance
-from eagle3_tui.ui.compare.format import worst_row
+from eagle3_tui.ui.shared.results import as_comparison, plain
+from eagle3_tui.ui.compare.format import text_error, worst_row
 from eagle3_tui.ui.compare.panels import (
     TALL,
     CompareFindings,
@@ -45,8 +48,8 @@ class ComparisonDone(Message):
         self.result = result
 
 
-class CompareScreen(CompareExporting, Screen):
-    BINDINGS = keys.COMPARE
+class CompareScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.COMPARE]
 
     AUTO_FOCUS = "#cmp-tokens"
 
@@ -70,6 +73,7 @@ class CompareScreen(CompareExporting, Screen):
         self.result: ComparisonResult | None = None
         #: short screens show one bottom panel: "metrics" or "values"
         self.bottom = "metrics"
+        self.exporter = CompareExporter(self)  # e, y
 
     def compose(self) -> ComposeResult:
         if self.drafter is not None:
@@ -123,14 +127,15 @@ class CompareScreen(CompareExporting, Screen):
 
     @work(exclusive=True, group="compare")
     async def run_compare(self, a: str, b: str, generation: int) -> None:
+        result: ComparisonResult
         try:
-            extra = {"model": self.model} if self.model else {}
+            extra: dict[str, Any] = {"model": self.model} if self.model else {}
             choice, data = self.tokenizer, self.data
             on_source = choice.on_source(data) if choice is not None else None
             result = await self.source.compare(a, b, tokenizer=on_source, **extra)
             if choice is not None and data is not None:
                 # a tokenizer here and the data on a box: the ids came back, decode them here
-                result = await asyncio.to_thread(choice.finish, result, data)
+                result = as_comparison(await asyncio.to_thread(choice.finish, plain(result), data))
         except SourceError as err:
             result = {"a": {"path": a}, "b": {"path": b}, "error": str(err)}
         except Exception as err:  # noqa: BLE001 - shown in the pane; the app keeps running
@@ -165,8 +170,8 @@ class CompareScreen(CompareExporting, Screen):
         hint = "j/k move · w worst token · s swap sides · esc back"
         if worst is not None:
             hint = f"worst token: B row {worst[2]['worst_b_row']}{token_texts(r, worst[0])} (w) · " + hint
-        if r.get("text_error"):  # the numbers are shown; say why the text is not
-            self.set_status("no token text: " + str(r["text_error"]), error=True)
+        if why := text_error(r):  # the numbers are shown; say why the text is not
+            self.set_status("no token text: " + why, error=True)
             return
         self.set_status(hint)
 
@@ -174,11 +179,13 @@ class CompareScreen(CompareExporting, Screen):
 
     @work(exclusive=True, group="accept")
     async def run_acceptance(self, generation: int) -> None:
-        line = self.query_one(acceptance.CompareAcceptance)
+        line, drafter = self.query_one(acceptance.CompareAcceptance), self.drafter
+        if drafter is None:
+            return
         for side, path in (("a", self.a), ("b", self.b)):
             line.set(side, acceptance.RUNNING)
             # B without token ids borrows A's, aligned as the comparison aligns them
-            result = await acceptance.run_accept(self.source, path, self.drafter, self.model,
+            result = await acceptance.run_accept(self.source, path, drafter, self.model,
                                                  ids_from=self.a if side == "b" else None)
             if generation != self.generation:
                 return
@@ -186,6 +193,8 @@ class CompareScreen(CompareExporting, Screen):
 
     @work(exclusive=True, group="accept-reordered")
     async def run_reordered(self, generation: int, order: list[int]) -> None:
+        if self.drafter is None:
+            return
         result = await acceptance.run_accept(self.source, self.b, self.drafter, self.model, order, ids_from=self.a)
         if generation == self.generation:
             self.query_one(acceptance.CompareAcceptance).set("fixed", result, order)
@@ -232,6 +241,17 @@ class CompareScreen(CompareExporting, Screen):
         self.post_message(PinsSwapped(self.a, self.b))  # the browser's pins follow
         self.start()
         self.set_status(f"swapped: A (training) is now {posixpath.basename(self.a)} · comparing again…")
+
+    def action_export(self) -> None:
+        self.exporter.export()
+
+    def action_copy_report(self) -> None:
+        self.exporter.copy()
+
+    def acceptance_results(self) -> dict[str, acceptance.Shown | None]:
+        """The drafter's results shown on A, B and B re-ordered (--drafter)."""
+        line = self.query_one(acceptance.CompareAcceptance)
+        return {"a": line.a, "b": line.b, "fixed": line.fixed}
 
     def action_browser_only(self) -> None:
         self.set_status("n/p step through the browser's files: esc goes back to it")

@@ -9,10 +9,11 @@ and id columns stay put while the pair columns scroll sideways (left/right) on n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -59,7 +60,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         "tokens--massive",
     }
 
-    BINDINGS = keys.TOKENS
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.TOKENS]
 
     class CursorMoved(Message):
         def __init__(self, table: TokenTable, index: int) -> None:
@@ -276,7 +277,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
         return Strip(fixed), Strip(moving)
 
 
-def massive_cells(result: dict[str, Any]) -> dict[tuple[str, str], set[int]]:
+def massive_cells(result: ComparisonResult) -> dict[tuple[str, str], set[int]]:
     """Per (pair label, "a_norms"/"b_norms") the aligned rows that are massive activations
     (engines/read/massive.py's rule over that side's compared rows)."""
     out = {}
@@ -288,7 +289,7 @@ def massive_cells(result: dict[str, Any]) -> dict[tuple[str, str], set[int]]:
     return out
 
 
-def massive_legend(result: dict[str, Any]) -> str:
+def massive_legend(result: ComparisonResult) -> str:
     """'▲ row 0: massive activation 25,139 (155x the median) in A1' for the strongest massive
     row of the comparison, '' when there is none."""
     best, ratio = "", 0.0
@@ -308,7 +309,7 @@ def _fit(text: str, width: int) -> str:
     return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
 
 
-def token_texts(result: dict[str, Any], index: int) -> str:
+def token_texts(result: ComparisonResult, index: int) -> str:
     """' A "x" · B "y"' for the aligned row `index` of a comparison read with a tokenizer, else ""."""
     rows = result.get("rows") or {}
     a, b = _at(rows.get("a_text"), index), _at(rows.get("b_text"), index)

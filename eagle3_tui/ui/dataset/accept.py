@@ -6,52 +6,84 @@ against the majority. esc stops it (the pipeline's cancel), as it stops the laye
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from eagle3_tui.dataset import pipeline as pl
 
+if TYPE_CHECKING:
+    from eagle3_tui.engines.results import Finding
+    from eagle3_tui.ui.dataset.findings import DatasetFindings
+    from eagle3_tui.ui.dataset.model import DatasetRows
+    from eagle3_tui.ui.dataset.table import DatasetTable
 
-def step_event(screen: Any, event: pl.StepProgress | pl.Acceptance) -> None:
+
+class AcceptView(Protocol):
+    """What this step shows through in the dataset view."""
+
+    #: None (not run), "scoring", "done", "cancelled", "failed"
+    accept_state: str | None
+    rows: DatasetRows
+    drafter: str | None
+    model: str | None
+    model_given: str | None
+    layer_entries: list[dict[str, Any]]
+
+    @property
+    def findings_list(self) -> DatasetFindings: ...
+
+    @property
+    def table(self) -> DatasetTable: ...
+
+    def add_findings(self, extra: list[Finding]) -> None: ...
+
+    def show_identifying(self, i: int, n: int, path: str) -> None: ...
+
+    def say_findings(self) -> None: ...
+
+    def set_status(self, text: str, *, error: bool = False) -> None: ...
+
+
+def step_event(view: AcceptView, event: pl.StepProgress | pl.Acceptance) -> None:
     """A pipeline event of the steps after the findings: the layers' progress, or this step's."""
     if isinstance(event, pl.Acceptance):
-        ready(screen, event)
+        ready(view, event)
     elif event.step == "layers":
-        screen._show_identifying(event.done, event.total, event.path)
+        view.show_identifying(event.done, event.total, event.path)
     else:
-        progress(screen, event)
+        progress(view, event)
 
 
-def progress(screen: Any, event: pl.StepProgress) -> None:
-    screen.accept_state = "scoring"
+def progress(view: AcceptView, event: pl.StepProgress) -> None:
+    view.accept_state = "scoring"
     text = f"scoring acceptance {event.done}/{event.total}: {event.path}…"
-    screen.findings_list.show_tail([*_layers_lines(screen), ("note", text)])
-    screen.set_status(f"{text} (esc stops)")
+    view.findings_list.show_tail([*_layers_lines(view), ("note", text)])
+    view.set_status(f"{text} (esc stops)")
 
 
-def ready(screen: Any, event: pl.Acceptance) -> None:
+def ready(view: AcceptView, event: pl.Acceptance) -> None:
     from eagle3_tui.dataset.acceptance import format_acceptance
 
-    screen.accept_state = "failed" if event.error else "cancelled" if event.interrupted else "done"
-    screen.rows.set_top1(event.files)
+    view.accept_state = "failed" if event.error else "cancelled" if event.interrupted else "done"
+    view.rows.set_top1(event.files)
     if event.extra:
-        screen.add_findings(event.extra)
-    screen.table.rows_changed()
+        view.add_findings(event.extra)
+    view.table.rows_changed()
     planned = event.planned if event.interrupted or event.error else None
-    text = format_acceptance(event.entries, screen.drafter or "", planned).splitlines()
+    text = format_acceptance(event.entries, view.drafter or "", planned).splitlines()
     lines = [("head", text[0]), *(("", line.strip()) for line in text[1:])]
     if event.error:
         lines.append(("note", f"--drafter: {event.error}"))
-    screen.findings_list.show_tail([*_layers_lines(screen), *lines])
+    view.findings_list.show_tail([*_layers_lines(view), *lines])
     if event.error:
-        screen.set_status(f"--drafter: {event.error}", error=True)
+        view.set_status(f"--drafter: {event.error}", error=True)
     else:
-        screen._say_findings()
+        view.say_findings()
 
 
-def _layers_lines(screen: Any) -> list[tuple[str, str]]:
+def _layers_lines(view: AcceptView) -> list[tuple[str, str]]:
     """The layers step's lines, kept above the acceptance's (both run with --model and --drafter)."""
     from eagle3_tui.ui.dataset.messages import layers_tail
 
-    if not screen.layer_entries:
+    if not view.layer_entries:
         return []
-    return layers_tail(screen.layer_entries, screen.model_given or screen.model or "", None, None)
+    return layers_tail(view.layer_entries, view.model_given or view.model or "", None, None)

@@ -4,7 +4,10 @@ that cannot be selected: the layers --model named (or what is being identified, 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -17,7 +20,7 @@ LABEL = {"error": "ERROR", "warning": "WARN ", "info": "info "}
 
 
 class DatasetFindings(OptionList):
-    BINDINGS = DATASET_FINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*DATASET_FINDINGS]
 
     COMPONENT_CLASSES = OptionList.COMPONENT_CLASSES | {
         "findings--error", "findings--warning", "findings--info", "findings--ok", "findings--note",

@@ -10,26 +10,31 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.screen import Screen
 
 from eagle3_tui.target import Target
 
-
-def kept(app: Any) -> Screen | None:
-    from eagle3_tui.ui.dataset.screen import KEPT
-
-    return app.get_screen(KEPT) if app.is_screen_installed(KEPT) else None
+if TYPE_CHECKING:
+    from eagle3_tui.ui.dataset.screen import DatasetScreen
 
 
-def back_to(app: Any, data: Target | None, closed: Callable[[str | None], None]) -> bool:
+def kept(app: App[Any]) -> DatasetScreen | None:
+    from eagle3_tui.ui.dataset.screen import KEPT, DatasetScreen
+
+    view = app.get_screen(KEPT) if app.is_screen_installed(KEPT) else None
+    return view if isinstance(view, DatasetScreen) else None
+
+
+def back_to(app: App[Any], data: Target | None, closed: Callable[[str | None], None]) -> bool:
     """esc (data None) or D on `data` inside the kept view's folder: push it again; D elsewhere
     drops it (the caller scans anew). False: nothing was pushed."""
     view = kept(app)
     if view is None:
         return False
-    root: Target = view.folder  # type: ignore[attr-defined]
+    root = view.folder
     under = (posixpath.normpath(data.path).rstrip("/") + "/").startswith(
         posixpath.normpath(root.path).rstrip("/") + "/") if data is not None else True
     if data is not None and (data.place != root.place or not under):
@@ -39,7 +44,7 @@ def back_to(app: Any, data: Target | None, closed: Callable[[str | None], None])
     return True
 
 
-def closed(screen: Screen, opened: str | None) -> None:
+def closed(screen: Screen[Any], opened: str | None) -> None:
     """The view went: by enter on a file (`opened`: it is kept), else by esc or q (dropped once
     it is off the stack)."""
     view = kept(screen.app)
@@ -47,7 +52,7 @@ def closed(screen: Screen, opened: str | None) -> None:
         screen.call_after_refresh(drop, screen.app, view)
 
 
-def drop(app: Any, view: Screen) -> None:
+def drop(app: App[Any], view: Screen[Any]) -> None:
     if view in app.screen_stack:
         return
     app.uninstall_screen(view)

@@ -3,9 +3,12 @@ worker posts, and the text of its progress line and of the layers' lines under t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from textual.message import Message
+
+from eagle3_tui.engines.results import Finding
 
 
 class ScanEnded(Message):
@@ -18,7 +21,7 @@ class ScanEnded(Message):
 
 
 class FindingsReady(Message):
-    def __init__(self, generation: int, findings: list[dict[str, Any]]) -> None:
+    def __init__(self, generation: int, findings: list[Finding]) -> None:
         super().__init__()
         self.generation = generation
         self.findings = findings
@@ -27,7 +30,7 @@ class FindingsReady(Message):
 class LayersReady(Message):
     """The layers step ended: `entries` and `extra` as dataset/layers.py's report gives them."""
 
-    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[dict[str, Any]],
+    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[Finding],
                  planned: int, *, interrupted: bool = False, error: str | None = None) -> None:
         super().__init__()
         self.generation = generation
@@ -85,3 +88,13 @@ def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def model_hint(model_given: str | None, model: str | None, records: Iterable[Any]) -> list[tuple[str, str]]:
+    """The findings' tail when no layers step runs: why the layers are not named."""
+    if model_given and model is None:
+        return [("note", f"--model {model_given} is not on the data's machine: layers not named")]
+    if model is None:  # no layers to name where no file is a readable sample
+        return [("note", "start with --model DIR to name the layers")] if any(
+            r.get("slots") for r in records) else []
+    return []

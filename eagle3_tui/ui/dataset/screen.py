@@ -13,10 +13,11 @@ import gc
 import posixpath
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
@@ -32,9 +33,10 @@ from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import accept as dataset_accept
-from eagle3_tui.ui.dataset.messages import FindingsReady, LayersReady, ScanEnded, layers_tail, progress_text
-from eagle3_tui.ui.dataset.model import DatasetRows, Record, dataset_bins, part_bins
-from eagle3_tui.ui.dataset.exporting import DatasetExporting
+from eagle3_tui.ui.dataset.messages import FindingsReady, LayersReady, ScanEnded, layers_tail, model_hint, progress_text
+from eagle3_tui.ui.dataset.binning import StripBinning
+from eagle3_tui.ui.dataset.model import DatasetRows, Record, SlotBins
+from eagle3_tui.ui.dataset.exporting import DatasetExporter
 from eagle3_tui.ui.shared.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
 from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths
 from eagle3_tui.dataset.verify import settle
@@ -45,14 +47,12 @@ from eagle3_tui.ui.shared.status import KeysFooter, Line, StatusLine
 
 FLUSH_SECONDS = 0.1
 KEPT = "dataset-kept"  # a view left by enter on a file is kept as this (ui/dataset/kept.py)
-#: the strips are re-binned at most this often while records stream in
-BINS_SECONDS = 1.0
 #: the scan worker lets the screen draw and answer keys after this long taking records in a row
 YIELD_SECONDS = 0.001
 
 
-class DatasetScreen(DatasetExporting, Screen):
-    BINDINGS = keys.DATASET
+class DatasetScreen(Screen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.DATASET]
     AUTO_FOCUS = "#ds-table"
 
     def __init__(self, source: Source, folder: Target, where: str, post: Callable[[Message], object], *,
@@ -72,10 +72,8 @@ class DatasetScreen(DatasetExporting, Screen):
         #: "scanning", "findings" (computing them), "done", "cancelled", "failed"
         self.state = "scanning"
         self.progress: dict[str, Any] = {}
-        #: the parts (slots, None: final) left to bin in this round, and the bins done so far
-        self._bin_round: list[int | None] = []
-        self._bins_new: list = []
-        self._bins_at = self._bins_cost = self._started = 0.0
+        self.binning = StripBinning()
+        self._started = 0.0
         self.findings: list[Finding] = []
         self._filter_index: int | None = None
         self.scan_error: str | None = None
@@ -84,6 +82,9 @@ class DatasetScreen(DatasetExporting, Screen):
         self.layers_state: str | None = None
         #: dataset/layers.py's report entries of the last layers step
         self.layer_entries: list[dict[str, Any]] = []
+        #: the acceptance step (--drafter; ui/dataset/accept.py)
+        self.accept_state: str | None = None
+        self.exporter = DatasetExporter(self)  # e, y
 
     def compose(self) -> ComposeResult:
         yield Line(id="ds-title")
@@ -107,6 +108,10 @@ class DatasetScreen(DatasetExporting, Screen):
     def findings_list(self) -> DatasetFindings:
         return self.query_one(DatasetFindings)
 
+    @property
+    def serving(self) -> ServingTable:
+        return self.query_one(ServingTable)
+
     def on_mount(self) -> None:
         self.query_one("#ds-title", Line).update(
             f" dataset  {printable(self.folder.path)}  on {self.where}")
@@ -120,12 +125,12 @@ class DatasetScreen(DatasetExporting, Screen):
     def start(self) -> None:
         self.layers_state, self.layer_entries, self.accept_state = None, [], None  # accept: ui/dataset/accept.py
         self.generation += 1
-        self.query_one(ServingTable).reset()  # the check of the last scan goes
+        self.serving.reset()  # the check of the last scan goes
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
         self.rows = DatasetRows(accept=self.drafter is not None)
-        self._bin_round, self._bins_at = [], 0.0
+        self.binning.reset()
         self.table.rows = self.rows
         self.table.message = "scanning…"
         self.table.rows_changed()
@@ -201,30 +206,11 @@ class DatasetScreen(DatasetExporting, Screen):
             gc.freeze()
             self.table.message = ""
             self.table.rows_changed(only_if_shown=True)
-        self._bins_step()
+        if (bins := self.binning.step(self.rows)) is not None:  # ui/dataset/binning.py
+            self._show_bins(bins)
         self._show_progress()
 
-    def _bins_step(self) -> None:
-        """While records stream in, the strips are re-binned one slot per flush (each costs a
-        merge of 100,000 values: all at once would hold the keys up), and shown when all are;
-        a round at most every BINS_SECONDS, and at most 1/20 of the time."""
-        now = time.monotonic()
-        if not self._bin_round:
-            if now < self._bins_at or not len(self.rows):
-                return
-            self._bin_round, self._bins_new, self._bins_cost = self.rows.parts(), [], 0.0
-        part = self._bin_round.pop(0)
-        self._bins_new.append(part_bins(self.rows, part))
-        self._bins_cost += time.monotonic() - now
-        if not self._bin_round:
-            self._show_bins([b for b in self._bins_new if b is not None])
-            self._bins_at = now + max(BINS_SECONDS, 20 * self._bins_cost)
-
-    def _update_bins(self) -> None:
-        self._bin_round = []
-        self._show_bins(dataset_bins(self.rows))
-
-    def _show_bins(self, bins: list) -> None:
+    def _show_bins(self, bins: list[SlotBins]) -> None:
         names = {f"slot {i}": f"slot{i}" for i in range(self.rows.k)} | {"final": "final"}
         self.table.bins = {names[b.label]: b for b in bins if b.label in names}
         self.table.refresh()  # outlier cells are coloured by the bins
@@ -272,7 +258,7 @@ class DatasetScreen(DatasetExporting, Screen):
         if files == 0:
             self.table.message = "no files under this folder"
             self.table.rows_changed()
-        self._update_bins()
+        self._show_bins(self.binning.all(self.rows))
         self.findings_list.show_note(f"computing the findings over {files:,} files…")
         self._post_main(ScanMarksWanted())
 
@@ -305,26 +291,18 @@ class DatasetScreen(DatasetExporting, Screen):
             self.layers_state = "identifying"  # the pipeline goes on with them
             self.findings_list.show_tail([("note", "choosing the files to identify…")])
         else:
-            self.findings_list.show_tail(self._hint())
+            self.findings_list.show_tail(model_hint(self.model_given, self.model, self.rows.records))
         if not cancelled:
-            self._say_findings()
+            self.say_findings()
 
-    def _say_findings(self) -> None:
+    def say_findings(self) -> None:
         bad = sum(f["severity"] in ("error", "warning") for f in self.findings)
         self.set_status(f"{len(self.rows):,} files: {bad} finding{'s' if bad != 1 else ''} at warning or error level"
                         + ("; select one and press enter to see its files" if self.findings else ""))
 
-    def _hint(self) -> list[tuple[str, str]]:
-        if self.model_given and self.model is None:
-            return [("note", f"--model {self.model_given} is not on the data's machine: layers not named")]
-        if self.model is None:  # no layers to name where no file is a readable sample
-            return [("note", "start with --model DIR to name the layers")] if any(
-                r.get("slots") for r in self.rows.records) else []
-        return []
-
     # ----- the layers (--model): a few representatives identified where the data is
 
-    def _show_identifying(self, i: int, n: int, path: str) -> None:
+    def show_identifying(self, i: int, n: int, path: str) -> None:
         text = f"identifying {i}/{n}: {path}…"
         self.findings_list.show_tail([("note", text)])
         self.set_status(f"{text} (esc stops)")
@@ -334,13 +312,13 @@ class DatasetScreen(DatasetExporting, Screen):
         if self.pipeline is not None:
             self.pipeline.cancel()
 
-    def _mark_files(self, findings: list[dict[str, Any]]) -> None:
+    def _mark_files(self, findings: list[Finding]) -> None:
         """The files an error or a warning names get its mark in the table."""
         for f in findings:
             if f["severity"] in ("error", "warning"):
                 self.rows.mark(finding_paths(f), f["severity"])
 
-    def add_findings(self, extra: list[dict[str, Any]]) -> None:
+    def add_findings(self, extra: list[Finding]) -> None:
         """Findings a later step made (the layers, the acceptance): sorted in, their files
         marked; the filter and the highlight follow their finding into the longer list."""
         from eagle3_tui.engines.results import sort_findings
@@ -364,7 +342,7 @@ class DatasetScreen(DatasetExporting, Screen):
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
         self.layer_entries = message.entries
-        self.query_one(ServingTable).layers_found(self)
+        self.serving.layers_found(self.source, self.drafter, self.model, self.layer_entries)
         self.add_findings(message.extra)
         self.table.rows_changed()
         planned = message.planned if message.interrupted or message.error else None
@@ -373,7 +351,7 @@ class DatasetScreen(DatasetExporting, Screen):
         if message.error:
             self.set_status(f"--model: {message.error}", error=True)
         else:
-            self._say_findings()
+            self.say_findings()
 
     # ----- findings: enter filters the table to a finding's files, enter again clears
 
@@ -455,6 +433,12 @@ class DatasetScreen(DatasetExporting, Screen):
             self.findings_list.focus()
         else:
             self.table.focus()
+
+    def action_export(self) -> None:
+        self.exporter.export()
+
+    def action_copy_report(self) -> None:
+        self.exporter.copy()
 
     def action_browser_only(self) -> None:
         self.set_status("n/p step through files in the browser; here: j/k, enter opens one")

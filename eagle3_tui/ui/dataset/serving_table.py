@@ -25,6 +25,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from eagle3_tui.names import printable
+from eagle3_tui.sources.base import Source
 from eagle3_tui.ui.shared.messages import StatusMessage
 
 
@@ -53,16 +54,18 @@ class ServingTable(VerticalScroll):
         self.workers.cancel_group(self, "serving")
         self.display = False
 
-    def layers_found(self, screen: Any) -> None:
-        """The layers step ended: with --drafter and --model, check the drafter against them."""
-        if screen.drafter is None or screen.model is None or not screen.layer_entries:
+    def layers_found(self, source: Source, drafter: str | None, model: str | None,
+                     entries: list[dict[str, Any]]) -> None:
+        """The layers step ended (its report `entries`): with --drafter and --model, check the
+        drafter against them."""
+        if drafter is None or model is None or not entries:
             return
-        self.drafter, self.state, self.display = screen.drafter, "checking", True
-        self.body.update(Text(f"serve-check: reading {printable(screen.drafter)}'s config.json…", style="italic"))
-        self.check(screen.source, screen.drafter, screen.model, list(screen.layer_entries))
+        self.drafter, self.state, self.display = drafter, "checking", True
+        self.body.update(Text(f"serve-check: reading {printable(drafter)}'s config.json…", style="italic"))
+        self.check(source, drafter, model, list(entries))
 
     @work(exclusive=True, group="serving")
-    async def check(self, source: Any, drafter: str, model: str, entries: list[dict[str, Any]]) -> None:
+    async def check(self, source: Source, drafter: str, model: str, entries: list[dict[str, Any]]) -> None:
         from eagle3_tui.dataset import serving
         from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 
@@ -115,8 +118,9 @@ class ServingTable(VerticalScroll):
                 lines.append(Text(printable(f"fix: {line}", message=True),
                                   style=self.get_component_rich_style("serving--fix")))
         table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True, header_style=head)
-        for name, kw in (("engine", {}), ("captures", {}), ("matches", {}), ("guessed", {}),
-                         ("why", {"ratio": 1, "overflow": "ellipsis"})):
+        columns: list[tuple[str, dict[str, Any]]] = [("engine", {}), ("captures", {}), ("matches", {}), ("guessed", {}),
+                                                     ("why", {"ratio": 1, "overflow": "ellipsis"})]
+        for name, kw in columns:
             table.add_column(name, no_wrap=True, **kw)
         for e in r["engines"]:
             current = e["until"] is None

@@ -6,7 +6,11 @@ open Source: only the dataset view's whole-folder work goes to the cluster."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from eagle3_tui.sources.base import Source
+    from eagle3_tui.target import Target
 
 
 @dataclass(frozen=True)
@@ -16,18 +20,26 @@ class RayOptions:
     batch: int | None = None
 
 
-def dataset_source(app: Any, source: Any, folder: Any) -> Any:
+class RayHost(Protocol):
+    """The app: --ray's options, and the one local source that scans on that cluster."""
+
+    ray: RayOptions | None
+    ray_source: Source | None
+
+
+def dataset_source(app: RayHost, source: Source, folder: Target) -> Source:
     """`source`, or the source that scans `folder` on the cluster of app.ray (one per app)."""
-    options: RayOptions | None = getattr(app, "ray", None)
+    options = app.ray
     if options is None:
         return source
     if folder.is_remote:
-        source.ray, source.ray_local_roots, source.ray_batch = options.address, options.local_roots, options.batch
+        from eagle3_tui.sources.ssh import SshSource
+
+        if isinstance(source, SshSource):  # the box's agent runs the scan on its own cluster
+            source.ray, source.ray_local_roots, source.ray_batch = options.address, options.local_roots, options.batch
         return source
-    ray_source = getattr(app, "_ray_source", None)
-    if ray_source is None:
+    if app.ray_source is None:
         from eagle3_tui.dataset.ray_runner import RaySource
 
-        ray_source = app._ray_source = RaySource(options.address, local_roots=options.local_roots,
-                                                 batch=options.batch)
-    return ray_source
+        app.ray_source = RaySource(options.address, local_roots=options.local_roots, batch=options.batch)
+    return app.ray_source

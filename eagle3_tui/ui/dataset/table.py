@@ -4,8 +4,11 @@ screen owns the rows, the scan and what enter, b and t do."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -27,7 +30,7 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
         "table--error", "table--dim", "table--outlier", "table--message",
     }
 
-    BINDINGS = keys.DATASET_TABLE
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.DATASET_TABLE]
 
     class Chosen(Message):
         """enter / b / t on a file: `what` is "open", "bookmark" or "pin"."""
@@ -159,7 +162,7 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
     def _width(self) -> int:
         return self.scrollable_content_region.width or self.size.width
 
-    def layout(self, width: int) -> list[tuple[Column, int]]:
+    def column_widths(self, width: int) -> list[tuple[Column, int]]:
         """The columns that fit in `width` and their widths; the file path takes what is left."""
         cols = list(self.rows.columns)
         def need(cs): return sum(c.width + 1 for c in cs if c.name != "path") + PATH_MIN
@@ -186,7 +189,7 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
     def _header(self, width: int, base: Style) -> Strip:
         head = base + self._style("table--head")
         segs = []
-        for col, w in self.layout(width):
+        for col, w in self.column_widths(width):
             title = col.title
             style = head
             if col.name == self.rows.sort_col:
@@ -202,7 +205,7 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
             base = base + self._style("table--cursor")
         segs: list[Segment] = []
         error = r.get("error")
-        for col, w in self.layout(width):
+        for col, w in self.column_widths(width):
             style = base
             name = col.name
             if name == "status":

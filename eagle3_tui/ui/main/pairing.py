@@ -1,18 +1,22 @@
 """P on an inference capture: find the training sample that holds its prompt (dataset/pair.py,
 from the scan records: a second pairing reads no sample), pin it as A, the capture as B, and
-open the compare view. A part of the main screen (MainScreen inherits it)."""
+open the compare view. The main screen holds one (its `pairing`)."""
 
 from __future__ import annotations
 
 import posixpath
-from typing import Any
-
-from textual import work
+from typing import TYPE_CHECKING, Any, Protocol
 
 from eagle3_tui.names import printable
-from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.shared.format import human_size
-from eagle3_tui.ui.browser.pins import Pin
+from eagle3_tui.ui.browser.pins import ComparePins, Pin
+from eagle3_tui.ui.main.host import Parts
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from eagle3_tui.target import Target
 
 
 def pair_dataset(root: str, capture: str) -> str:
@@ -25,39 +29,53 @@ def pair_dataset(root: str, capture: str) -> str:
     return root
 
 
-class PairCapture:
-    """action_pair_capture for the main screen (its source, target, pins, status line)."""
+class PairsCaptures(Parts, Protocol):
+    """What P needs of the main screen besides its parts: the cursor's file, the pins, the compare view."""
 
-    source: Any
-    target: Any
-    where: str
+    pins: ComparePins
 
-    def action_pair_capture(self) -> None:
-        capture = self.file_under_cursor()  # type: ignore[attr-defined]
-        say = self.status_line.say  # type: ignore[attr-defined]
-        if self.source is None or self.target is None or capture is None:
+    def file_under_cursor(self) -> str | None: ...
+
+    def canonical_target(self) -> Target | None: ...
+
+    def action_open_compare(self) -> None: ...
+
+
+class Pairing:
+    """P on the main screen (its source, target, pins, status line)."""
+
+    def __init__(self, screen: PairsCaptures) -> None:
+        self.screen = screen
+        self._worker: Worker[None] | None = None
+
+    def start(self) -> None:
+        screen = self.screen
+        capture = screen.file_under_cursor()
+        say = screen.status_line.say
+        if screen.source is None or screen.target is None or capture is None:
             say("put the cursor on an inference capture, then P finds its training sample", error=True)
             return
-        dataset = pair_dataset(self.target.path, capture)
+        dataset = pair_dataset(screen.target.path, capture)
         say(f"pairing {printable(posixpath.basename(capture))} with the samples under {printable(dataset)}… "
             "(the first time scans them; esc cancels)")
-        self._pairing = self.run_pairing(capture, dataset)
+        self._worker = screen.run_worker(self._run(screen.source, capture, dataset), name="run_pairing",
+                                         group="pair", exclusive=True)
 
-    def cancel_pairing(self) -> bool:
+    def cancel(self) -> bool:
         """esc while P runs: stop its scan (the records read so far stay in the cache)."""
-        worker = getattr(self, "_pairing", None)
+        worker = self._worker
         if worker is None or worker.is_finished:
             return False
         worker.cancel()
-        self._pairing = None
-        self.status_line.say("pairing cancelled")  # type: ignore[attr-defined]
+        self._worker = None
+        self.screen.status_line.say("pairing cancelled")
         return True
 
-    @work(exclusive=True, group="pair")
-    async def run_pairing(self, capture: str, dataset: str) -> None:
+    async def _run(self, source: Source, capture: str, dataset: str) -> None:
         from eagle3_tui.dataset.pair import pair_capture
 
-        say = self.status_line.say  # type: ignore[attr-defined]
+        screen = self.screen
+        say = screen.status_line.say
         name = printable(posixpath.basename(capture))
 
         def scanning(progress: dict[str, Any]) -> None:
@@ -67,7 +85,7 @@ class PairCapture:
                 "esc cancels")
 
         try:
-            result = await pair_capture(self.source, capture, dataset, top=1, skip_folder=True, progress=scanning)
+            result = await pair_capture(source, capture, dataset, top=1, skip_folder=True, progress=scanning)
         except SourceError as err:
             say(f"cannot pair {name}: {err}", error=True)
             return
@@ -79,10 +97,10 @@ class PairCapture:
             say(f"{name}: {why}", error=True)
             return
         best = result["matches"][0]
-        place = self._place()  # type: ignore[attr-defined]
-        self.pins.pin_training(Pin.at(posixpath.join(dataset, best["path"]), self.where, place))  # type: ignore[attr-defined]
-        self.pins.choose_inference(Pin.at(capture, self.where, place))  # type: ignore[attr-defined]
-        self.action_open_compare()  # type: ignore[attr-defined]
+        place = screen.canonical_target()
+        screen.pins.pin_training(Pin.at(posixpath.join(dataset, best["path"]), screen.where, place))
+        screen.pins.choose_inference(Pin.at(capture, screen.where, place))
+        screen.action_open_compare()
         how = "token ids" if best["how"] == "ids" else "hidden states"
         if result.get("capture_ids_blank"):  # all padding: not used, and said
             how += f" ({result['capture_ids_blank']})"

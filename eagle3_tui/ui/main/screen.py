@@ -5,17 +5,21 @@ compare pins and the bookmarks, and passes the rest on. The folder pane (ui/brow
 owns the listing, the filter and the shard walk; the sample pane (ui/sample/pane.py) owns
 the sample shown, its loading, acceptance and identification. Their workers post messages; the
 ones that concern more than one part bubble here and are routed. The helpers it holds
-(Bookmarking, ComparePins) are state that posts or returns what to show. The app is known only
-through the narrow `Host` interface below.
+(Bookmarking, ComparePins) are state that posts or returns what to show; its parts (the
+connection, t / i / c, e / y, enter on a text file, P) are objects it holds, each seeing the
+screen through a Protocol (ui/main/host.py and theirs); its key actions delegate to them. The app
+is known only through the narrow `Host` interface there.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import ClassVar, cast
 
-from textual import on, work
+from textual import on
+from textual.binding import BindingType
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.markup import escape
@@ -24,12 +28,17 @@ from textual.widgets import Input
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.names import printable
-from eagle3_tui.sources.base import Source, SourceError
-from eagle3_tui.target import Target, TargetError, parse_target
+from eagle3_tui.sources.base import Source
+from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import kept as kept_dataset
 from eagle3_tui.ui.bookmarks.bookmarking import POLL_SECONDS, Bookmarking
-from eagle3_tui.ui.main.exporting import SampleExporting, TextOpening
+from eagle3_tui.ui.main.connecting import Connector
+from eagle3_tui.ui.main.exporting import SampleExporter
+from eagle3_tui.ui.main.host import Host
+from eagle3_tui.ui.main.pairing import Pairing
+from eagle3_tui.ui.main.pinning import Pinning
+from eagle3_tui.ui.main.text_opening import TextOpener
 from eagle3_tui.ui.shared.format import is_sample_name
 from eagle3_tui.ui.shared.forwarded import Forwarded
 from eagle3_tui.ui.shared.messages import (
@@ -47,43 +56,26 @@ from eagle3_tui.ui.shared.messages import (
     StoreOpened,
 )
 from eagle3_tui.ui.browser.paths import describe_entry, parent_folder
-from eagle3_tui.ui.main.pairing import PairCapture  # P: pair a capture with its training sample
-from eagle3_tui.ui.browser.pins import ComparePins, Pin, PinsBar
+from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
 from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
 from eagle3_tui.ui.browser.browser import BrowserList
 from eagle3_tui.ui.browser.folder_pane import FolderPane
 from eagle3_tui.ui.sample.pane import SamplePane
+from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.shared.status import KeysFooter, Line, StatusLine
-
-if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
-    from eagle3_tui.ui.start.analysis import Analysis
-
-    class Host(Protocol):
-        """What the main screen needs of the app: how to open a target, and where bookmarks live."""
-
-        opener: Callable[..., Awaitable[Any]]
-        remote_python: str | None
-        accept_new_host_key: bool
-        data_dir: str | None
-        analysis: Analysis
-
-        async def confirm_host_key(self, prompt: Any) -> bool: ...
 
 __all__ = ["MainScreen", "parent_folder"]
 
-class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
-    BINDINGS = keys.MAIN
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.MAIN]
     AUTO_FOCUS = "#browser"
-    app: Host  # type: ignore[assignment]
 
     # the folder pane's state and the sample pane's, by the names the app and the tests use
     browser: Forwarded[BrowserList] = Forwarded("folder")
     path: Forwarded[str] = Forwarded("folder")
     listing_done: Forwarded[bool] = Forwarded("folder")
     step_sample: Forwarded[Callable[[int], None]] = Forwarded("folder")
-    sample = Forwarded("pane", "view")
+    sample: Forwarded[SampleView] = Forwarded("pane", "view")
     shown: Forwarded[str | None] = Forwarded("pane")
     identifying: Forwarded[str | None] = Forwarded("pane")
     debounce_seconds: Forwarded[float] = Forwarded("pane")
@@ -91,14 +83,9 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
 
     def __init__(self, target: str, *, data_dir: str | None = None) -> None:
         super().__init__()
+        self.connector = Connector(self, target)
         #: what is open: user, host, port and the path given (parsed once; None: it did not parse)
-        self.target: Target | None = None
-        self._target_error: str | None = None
-        try:
-            self.target = parse_target(target)
-        except TargetError as err:
-            self._target_error = str(err)
-        self._target_text = target
+        self.target: Target | None = self.connector.parse()
         self.source: Source | None = None
         self.where = ""
         self.pins = ComparePins()  # the two sides of the compare view (t / i / c)
@@ -106,6 +93,10 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.folder = FolderPane(self.status_line.say, id="browser-pane")  # the folder listed, left
         self.pane = SamplePane(self.status_line.say, id="sample-pane")  # the sample shown, right
         self.bookmarking = Bookmarking(data_dir, self.post_message, start=self.target)
+        self.exporter = SampleExporter(self)  # e, y
+        self.text_opener = TextOpener(self)  # enter on a file not named like a sample
+        self.pairing = Pairing(self)  # P
+        self.pinning = Pinning(self, lambda: PinsBar.show_in(self, self.pins, self.where, before="#status"))  # t, i, c
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="location"):
@@ -123,7 +114,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.browser.marker = self.bookmarking.marker
         self.run_worker(self.bookmarking.open_in_thread, thread=True, group="bookmarks-open")
         self.set_interval(POLL_SECONDS, self.bookmarking.poll, name="bookmarks-poll")
-        self.status_line.say(f"opening {self._target_label()}…")
+        self.status_line.say(f"opening {self.connector.label()}…")
         self._update_location()
         # the first frame comes first: the sample view (dozens of styled parts) and the
         # connection start right after it
@@ -133,38 +124,9 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         if not self.pane.is_attached:
             return  # q pressed before the first frame: the app is already closing
         self.pane.mount_parts()
-        self.connect()
+        self.connector.connect()
 
-    # ----- connecting
-
-    def _target_label(self) -> str:
-        return self.target.display() if self.target is not None else self._target_text
-
-    @work(exclusive=True, group="connect")
-    async def connect(self) -> None:
-        app, target = self.app, self.target
-        if target is None:
-            self.post_message(SourceFailed(self._target_error or "no target"))
-            return
-        try:
-            opened = await app.opener(
-                target.display(),
-                remote_python=app.remote_python,
-                accept_new_host_key=app.accept_new_host_key,
-                confirm_host_key=app.confirm_host_key,
-                on_status=lambda text: self.post_message(StatusMessage(text)),
-            )
-            path, select = opened.path, None
-            entry = await opened.source.stat(path)
-            if entry.kind == "file":  # a file target: open its folder with the cursor on it
-                path, select = parent_folder(path), posixpath.basename(path)
-        except SourceError as err:
-            self.post_message(SourceFailed(str(err)))
-            return
-        except Exception as err:  # noqa: BLE001 - any failure to connect is shown, not raised
-            self.post_message(SourceFailed(f"{type(err).__name__}: {err}"))
-            return
-        self.post_message(SourceReady(opened.source, target.with_path(path), opened.where, select))
+    # ----- connecting (ui/main/connecting.py)
 
     def on_source_ready(self, message: SourceReady) -> None:
         self.source = message.source
@@ -193,16 +155,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.pane.reset(f"connecting to {label}…")
         self.status_line.say(f"opening {label}…")
         self._update_location()
-        self._close_then_connect(old)
-
-    @work(group="switch")
-    async def _close_then_connect(self, old: Source | None) -> None:
-        if old is not None:
-            try:
-                await old.close()
-            except Exception:  # noqa: BLE001 - a dead connection must not keep us from the new one
-                pass
-        self.connect()
+        self.connector.close_then_connect(old)
 
     # ----- folders (the folder pane's workers post these; they concern the whole screen)
 
@@ -213,13 +166,13 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
             self.pane.cancel_pending()
             self.pane.show_entry(None)  # the file shown is not in the new folder
         self.folder.open(path, select, listing=listing)
-        self.bookmarking.show_folder(self._place(), path)
+        self.bookmarking.show_folder(self.canonical_target(), path)
         self._update_location()
 
     def reload(self) -> None:
         self.pane.identified.clear()  # the files may have changed: I identifies them again
         if self.source is None:
-            self.connect()
+            self.connector.connect()
             return
         current = self.browser.current
         self.open_folder(self.path, select=current.name if current else None)
@@ -271,7 +224,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         if entry.kind == "dir":
             self.open_folder(posixpath.join(self.path, entry.name))
         elif entry.kind == "file":  # any file: a sample now, or a text file in the viewer
-            self.open_file(posixpath.join(self.path, entry.name))
+            self.text_opener.open(posixpath.join(self.path, entry.name))
         else:
             self.status_line.say(f"{printable(entry.name)}: a dead link or special file", error=True)
 
@@ -284,7 +237,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         self.folder.show_filter()
 
     def action_clear_filter(self) -> None:
-        if self.cancel_pairing():
+        if self.pairing.cancel():
             return
         if self.pane.identifying is not None:
             self.pane.cancel_identify()
@@ -312,13 +265,24 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
     def action_identify(self) -> None:
         self.pane.identify()
 
+    # ----- e, y (ui/main/exporting.py) and P (ui/main/pairing.py)
+
+    def action_export(self) -> None:
+        self.exporter.export()
+
+    def action_copy_report(self) -> None:
+        self.exporter.copy()
+
+    def action_pair_capture(self) -> None:
+        self.pairing.start()
+
     # ----- the file under the cursor (what t, i, c, b and N act on)
 
     def file_under_cursor(self) -> str | None:
         """The file under the browser's cursor, else the sample the panel shows."""
         return self.folder.file_under_cursor() or self.pane.shown
 
-    def _place(self) -> Target | None:
+    def canonical_target(self) -> Target | None:
         """The open target, canonical: user, host and port key the bookmarks."""
         return None if self.target is None else self.target.canonical()
 
@@ -351,7 +315,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
 
     def on_bookmark_jump(self, message: BookmarkJump) -> None:
         """Show a bookmarked sample: open its folder, connecting to its host when needed."""
-        there, here = message.folder, self._place()
+        there, here = message.folder, self.canonical_target()
         if here is not None and here.place == there.place and self.source is not None:
             self.open_folder(there.path, select=message.name)
         else:
@@ -360,36 +324,17 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
     # ----- compare pins (t, i, c; ui/browser/pins.py holds their rules, ui/compare/screen.py the view)
 
     def action_pin_training(self) -> None:
-        self._say_pins(self.pins.pin_training(Pin.at(self.file_under_cursor(), self.where, self._place())))
+        self.pinning.pin_training()
 
     def action_choose_inference(self) -> None:
-        self._say_pins(self.pins.choose_inference(Pin.at(self.file_under_cursor(), self.where, self._place())))
-
-    def _say_pins(self, said: tuple[str, bool] | None) -> None:
-        PinsBar.show_in(self, self.pins, self.where, before="#status")
-        if said is not None:
-            self.status_line.say(said[0], error=said[1])
+        self.pinning.choose_inference()
 
     def action_open_compare(self) -> None:
-        here = Pin.at(self.file_under_cursor(), self.where, self._place())
-        problem = self.pins.ready(here, self.where, self.source is not None)
-        self._say_pins(problem)
-        if problem is not None:
-            return
-        # the compare view is imported on first use: it is not needed for the first frame
-        from eagle3_tui.ui.compare.screen import CompareScreen
-
-        assert self.source is not None and self.pins.a is not None and self.pins.b is not None
-        analysis, target = self.app.analysis, self.target
-        self.app.push_screen(CompareScreen(
-            self.source, self.pins.a.path, self.pins.b.path, self.where,
-            drafter=analysis.path_for("drafter", target) if target is not None else None,
-            model=analysis.path_for("model", target) if target is not None else None,
-            tokenizer=analysis.tokenizer_choice(), data=target))
+        self.pinning.open_compare()
 
     def swap_pins(self) -> None:
         """The compare view swapped its sides (PinsSwapped): the pins follow."""
-        self._say_pins(self.pins.swap())
+        self.pinning.swap()
 
     # ----- the dataset view (D; ui/dataset/screen.py): its enter, b and t come back here
 
@@ -404,8 +349,9 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
             return  # the view left by enter on a file, as it was
         from eagle3_tui.ui.dataset.source import dataset_source
         from eagle3_tui.ui.dataset.screen import DatasetScreen
-        analysis = self.app.analysis  # --model names the layers (on the data's machine only)
-        self.app.push_screen(DatasetScreen(dataset_source(self.app, self.source, data), data, self.where, self.post_message,
+        host = cast("Host", self.app)  # the Eagle3App, which the screens do not import
+        analysis = host.analysis  # --model names the layers (on the data's machine only)
+        self.app.push_screen(DatasetScreen(dataset_source(host, self.source, data), data, self.where, self.post_message,
                                            model=analysis.path_for("model", data),
                                            drafter=analysis.path_for("drafter", data), model_given=analysis.model),
                              callback=partial(kept_dataset.closed, self))
@@ -415,13 +361,13 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         a file whose name is not a sample's opens as text when it is text (as l does)."""
         self.open_folder(message.folder.path, select=message.name)
         if not is_sample_name(message.name):
-            self.open_file(posixpath.join(message.folder.path, message.name))
+            self.text_opener.open(posixpath.join(message.folder.path, message.name))
 
     def on_file_action(self, message: FileAction) -> None:
         """b / t in the dataset view, answered in its status line."""
         if message.what == "pin":
-            text, error = self.pins.pin_training(Pin.at(message.path, self.where, self._place()))
-            self._say_pins(None)
+            text, error = self.pins.pin_training(self.pinning.at(message.path))
+            self.pinning.say(None)
         else:
             store = self.bookmarking.store()
             key = self.bookmarking.key_of(message.path)
@@ -444,7 +390,7 @@ class MainScreen(SampleExporting, TextOpening, PairCapture, Screen):
         count = f"{total:,} {'entry' if total == 1 else 'entries'}" + ("" if self.listing_done else "…")
         if browser.filter:
             count = f"{len(browser.rows):,} of {count} match /{browser.filter}"
-        path = printable(self.path or self._target_label())
+        path = printable(self.path or self.connector.label())
         for tag in runtime_tags(self.source):
             where = f" {self.where or '…'}{tag} "
             room = max(8, (self.size.width or self.app.size.width) - len(where) - len(count) - 4)

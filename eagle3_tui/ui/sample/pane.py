@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import work
 from textual.containers import VerticalScroll
@@ -22,12 +22,13 @@ from textual.markup import escape
 from textual.message import Message
 from textual.timer import Timer
 
-from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
+from eagle3_tui.engines.results import IdentifyResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.start import analysis_check
 from eagle3_tui.ui.shared.messages import SummaryLoaded
 from eagle3_tui.ui.shared import acceptance
+from eagle3_tui.ui.shared.results import as_summary, plain
 from eagle3_tui.ui.sample.text import SampleText
 from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.sample.token_table import TokenPanel, TokenTable
@@ -38,10 +39,12 @@ if TYPE_CHECKING:
     from eagle3_tui.target import Target
     from eagle3_tui.ui.start.analysis import Analysis
 
-    class Host(Protocol):
-        """What the pane needs of the app: the --drafter/--model/--tokenizer choices."""
 
-        analysis: Analysis
+class Host(Protocol):
+    """What the pane needs of the app: the --drafter/--model/--tokenizer choices."""
+
+    analysis: Analysis
+
 
 #: cursor rests this long on a sample before it is loaded (moving on cancels the load)
 DEBOUNCE_SECONDS = 0.15
@@ -60,8 +63,6 @@ class Identified(Message):
 class SamplePane(VerticalScroll, can_focus=False):
     """The sample shown, with its loading, acceptance and identification."""
 
-    app: Host  # type: ignore[assignment]
-
     class Shown(Message):
         """The pane shows a newly loaded `summary` of `path` (bookmarks fill their headline)."""
 
@@ -69,6 +70,10 @@ class SamplePane(VerticalScroll, can_focus=False):
             super().__init__()
             self.path = path
             self.summary = summary
+
+    @property
+    def analysis(self) -> Analysis:
+        return cast("Host", self.app).analysis  # the Eagle3App, which the panes do not import
 
     def __init__(self, say: Callable[..., None], *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -106,7 +111,7 @@ class SamplePane(VerticalScroll, can_focus=False):
     @work(exclusive=True, group="check-options")
     async def _check_options(self, source: Source, target: Target) -> None:
         try:
-            problems = await analysis_check.check_with(source, self.app.analysis, target)
+            problems = await analysis_check.check_with(source, self.analysis, target)
         except Exception as err:  # noqa: BLE001 - a check that fails is said, never raised
             problems = {"model": f"the start-up check failed: {type(err).__name__}: {err}"}
         self.post_message(analysis_check.AnalysisChecked(problems))
@@ -194,15 +199,15 @@ class SamplePane(VerticalScroll, can_focus=False):
     async def load_summary(self, path: str, k: int) -> None:
         assert self.source is not None
         try:
-            analysis, target = self.app.analysis, self.target
+            analysis, target = self.analysis, self.target
             summary: Summary = await self.source.summarize(
                 path, k=k, tokenizer=self._text.tokenizer(analysis, target))
             summary = await self._text.finish(summary, analysis=analysis, source=self.source,
                                               target=target, folder=posixpath.dirname(path))
         except SourceError as err:
-            summary = error_result(path, str(err))
+            summary = {"path": path, "error": str(err)}  # as error_result makes it
         except Exception as err:  # noqa: BLE001 - the panel shows it; the app keeps running
-            summary = error_result(path, f"{type(err).__name__}: {err}")
+            summary = {"path": path, "error": f"{type(err).__name__}: {err}"}
         self.post_message(SummaryLoaded(path, k, summary))
 
     def on_summary_loaded(self, message: SummaryLoaded) -> None:
@@ -213,7 +218,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         if message.path in self.identified:
             from eagle3_tui.engines.model.identify import attach
 
-            attach(message.summary, self.identified[message.path])
+            attach(plain(message.summary), self.identified[message.path])
         self.view.show(message.summary)
         self.tokens.show(message.summary, self.view.token)
         self.post_message(self.Shown(message.path, message.summary))
@@ -251,14 +256,14 @@ class SamplePane(VerticalScroll, can_focus=False):
     # ----- the drafter's acceptance (--drafter)
 
     def _start_acceptance(self, path: str, summary: Summary) -> None:
-        analysis = self.app.analysis
-        drafter = analysis.path_for("drafter", self.target) if self.target is not None else None
-        if drafter is None or summary.get("error") or self.source is None:
+        analysis, target = self.analysis, self.target
+        drafter = analysis.path_for("drafter", target) if target is not None else None
+        if target is None or drafter is None or summary.get("error") or self.source is None:
             return
         if (off := analysis_check.acceptance_off(self.unusable)) is not None:
             self.view.show_acceptance(off)
             return
-        model = analysis.path_for("model", self.target)
+        model = analysis.path_for("model", target)
         key = acceptance.cache_key(path, drafter, model, summary=summary)
         cached = self.acceptance.get(key)
         self.view.show_acceptance(cached or acceptance.RUNNING)
@@ -270,9 +275,8 @@ class SamplePane(VerticalScroll, can_focus=False):
         assert self.source is not None
         path, drafter, model = key[:3]
         result = await acceptance.run_accept(self.source, path, drafter, model)
-        result = await asyncio.to_thread(acceptance.decode_guesses, result, self.app.analysis, self.target,
-                                         self.source)
-        self.post_message(acceptance.AcceptanceLoaded(key, result))
+        shown = await asyncio.to_thread(acceptance.decode_guesses, result, self.analysis, self.target, self.source)
+        self.post_message(acceptance.AcceptanceLoaded(key, shown))
 
     def on_acceptance_loaded(self, message: acceptance.AcceptanceLoaded) -> None:
         message.stop()
@@ -300,7 +304,7 @@ class SamplePane(VerticalScroll, can_focus=False):
 
     def _identify_problem(self, path: str | None) -> tuple[str | None, bool, str | None]:
         """Why I does not run on `path` (None: it runs), whether that is an error, the model."""
-        analysis = self.app.analysis
+        analysis = self.analysis
         given = analysis.model
         if not given:
             return "no target model: start eagle3-tui with --model DIR (on the data's machine)", True, None
@@ -323,9 +327,9 @@ class SamplePane(VerticalScroll, can_focus=False):
         try:
             result = await self.source.identify(path, model=model)
         except SourceError as err:
-            result = error_result(path, str(err), model=model)
+            result = {"path": path, "model": model, "error": str(err)}  # as error_result makes it
         except Exception as err:  # noqa: BLE001 - the status line shows it; the app keeps running
-            result = error_result(path, f"{type(err).__name__}: {err}", model=model)
+            result = {"path": path, "model": model, "error": f"{type(err).__name__}: {err}"}
         self.post_message(Identified(path, result))
 
     def on_identified(self, message: Identified) -> None:
@@ -336,7 +340,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.border_subtitle = ""
         from eagle3_tui.engines.model.identify import attach, brief
 
-        got = brief(message.result)
+        got = brief(plain(message.result))
         name = printable(posixpath.basename(message.path))
         if "error" in got:
             text = f"{name}: not identified: {printable(str(got['error']), message=True)}"
@@ -347,7 +351,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.identified[message.path] = got
         if message.path == self.shown and self.view.summary is not None:
             kept = self.view.acceptance  # the drafter's line stays: same file, same result
-            self.view.show(attach(dict(self.view.summary), got))
+            self.view.show(as_summary(attach(dict(self.view.summary), got)))
             self.view.show_acceptance(kept)
         shown = ", ".join(s["fault"]["short"] if s.get("fault") else "?" if s["boundary"] is None
                           else str(s["boundary"]) for s in got["slots"])

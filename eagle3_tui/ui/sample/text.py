@@ -3,7 +3,15 @@ vocabulary's coverage (no widget: it reads files through the Source and the engi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+from eagle3_tui.engines.results import Summary
+from eagle3_tui.ui.shared.results import as_summary, plain
+
+if TYPE_CHECKING:
+    from eagle3_tui.sources.base import Source
+    from eagle3_tui.target import Target
+    from eagle3_tui.ui.start.analysis import Analysis
 
 
 class SampleText:
@@ -14,20 +22,20 @@ class SampleText:
     def __init__(self) -> None:
         self._found: dict[str, str | None] = {}
 
-    def tokenizer(self, analysis: Any, target: Any) -> str | None:
+    def tokenizer(self, analysis: Analysis, target: Target | None) -> str | None:
         """The tokenizer path the data's Source decodes with (None: none, or decoded in finish)."""
         return analysis.tokenizer_choice().on_source(target)
 
-    async def finish(self, summary: dict[str, Any], *, analysis: Any, source: Any, target: Any,
-                     folder: str) -> dict[str, Any]:
+    async def finish(self, summary: Summary, *, analysis: Analysis, source: Source | None, target: Target | None,
+                     folder: str) -> Summary:
         import asyncio
 
         if target is not None:
             choice = analysis.tokenizer_choice()
             if choice.decodes_here(target):  # a tokenizer here, the data on a box: decode here
-                summary = await asyncio.to_thread(choice.finish, summary, target)
+                summary = as_summary(await asyncio.to_thread(choice.finish, plain(summary), target))
             else:
-                summary = choice.finish(summary, target)
+                summary = as_summary(choice.finish(plain(summary), target))
         if source is None or getattr(source, "host", None) is not None or summary.get("ids") is None:
             return summary
         mapping = analysis.path_for("vocab_mapping", target) if target is not None else None
@@ -40,9 +48,9 @@ class SampleText:
         if mapping is None:
             return summary
 
-        def run() -> dict[str, Any]:
+        def run() -> Summary:
             from eagle3_tui.engines.model.vocab import annotate_summary
 
-            return annotate_summary(summary, mapping)
+            return as_summary(annotate_summary(plain(summary), mapping))
 
         return await asyncio.to_thread(run)

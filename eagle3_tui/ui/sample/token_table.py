@@ -11,11 +11,13 @@ next and previous match while a search is active (else they keep their app-wide 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
@@ -99,7 +101,7 @@ class LossText(Widget):
         return self.last
 
     def _text(self, width: int) -> Text:
-        s = self.summary or {}
+        s: Mapping[str, Any] = self.summary or {}  # with the text and vocab keys the decoders add
         out = Text(overflow="fold")
         if s.get("text_error"):
             out.append("text: " + printable(s["text_error"], message=True), self._s("loss-text--warn"))
@@ -153,7 +155,7 @@ def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
 class TokenTable(RowCursor, ScrollView, can_focus=True):
     """Every token of the sample as a row; only the rows on screen are drawn."""
 
-    BINDINGS = keys.TOKEN_TABLE
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.TOKEN_TABLE]
 
     COMPONENT_CLASSES = {"token-table--head", "token-table--cursor", "token-table--loss",
                          "token-table--masked", "token-table--pad", "token-table--dim", "token-table--match"}
@@ -314,7 +316,8 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
 
     def _norm_lists(self) -> list[list]:
         s = self.summary or {}
-        parts = list(s.get("slots") or []) + ([s["final"]] if s.get("final") is not None else [])
+        final = s.get("final")
+        parts = list(s.get("slots") or []) + ([final] if final is not None else [])
         return [p.get("norms") or [] for p in parts]
 
     def _layout(self) -> tuple[int, int, int, int]:

@@ -7,6 +7,7 @@ sample costs as much to draw as a 40-token one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.style import Style
@@ -15,7 +16,7 @@ from textual.widget import Widget
 
 from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
-from eagle3_tui.engines.results import AcceptResult, Summary
+from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui.shared.format import (
     append_parts,
@@ -61,7 +62,7 @@ class SampleView(Widget):
         self.compact = False
         self.placeholder = PLACEHOLDER
         #: the drafter's result for this sample (ui/shared/acceptance.py); None: no --drafter
-        self.acceptance: AcceptResult | None = None
+        self.acceptance: acceptance.Shown | None = None
 
     # ----- state
 
@@ -98,7 +99,7 @@ class SampleView(Widget):
         if self.summary is None and name != was:
             self.refresh()  # one line either way (placeholder or "loading"): no layout pass
 
-    def show_acceptance(self, result: AcceptResult | None) -> None:
+    def show_acceptance(self, result: acceptance.Shown | None) -> None:
         self.acceptance = result
         self.refresh(layout=True)
 
@@ -140,7 +141,7 @@ class SampleView(Widget):
         out.rstrip()
         return out
 
-    def _render_problem(self, out: Text, summary: dict[str, Any], width: int) -> None:
+    def _render_problem(self, out: Text, summary: Summary, width: int) -> None:
         out.append(left_trim(printable(summary.get("path", "")), width) + "\n", self._s("sample--title"))
         if summary.get("vocab_mapping"):
             _render_vocab_mapping(out, summary["vocab_mapping"], self._s("sample--label"), self._s("sample--dim"))
@@ -167,10 +168,10 @@ class SampleView(Widget):
         if not self.compact:
             out.append("\n")
 
-    def _render_header(self, out: Text, s: dict[str, Any], width: int) -> None:
+    def _render_header(self, out: Text, s: Summary, width: int) -> None:
         if not self.compact:
             out.append(left_trim(printable(s.get("path", "")), width) + "\n", self._s("sample--title"))
-        lines = [
+        lines: list[list[tuple[str, str | None]]] = [
             [(s.get("schema") or "?", "sample--label"), (str(s.get("dtype") or "?"), None),
              (f"computed {s.get('computed', '?')}", "sample--dim")],
             [(f"T {s.get('tokens')}", None), (f"valid {s.get('valid_tokens')}", None),
@@ -201,13 +202,15 @@ class SampleView(Widget):
             out.append(f"assumed: {text}\n", self._s("sample--dim"))
         acceptance.header_line(out, self.acceptance, self._s, width)
 
-    def _rows(self, s: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-        rows = [(slot.get("label") or f"aux{i}", slot) for i, slot in enumerate(s.get("slots") or [])]
-        if s.get("final") is not None:
-            rows.append(("final", s["final"]))
+    def _rows(self, s: Summary) -> list[tuple[str, Mapping[str, Any]]]:
+        """(label, part) per slot and the final state; a part read with the keys identify adds."""
+        rows: list[tuple[str, Mapping[str, Any]]] = [
+            (slot.get("label") or f"aux{i}", slot) for i, slot in enumerate(s.get("slots") or [])]
+        if (final := s.get("final")) is not None:
+            rows.append(("final", final))
         return rows
 
-    def _render_table(self, out: Text, s: dict[str, Any], width: int) -> None:
+    def _render_table(self, out: Text, s: Summary, width: int) -> None:
         rows = self._rows(s)
         if not rows:
             return
@@ -227,7 +230,7 @@ class SampleView(Widget):
         out.append(head + "\n", self._s("sample--head"))
         for label, slot in rows:
             out.append(label.ljust(label_w), self._s("sample--label"))
-            b = slot.get("boundary")
+            b, identified = slot.get("boundary"), slot.get("identified")
             if b is not None:
                 b_text = str(b)
             elif slot is s.get("final") and s.get("final_norm") == "post":
@@ -235,8 +238,8 @@ class SampleView(Widget):
             else:
                 b_text = slot.get("boundary_note") or "?"
             b_style = ""
-            if slot.get("identified"):  # I / --model: the boundary the states match, marked *
-                b_text, b_style = _identified_b(slot["identified"], b)
+            if identified:  # I / --model: the boundary the states match, marked *
+                b_text, b_style = _identified_b(identified, b)
             values = [b_text, num(slot.get("norm_mean"), 8)]
             if wide:
                 values += [num(slot.get("norm_min")), num(slot.get("norm_max"))]
@@ -251,7 +254,7 @@ class SampleView(Widget):
                 out.append(" " + "ok".rjust(w), self._s("sample--ok"))
             out.append("\n")
 
-    def _render_identified(self, out: Text, s: dict[str, Any], width: int) -> None:
+    def _render_identified(self, out: Text, s: Summary, width: int) -> None:
         """I / --model: per slot the boundary in words and its cosine (and the runner-up's), then
         what the CLI's identify warns about on the same file (the layer-id convention...)."""
         ident = s.get("identify")
@@ -274,7 +277,7 @@ class SampleView(Widget):
                                    (f"cosine {fault['cosine']:.4f}", dim)], width - label_w - 1, dim)
                 continue
             words, style = _boundary_words(got, layers)
-            parts = [(words, self._s(style))]
+            parts: list[tuple[str, Style | str]] = [(words, self._s(style))]
             if got.get("cosine") is not None:
                 parts.append((f"cosine {got['cosine']:.4f}", ""))
             second = got.get("second") or {}
@@ -286,7 +289,7 @@ class SampleView(Widget):
             text = f"{mark} {f.get('code')}: {printable(str(f.get('message')), message=True)}"
             out.append(_wrap(text, width) + "\n", self._s(style))
 
-    def _render_strips(self, out: Text, s: dict[str, Any], width: int) -> None:
+    def _render_strips(self, out: Text, s: Summary, width: int) -> None:
         rows = self._rows(s)
         tokens = s.get("tokens") or 0
         if not rows or not tokens:
@@ -338,7 +341,7 @@ class SampleView(Widget):
         if note and not self.compact:  # what the ▲ columns are; at 80x24 the range's ▲ and the token line say it
             out.append(_wrap(f"{norm_marks.MASSIVE_MARK} {note}", width) + "\n", self._s("sample--outlier"))
 
-    def _marks(self, s: dict[str, Any]) -> list[tuple[str, norm_marks.NormMarks, list]]:
+    def _marks(self, s: Summary) -> list[tuple[str, norm_marks.NormMarks, list]]:
         """(label, massive rows and scale, norms) per slot (engines/read/massive.py's rule)."""
         valid = s.get("valid_tokens")
         tokens = s.get("tokens") or 0
@@ -349,7 +352,7 @@ class SampleView(Widget):
             out.append((label, marks, norms))
         return out
 
-    def _render_token(self, out: Text, s: dict[str, Any], width: int) -> None:
+    def _render_token(self, out: Text, s: Summary, width: int) -> None:
         rows = self._rows(s)
         tokens = s.get("tokens") or 0
         if not tokens:

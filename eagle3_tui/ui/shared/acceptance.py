@@ -14,23 +14,33 @@ Rendering helpers only read dicts; no I/O here except through the Source in the 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
-from eagle3_tui.engines.results import AcceptResult, Summary, error_result
+from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
 from eagle3_tui.names import printable
+from eagle3_tui.ui.shared.results import plain
 
-RUNNING = {"running": True}
+if TYPE_CHECKING:
+    from eagle3_tui.sources.base import Source
+    from eagle3_tui.target import Target
+    from eagle3_tui.ui.start.analysis import Analysis
+
+#: what a view shows for the drafter: an AcceptResult, or a mark (RUNNING, {"error": why})
+Shown = Mapping[str, Any]
+
+RUNNING: Shown = {"running": True}
 
 
 class AcceptanceLoaded(Message):
     """Source.accept finished (or failed) for `path` with `order` (None: the file's own order)."""
 
-    def __init__(self, key: tuple, result: AcceptResult) -> None:
+    def __init__(self, key: tuple, result: Shown) -> None:
         super().__init__()
         self.key = key
         self.result = result
@@ -53,17 +63,20 @@ async def run_accept(source, path: str, drafter: str, model: str | None,
     from eagle3_tui.sources.base import SourceError
 
     try:
-        return await source.accept(path, drafter, model=model, order=order,
-                                   **({"ids_from": ids_from} if ids_from else {}))
+        result: AcceptResult = await source.accept(path, drafter, model=model, order=order,
+                                                   **({"ids_from": ids_from} if ids_from else {}))
+        return result
     except SourceError as err:
-        return error_result(path, str(err), drafter=drafter)
+        why = str(err)
     except NotImplementedError:
-        return error_result(path, "this source cannot run a drafter", drafter=drafter)
+        why = "this source cannot run a drafter"
     except Exception as err:  # noqa: BLE001 - shown in the view; the app keeps running
-        return error_result(path, f"{type(err).__name__}: {err}", drafter=drafter)
+        why = f"{type(err).__name__}: {err}"
+    return {"path": path, "drafter": drafter, "error": why}  # as error_result makes it
 
 
-def decode_guesses(result: AcceptResult, analysis, target, source) -> AcceptResult:
+def decode_guesses(result: AcceptResult, analysis: Analysis, target: Target | None,
+                   source: Source) -> Shown:
     """The drafter's guesses as text, decoded with the tokenizer the sample's text is read with
     (--tokenizer, or --model's folder): local data here, remote data with a tokenizer here too.
     CPU work: call it in a thread."""
@@ -71,12 +84,13 @@ def decode_guesses(result: AcceptResult, analysis, target, source) -> AcceptResu
         return result
     choice = analysis.tokenizer_choice()
     if choice.decodes_here(target):
-        return choice.finish(result, target)
+        return choice.finish(plain(result), target)
     if getattr(source, "host", None) is None:
         from eagle3_tui.engines.read.tokens import annotate
 
-        result = annotate(result, choice.on_source(target))
-        result.pop("text_error", None)  # the sample's own text line says what is wrong with it
+        decoded = annotate(plain(result), choice.on_source(target))
+        decoded.pop("text_error", None)  # the sample's own text line says what is wrong with it
+        return decoded
     return result
 
 
@@ -86,12 +100,12 @@ class SampleAcceptance:
     LIMIT = 256
 
     def __init__(self) -> None:
-        self.results: dict[tuple, AcceptResult] = {}
+        self.results: dict[tuple, Shown] = {}
 
-    def get(self, key: tuple) -> dict[str, Any] | None:
+    def get(self, key: tuple) -> Shown | None:
         return self.results.get(key)
 
-    def put(self, key: tuple, result: dict[str, Any]) -> None:
+    def put(self, key: tuple, result: Shown) -> None:
         if len(self.results) >= self.LIMIT:
             self.results.pop(next(iter(self.results)))
         self.results[key] = result
@@ -104,17 +118,17 @@ def pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
-def figures(r: dict[str, Any]) -> str:
+def figures(r: Shown) -> str:
     """'top-1 71.2% · τ 2.31' for a result."""
     tau = r.get("tau")
     return f"top-1 {pct(r.get('top1'))} · τ {'-' if tau is None else f'{tau:.2f}'}"
 
 
-def error_line(r: dict[str, Any]) -> str:
+def error_line(r: Shown) -> str:
     return printable(str(r.get("error")), message=True).splitlines()[0] if r.get("error") else ""
 
 
-def header_line(out: Text, acc: dict[str, Any] | None, style: Callable[[str], Style], width: int) -> None:
+def header_line(out: Text, acc: Shown | None, style: Callable[[str], Style], width: int) -> None:
     """The sample header's drafter line (nothing at all without --drafter: acc is None), broken
     between its parts where the panel is narrow."""
     if acc is None:
@@ -136,7 +150,7 @@ def header_line(out: Text, acc: dict[str, Any] | None, style: Callable[[str], St
     append_parts(out, parts, width - len(label), style("sample--dim"))
 
 
-def miss_bins(acc: dict[str, Any] | None, ranges: list[tuple[int, int]]) -> list[float | None]:
+def miss_bins(acc: Shown | None, ranges: list[tuple[int, int]]) -> list[float | None]:
     """Per strip column: the share of the rows the drafter scored there that it missed (0: all
     hit), None where it scored none."""
     scored = [0] * len(ranges)
@@ -156,7 +170,7 @@ def miss_bins(acc: dict[str, Any] | None, ranges: list[tuple[int, int]]) -> list
 MISS_LEVELS = "▁▂▃▄▅▆▇█"
 
 
-def draft_strip(out: Text, acc: dict[str, Any] | None, ranges: list[tuple[int, int]], cursor_bin: int,
+def draft_strip(out: Text, acc: Shown | None, ranges: list[tuple[int, int]], cursor_bin: int,
                 label_w: int, style: Callable[[str], Style]) -> None:
     """The `draft` row under the norm strips: ━ where the drafter hit every scored row, a red
     bar as tall as the share it missed, blank where it scored nothing."""
@@ -179,7 +193,7 @@ def draft_strip(out: Text, acc: dict[str, Any] | None, ranges: list[tuple[int, i
     out.append("missed\n", style("sample--dim"))
 
 
-def token_note(acc: dict[str, Any] | None, row: int) -> str | None:
+def token_note(acc: Shown | None, row: int) -> str | None:
     """'drafter guesses token 50: "the" p 0.81 hit' for the token under the cursor, when the
     drafter scored it (the guess's text when a tokenizer decoded it, else its id)."""
     if not acc or not acc.get("per_token"):
@@ -195,7 +209,7 @@ def token_note(acc: dict[str, Any] | None, row: int) -> str | None:
 # ------------------------------------------------------------------------------ compare view
 
 
-def reorder_from(comparison: dict[str, Any] | None) -> list[int] | None:
+def reorder_from(comparison: ComparisonResult | None) -> list[int] | None:
     """The order to feed B's slots to fc so they line up with A's, when the comparison found B's
     slots in another order (slot_permutation, or a mapping that moves slots); else None.
 
@@ -203,8 +217,9 @@ def reorder_from(comparison: dict[str, Any] | None) -> list[int] | None:
     Positions no B slot matched take the unmatched B slots in their own order."""
     mapping = None
     for f in (comparison or {}).get("findings") or []:
-        if f.get("code") == "slot_permutation" and f.get("mapping"):
-            mapping = f["mapping"]
+        details: Mapping[str, Any] = f  # a finding's details depend on its code
+        if details.get("code") == "slot_permutation" and details.get("mapping"):
+            mapping = details["mapping"]
             break
     if mapping is None:
         return None
@@ -227,10 +242,10 @@ class CompareAcceptance(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.a: dict[str, Any] | None = None
-        self.b: dict[str, Any] | None = None
+        self.a: Shown | None = None
+        self.b: Shown | None = None
         self.order: list[int] | None = None
-        self.fixed: dict[str, Any] | None = None
+        self.fixed: Shown | None = None
 
     def reset(self) -> None:
         self.a = self.b = self.fixed = None
@@ -244,7 +259,7 @@ class CompareAcceptance(Widget):
                 setattr(self, side, {"error": "cancelled (r runs again)"})
         self.refresh()
 
-    def set(self, side: str, result: dict[str, Any] | None, order: list[int] | None = None) -> None:
+    def set(self, side: str, result: Shown | None, order: list[int] | None = None) -> None:
         if side == "fixed":
             self.order = order
         setattr(self, side, result)
@@ -253,7 +268,7 @@ class CompareAcceptance(Widget):
     def s(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
 
-    def _part(self, out: Text, r: dict[str, Any] | None) -> None:
+    def _part(self, out: Text, r: Shown | None) -> None:
         if r is None:
             out.append("…", self.s("cmp--dim"))
         elif r.get("running"):

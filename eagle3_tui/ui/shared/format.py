@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.style import Style
+    from rich.text import Text
 
 #: Names of files the browser treats as samples (n/p jump between these; the sample panel
 #: follows the cursor onto them). The schema itself is always detected from the keys.
@@ -191,7 +196,7 @@ def spark_scale(values: Sequence[float | None]) -> tuple[float | None, float | N
     return low, high
 
 
-def append_parts(out, parts: list[tuple[str, object]], width: int, sep_style: object = "",
+def append_parts(out: Text, parts: Sequence[tuple[str, str | Style]], width: int, sep_style: str | Style = "",
                  sep: str = " · ") -> None:
     """Append (text, style) parts to the rich Text `out` as one line joined by `sep`, breaking
     before a part that would run past `width` (the next line indented by two): a line is read

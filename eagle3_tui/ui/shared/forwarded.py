@@ -6,7 +6,7 @@ screen by the names they have always used (`main.shown` is the sample pane's `sh
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -21,10 +21,17 @@ class Forwarded(Generic[T]):
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = self.name or name
 
-    def __get__(self, screen: Any, owner: type | None = None) -> T:
-        if screen is None:
-            return self  # type: ignore[return-value]
-        return getattr(getattr(screen, self.part), self.name)
+    @overload
+    def __get__(self, screen: None, owner: type | None = None) -> Forwarded[T]: ...
 
-    def __set__(self, screen: Any, value: T) -> None:
+    @overload
+    def __get__(self, screen: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, screen: object, owner: type | None = None) -> T | Forwarded[T]:
+        if screen is None:
+            return self
+        value: T = getattr(getattr(screen, self.part), self.name)
+        return value
+
+    def __set__(self, screen: object, value: T) -> None:
         setattr(getattr(screen, self.part), self.name, value)

@@ -7,13 +7,17 @@ folder the user has already left is dropped instead of mixed in.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from eagle3_tui.engines.results import Summary
 from eagle3_tui.sources.base import Entry, Source
 from eagle3_tui.target import Target
+
+if TYPE_CHECKING:
+    from eagle3_tui.bookmarks.store import BookmarkStore
 
 
 class SourceReady(Message):
@@ -103,7 +107,7 @@ class StatusMessage(Message):
 class StoreOpened(Message):
     """The bookmark store opened in a worker thread (`store` is a BookmarkStore)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: BookmarkStore) -> None:
         super().__init__()
         self.store = store
 
@@ -137,7 +141,7 @@ class FileAction(Message):
     ("pin") the file `path` of the open source; the answer goes back through `reply` as a
     StatusMessage."""
 
-    def __init__(self, what: str, path: str, reply: Any) -> None:
+    def __init__(self, what: str, path: str, reply: Callable[[Message], object]) -> None:
         super().__init__()
         self.what = what
         self.path = path

@@ -5,8 +5,9 @@ Textual): the sample view and the compare view draw with it, tests read it direc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from eagle3_tui.engines.read.massive import massive_note, massive_rows, median_norm, robust_top
 from eagle3_tui.ui.shared.format import bin_max, num, spark_levels, spark_scale
@@ -57,7 +58,7 @@ def strip(norms: Sequence[float | None], ranges: list[tuple[int, int]], marks: N
     return "".join(chars), flags, low, high
 
 
-def range_label(slot: dict, marks: NormMarks, width: int = 5) -> str:
+def range_label(slot: Mapping[str, Any], marks: NormMarks, width: int = 5) -> str:
     """'min‥max' of a slot's norms; with massive rows the top of the scale the strip uses, marked."""
     if marks.massive and marks.top is not None:
         return f"{num(slot.get('norm_min'), width)}‥{num(marks.top, width)}{MASSIVE_MARK}"

@@ -3,6 +3,25 @@ j/k, page up/down, g/G, and keeping the cursor's row on screen."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
+from textual.geometry import Size
+
+
+class CursorTable(Protocol):
+    """What a table gives its RowCursor keys."""
+
+    header_rows: int
+    cursor: int
+
+    @property
+    def size(self) -> Size: ...
+
+    @property
+    def item_count(self) -> int: ...
+
+    def move_to(self, index: int) -> None: ...
+
 
 def keep_row_in_view(widget, row: int, header_rows: int = 1) -> None:
     """Scroll `widget` (a ScrollView whose first `header_rows` lines are its header) so that item
@@ -21,14 +40,14 @@ class RowCursor:
 
     header_rows = 1
 
-    def action_move(self, delta: int) -> None:
+    def action_move(self: CursorTable, delta: int) -> None:
         self.move_to(self.cursor + delta)
 
-    def action_page(self, direction: int) -> None:
+    def action_page(self: CursorTable, direction: int) -> None:
         self.move_to(self.cursor + direction * max(1, self.size.height - self.header_rows - 1))
 
-    def action_first(self) -> None:
+    def action_first(self: CursorTable) -> None:
         self.move_to(0)
 
-    def action_last(self) -> None:
+    def action_last(self: CursorTable) -> None:
         self.move_to(self.item_count - 1)

@@ -8,7 +8,10 @@ Control characters are shown as '�', never sent to the terminal.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import BindingType
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
@@ -28,7 +31,7 @@ def shown_text(text: str) -> str:
 
 
 class TextViewScreen(Screen[None]):
-    BINDINGS = keys.TEXT_VIEW
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.TEXT_VIEW]
 
     DEFAULT_CSS = """
     TextViewScreen #text-title { height: 1; background: $panel; }

@@ -40,7 +40,7 @@ def check(analysis: Analysis, data: Target, data_here: bool) -> dict[str, str]:
     choice = analysis.tokenizer_choice()
     there = choice.where(data)
     readable_here = there is not None and (not there.is_remote or (data_here and there.place == data.place))
-    if analysis.tokenizer and not analysis.tokenizer_from_model and readable_here and (
+    if analysis.tokenizer and not analysis.tokenizer_from_model and readable_here and there is not None and (
             p := folder_check.check_tokenizer(there.path)):
         problems["tokenizer"] = p
     return problems

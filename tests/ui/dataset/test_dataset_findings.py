@@ -127,7 +127,7 @@ class HeldStream(StreamSource):
 async def test_keys_are_answered_and_rows_redrawn_while_records_stream_in(planted, template, monkeypatch):
     # the strips (which redraw the table too) binned once only: what redraws the rows here is
     # the records' arrival alone
-    monkeypatch.setattr("eagle3_tui.ui.dataset.screen.BINS_SECONDS", 1e9)
+    monkeypatch.setattr("eagle3_tui.ui.dataset.binning.BINS_SECONDS", 1e9)
     source = HeldStream(template, 6000, holds=(2000, 4000))
     app = make_app(planted, source)
     async with app.run_test(size=(120, 40)) as pilot:
