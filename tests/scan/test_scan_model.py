@@ -7,6 +7,9 @@ boundaries (2, 5, 7) of L = 10); the shifted shard holds (1, 4, 6).
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import io
 import json
 from pathlib import Path
 
@@ -192,17 +195,29 @@ def test_ctrl_c_while_identifying_stops_and_still_reports(shifted, target):
     assert len(last["layers"]) < 3
 
 
+OVER_SSH = ("--json", "--no-cache", "--workers", "1")
+
+
+@pytest.fixture(scope="module")
+def local_scan(shifted, target, drafter) -> dict:
+    """The same scan here, once for both SSH servers."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["scan", str(shifted), "--model", str(target.folder), "--drafter", str(drafter), *OVER_SSH])
+    assert rc == 1, err.getvalue()
+    return json.loads(out.getvalue().splitlines()[-1])
+
+
+@pytest.mark.xdist_group("scan-model-over-ssh")  # one worker builds the model, the data and the local scan
 @pytest.mark.asyncio(loop_scope="session")
-async def test_over_ssh_the_model_runs_on_the_box_and_gives_the_same(home, shifted, target, drafter):  # noqa: F811
-    options = ("--json", "--no-cache", "--workers", "1")
+async def test_over_ssh_the_model_runs_on_the_box_and_gives_the_same(home, shifted, target, drafter,  # noqa: F811
+                                                                     local_scan):
     rc, out, err = await cli(home, "scan", f"box:{shifted}", "--model", f"box:{target.folder}",
-                             "--drafter", str(drafter), *options)
+                             "--drafter", str(drafter), *OVER_SSH)
     assert rc == 1, err
     remote = json.loads(out.splitlines()[-1])
     assert {e["computed"] for e in remote["layers"]} == {"remote"}
-    rc, out, err = await cli(home, "scan", str(shifted), "--model", str(target.folder), "--drafter", str(drafter), *options)
-    assert rc == 1, err
-    local = json.loads(out.splitlines()[-1])
+    local = copy.deepcopy(local_scan)
     for e in remote["layers"] + local["layers"]:
         e.pop("computed")
     strip = lambda fs: [{k: v for k, v in f.items() if k != "message"} for f in fs]  # noqa: E731
