@@ -47,10 +47,10 @@ class VerifyPlan(TypedDict):
 
 
 class LayerSlot(TypedDict, total=False):
-    label: str
+    label: str | None
     boundary: int | None
     norm: str  # "post" (kept only when set)
-    status: str
+    status: str | None
     cosine: float | None
     norm_ratio: float | None
     margin: float | None
@@ -61,7 +61,7 @@ class LayerSlot(TypedDict, total=False):
 class LayerFinal(TypedDict, total=False):
     norm: str | None
     boundary: int | None
-    status: str
+    status: str | None
     cosine: float | None
     norm_ratio: float | None
 

@@ -32,6 +32,8 @@ class Finding(TypedDict, total=False):
     range: list[int] | None  # layer_group: the first and last file index of the run
     scores: list[float | None]  # signature_outliers: each path's score
     agree: list[str]  # layers_checked: suspects found at the majority's boundaries
+    verified: bool  # signature_outliers: every file it named was found at the majority's layers
+    group: str  # the layers' and acceptance's findings: the group of files they are about
 
 
 def finding(code: str, severity: Severity, message: str, **details: Any) -> Finding:
