@@ -32,7 +32,7 @@ from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptScore, DatasetRecor
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
 from eagle3_tui.dataset.verify import settle
 from eagle3_tui.engines.results import (
-    Finding, IdentifyResult, ScanProgressData, ScanProgressItem, error_result, sort_findings,
+    Finding, IdentifyResult, ScanProgressData, error_result, sort_findings,
 )
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
@@ -254,7 +254,7 @@ class DatasetPipeline:
             try:
                 async for item in scan:
                     if "progress" in item:
-                        yield Progress(cast(ScanProgressItem, item)["progress"])
+                        yield Progress(item["progress"])
                         continue
                     seen[item["path"]] = (item.get("size"), item.get("mtime"))
                     self.records.append(item)

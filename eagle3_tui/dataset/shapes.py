@@ -9,11 +9,12 @@ Types only: nothing here runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypedDict
+from typing import TypedDict, final
 
 from eagle3_tui.engines.results import ErrorResult, ScanRecord
 
 
+@final  # no further keys: `"progress" in item` tells a record from the scan's progress
 class DatasetRecord(ScanRecord, total=False):
     """A record as dataset/stream.py yields it: a ScanRecord, or with lazy=True a cached one kept
     undecoded, {"path", "size", "mtime", "mode", "variant", "cached", "raw"} (full_record decodes it)."""
