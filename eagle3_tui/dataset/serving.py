@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import product
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 from eagle3_tui.dataset.serving_rules import ENGINES, NESTED, NORM_BEFORE_FC, TOP, Capture, Config, nested
 from eagle3_tui.dataset.shapes import LayersEntry
@@ -41,16 +41,16 @@ class ServingData(TypedDict, total=False):
     arch: str | None
 
 
-class EngineCapture(Capture):
+class EngineCapture(Capture, total=False):
     """One engine (and version range) in a check: its rule's answer, where it comes from, and
-    whether it captures what the data holds."""
+    whether it captures what the data holds (run_rules sets all but "matches", check that)."""
 
     engine: str
     since: str | None
     until: str | None  # None: the engine's current rule
     serves: bool  # False: a training reading (not counted in the exit code)
     source: str
-    matches: NotRequired[bool]
+    matches: bool
 
 
 class ServingFix(TypedDict, total=False):
