@@ -4,6 +4,7 @@ the acceptance of a few representatives. Used by `eagle3-tui scan` and the TUI's
 both through pipeline.py; imports no Textual.
 
     pipeline.py        DatasetPipeline(source, path, ScanOptions).events(): the steps as typed events
+    shapes.py          the TypedDicts the steps hand on: DatasetRecord, the layers entry, the acceptance plan
     stream.py          scan_dataset(source, path, options, cache=) -> records; findings_for(...)
     findings.py        the dataset findings over the records; layer_group.py the change-point search
     cache.py           ScanCache: SQLite in the user cache folder, never in the dataset

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
-from eagle3_tui.engines.results import error_result, finding
+from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore, DatasetRecord
+from eagle3_tui.engines.results import AcceptResult, Finding, error_result, finding
 from eagle3_tui.engines.scan.agreement import MIN_GAP
 from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
 from eagle3_tui.sources.base import natural_key
@@ -45,7 +46,7 @@ MIN_DROP = MIN_GAP
 LOOK_AHEAD = 50
 
 
-def _spread(members: list[dict[str, Any]], want: int, taken: set[str]) -> list[str]:
+def _spread(members: list[DatasetRecord], want: int, taken: set[str]) -> list[str]:
     """Up to `want` usable paths at even spots after the first member up to the last (natural
     order; the first is where the representative usually is), not in `taken`."""
     got: list[str] = []
@@ -64,8 +65,8 @@ def _spread(members: list[dict[str, Any]], want: int, taken: set[str]) -> list[s
     return got
 
 
-def choose_files(records: list[dict[str, Any]], findings: list[dict[str, Any]], per_group: int = ACCEPT_FILES,
-                 limit: int = MAX_ACCEPT) -> list[dict[str, Any]]:
+def choose_files(records: list[DatasetRecord], findings: list[Finding], per_group: int = ACCEPT_FILES,
+                 limit: int = MAX_ACCEPT) -> list[AcceptGroup]:
     """The groups to score, majority first: layers.choose's picks with "score" (the paths to
     score: the representative, then the spread) and "paths" (the group's files, for findings)."""
     picks = choose(records, findings)
@@ -76,7 +77,7 @@ def choose_files(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
     own = {p for pick in picks[1:] for p in pick["paths"]}  # files of the groups reported on their own
     in_group, flagged = grouped_and_flagged(findings)  # a flagged file is never scored, as never chosen
     by_path = {r["path"]: r for r in records}
-    plan = []
+    plan: list[AcceptGroup] = []
     for pick in picks:
         if pick["group"] == "majority":
             members = [r for r in records if r["path"] not in own and r["path"] not in in_group]
@@ -89,9 +90,9 @@ def choose_files(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
     return plan
 
 
-async def score(source, root: str, plan: list[dict[str, Any]], *, drafter: str, model: str | None = None,
+async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str, model: str | None = None,
                 steps: int = STEPS, on_progress: Callable[[int, int, str], None] | None = None,
-                done: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                done: list[AcceptScore] | None = None) -> list[AcceptScore]:
     """Source.accept of each planned file, group by group (results are appended to `done` as
     they come, so a cancelled run keeps what it has). A drafter that does not load stops the
     run at its first file: every other file would fail the same way."""
@@ -107,24 +108,42 @@ async def score(source, root: str, plan: list[dict[str, Any]], *, drafter: str, 
         for i, rel in enumerate(paths):
             if on_progress is not None:
                 on_progress(i + 1, len(paths), rel)
-            r = await ahead.result(i)
-            r = {k: r.get(k) for k in ("top1", "tau", "steps", "rows", "error", "computed") if k in r}
-            results.append({**r, "path": rel})
-            if "error" in r and str(r["error"]).startswith(drafter):
+            kept = _kept(await ahead.result(i))
+            results.append({**kept, "path": rel})
+            if "error" in kept and str(kept["error"]).startswith(drafter):
                 break
     finally:
         ahead.close()
     return results
 
 
-def _mean(xs: list[float]) -> float | None:
+def _kept(r: AcceptResult) -> AcceptScore:
+    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed
+    (those it holds, in that order)."""
+    kept: AcceptScore = {}
+    if "top1" in r:
+        kept["top1"] = r["top1"]
+    if "tau" in r:
+        kept["tau"] = r["tau"]
+    if "steps" in r:
+        kept["steps"] = r["steps"]
+    if "rows" in r:
+        kept["rows"] = r["rows"]
+    if "error" in r:
+        kept["error"] = r["error"]
+    if "computed" in r:
+        kept["computed"] = r["computed"]
+    return kept
+
+
+def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def report(plan: list[dict[str, Any]], results: list[dict[str, Any]], drafter: str,
-           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def report(plan: list[AcceptGroup], results: list[AcceptScore], drafter: str,
+           ) -> tuple[list[AcceptanceEntry], list[Finding]]:
     """(one "acceptance" entry per group with a result, findings for the dataset)."""
-    entries: list[dict[str, Any]] = []
+    entries: list[AcceptanceEntry] = []
     by_path = {r["path"]: r for r in results}
     for group in plan:
         got = [by_path[p] for p in group["score"] if p in by_path]
@@ -132,22 +151,29 @@ def report(plan: list[dict[str, Any]], results: list[dict[str, Any]], drafter: s
             continue
         ok = [r for r in got if "error" not in r and r.get("top1") is not None]
         errors = [r for r in got if "error" in r]
-        entry = {k: group[k] for k in ("group", "label", "range")}
-        entry.update(files=len(group["paths"]), scored=len(ok), paths=[r["path"] for r in ok],
-                     top1=_mean([r["top1"] for r in ok]), tau=_mean([r["tau"] for r in ok if r.get("tau") is not None]),
-                     steps=[_mean([r["steps"][i] for r in ok]) for i in range(min((len(r["steps"]) for r in ok), default=0))],
-                     computed=got[0].get("computed"))
+        entry: AcceptanceEntry = {
+            "group": group["group"], "label": group["label"], "range": group["range"],
+            "files": len(group["paths"]), "scored": len(ok), "paths": [r["path"] for r in ok],
+            "top1": _mean([t for r in ok if (t := r.get("top1")) is not None]),
+            "tau": _mean([t for r in ok if (t := r.get("tau")) is not None]),
+            # a step no file reached is None in accept's answer: the mean is over the files that did
+            "steps": [_mean([v for r in ok if (v := r["steps"][i]) is not None])
+                      for i in range(min((len(r["steps"]) for r in ok), default=0))],
+            "computed": got[0].get("computed"),
+        }
         if errors:
             entry["errors"] = [error_result(r["path"], r["error"]) for r in errors]
         entries.append(entry)
-    findings: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     major = entries[0] if entries and entries[0]["group"] == "majority" and entries[0]["top1"] is not None else None
+    theirs = major["top1"] if major is not None else None
     paths_of = {g["label"]: g["paths"] for g in plan}
     for e in entries:
-        if major is None or e is major or e["top1"] is None:
+        mine = e["top1"]
+        if major is None or theirs is None or e is major or mine is None:
             continue
-        e["drop"] = round(100 * (major["top1"] - e["top1"]), 1)  # points below the majority
-        if major["top1"] - e["top1"] > MIN_DROP:
+        e["drop"] = round(100 * (theirs - mine), 1)  # points below the majority
+        if theirs - mine > MIN_DROP:
             findings.append(finding(
                 "group_low_acceptance", "warning",
                 f"{_line(e, major)}: the drafter accepts far less on these files "
@@ -173,7 +199,7 @@ def _tau(v: float | None) -> str:
     return "-" if v is None else f"{v:.3g}"
 
 
-def _line(e: dict[str, Any], major: dict[str, Any] | None) -> str:
+def _line(e: AcceptanceEntry, major: AcceptanceEntry | None) -> str:
     kind = "" if e["group"] in ("majority", "shard") else f" ({e['group']})"
     n = f"{e['scored']} file{'s' if e['scored'] != 1 else ''}"
     text = f"{e['label']}{kind}: step-1 top-1 {_pct(e['top1'])} ({n} of {e['files']})"
@@ -184,7 +210,7 @@ def _line(e: dict[str, Any], major: dict[str, Any] | None) -> str:
     return (text + f" vs the majority's {_pct(major['top1'])}: {cost}; τ {_tau(e['tau'])} vs {_tau(major['tau'])}")
 
 
-def format_acceptance(entries: list[dict[str, Any]], drafter: str, planned: int | None = None) -> str:
+def format_acceptance(entries: Sequence[AcceptanceEntry], drafter: str, planned: int | None = None) -> str:
     """The text report's section: one line per group (and its files that could not be scored)."""
     done = sum(e["scored"] + len(e.get("errors", [])) for e in entries)
     head = f"acceptance (drafter {drafter}, {STEPS} steps, {done} file{'s' if done != 1 else ''} scored"

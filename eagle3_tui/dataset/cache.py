@@ -17,11 +17,16 @@ import json
 import sqlite3
 from functools import cache
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
 from eagle3_tui.userdirs import cache_dir
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import DatasetRecord
+    from eagle3_tui.engines.results import Finding
 
 SCHEMA = 8  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
@@ -49,7 +54,10 @@ def code_version(names: tuple[str, ...]) -> str:
 
     h = hashlib.blake2b(digest_size=8)
     for name in names:
-        with open(find_spec(f"eagle3_tui.{name}").origin, "rb") as fh:
+        spec = find_spec(f"eagle3_tui.{name}")
+        if spec is None or spec.origin is None:
+            raise ModuleNotFoundError(f"eagle3_tui.{name}")
+        with open(spec.origin, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()
 
@@ -58,7 +66,7 @@ def mode_name(full: bool, rows: int, budget: int = DEFAULT_BUDGET) -> str:
     return f"{ScanOptions(full=full, rows=rows, budget=budget).record_mode()}@{code_version(_RECORD_CODE)}"
 
 
-def record_variant(record: dict[str, Any]) -> str | None:
+def record_variant(record: DatasetRecord) -> str | None:
     """What a record depends on beyond its file and depth: "*" for an error (it depends on
     nothing else), else the identity of the mapping behind its draft_vocab counts (None: none)."""
     if "variant" in record:  # a lazy cached record (dataset/stream.py)
@@ -79,7 +87,7 @@ def storable(path: str) -> str:
     return path
 
 
-def _without_pair(record: dict[str, Any]) -> dict[str, Any]:
+def _without_pair(record: DatasetRecord) -> DatasetRecord | dict[str, object]:
     return {k: v for k, v in record.items() if k != "pair"} if "pair" in record else record
 
 
@@ -151,7 +159,7 @@ class ScanCache:
         )
         return {name: (size, mtime, rec) for name, size, mtime, rec in cur}
 
-    def put(self, host: str, root: str, records: list[dict[str, Any]], full: bool, rows: int,
+    def put(self, host: str, root: str, records: Iterable[DatasetRecord], full: bool, rows: int,
             budget: int = DEFAULT_BUDGET) -> None:
         prefix = self._prefix(root)
         mode = mode_name(full, rows, budget)
@@ -171,7 +179,7 @@ class ScanCache:
     # would import torch, ~1.5 s). One row per (host, root): the newest result wins.
 
     @staticmethod
-    def digest(records: list[dict[str, Any]], options: ScanOptions | None = None) -> str:
+    def digest(records: Iterable[DatasetRecord], options: ScanOptions | None = None) -> str:
         """Of what the findings depend on: every record's cache key, depth and variant, the
         options that change a record or a finding, and the code of both."""
         h = hashlib.blake2b(digest_size=16)
@@ -184,19 +192,19 @@ class ScanCache:
             h.update(b"\n")
         return h.hexdigest()
 
-    def findings(self, host: str, root: str, digest: str) -> list[dict[str, Any]] | None:
+    def findings(self, host: str, root: str, digest: str) -> list[Finding] | None:
         row = self._db.execute("SELECT digest, findings FROM findings WHERE host = ? AND root = ?",
                                (host, self._prefix(root))).fetchone()
         return json.loads(row[1]) if row is not None and row[0] == digest else None
 
-    def last_findings(self, host: str, root: str) -> list[dict[str, Any]] | None:
+    def last_findings(self, host: str, root: str) -> list[Finding] | None:
         """The findings of the last scan of `root`, whatever its options (the browser's marks:
         it checks the records themselves against its listing)."""
         row = self._db.execute("SELECT findings FROM findings WHERE host = ? AND root = ?",
                                (host, self._prefix(root))).fetchone()
         return json.loads(row[0]) if row is not None else None
 
-    def put_findings(self, host: str, root: str, digest: str, findings: list[dict[str, Any]]) -> None:
+    def put_findings(self, host: str, root: str, digest: str, findings: list[Finding]) -> None:
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO findings VALUES (?, ?, ?, ?)",
                              (host, self._prefix(root), digest, json.dumps(findings)))

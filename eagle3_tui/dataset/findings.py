@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from typing import Any
 
 from eagle3_tui.dataset.layer_group import MIN_RUN
 from eagle3_tui.dataset.norm_scale import norm_scale
-from eagle3_tui.engines.results import Finding, finding, sort_findings
+from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
+from eagle3_tui.engines.results import Finding, Severity, finding, sort_findings
 from eagle3_tui.engines.scan.agreement import low_acceptance
 
 #: files at each end of a run that layer_group may not split off (too few to judge)
@@ -27,20 +27,22 @@ MIN_EFFECT = 1.0
 SHOW = 5  # paths or numbers quoted in a message
 
 
-def dataset_findings(records: list[dict[str, Any]], layer_runs: Callable | None = None) -> list[dict[str, Any]]:
+def dataset_findings(records: list[DatasetRecord], layer_runs: LayerSearch | None = None) -> list[Finding]:
     """The findings over every record. `layer_runs(values, shard_of)` runs the layer_group search
     (dataset/layer_group.py: in_process, the default, imports torch; the TUI passes one that runs
     it in a child process). Nothing else here needs torch."""
     # records arrive in completion order; findings must not depend on it
     records = sorted(records, key=_order_key)
     samples = [r for r in records if "error" not in r]
-    found: list[dict[str, Any]] = []
+    found: list[Finding] = []
     found += _unreadable(records)
     found += _nonfinite(samples)
     found += _layout(samples)
     if len(samples) >= 2 * MIN_RUN:
         if layer_runs is None:
-            from eagle3_tui.dataset.layer_group import in_process as layer_runs
+            from eagle3_tui.dataset.layer_group import in_process
+
+            layer_runs = in_process
         grouped = _layer_group(samples, layer_runs)
         # files already named as broken (NaN, another layout) would stand apart for that reason
         broken = {p for f in found if f["severity"] != "info" for p in f.get("paths") or []}
@@ -57,7 +59,7 @@ def dataset_findings(records: list[dict[str, Any]], layer_runs: Callable | None 
     return sort_findings(found)
 
 
-def _named(found: list[dict[str, Any]]) -> set[str]:
+def _named(found: list[Finding]) -> set[str]:
     """Files an error already names (NaN, another slot count): not judged again."""
     return {p for f in found if f["severity"] == "error" for p in f.get("paths") or []}
 
@@ -67,8 +69,8 @@ def _quote(items: list, show: int = SHOW) -> str:
     return text + (f" and {len(items) - show} more" if len(items) > show else "")
 
 
-def _finding(code: str, severity: str, message: str, **fields: Any) -> Finding:
-    return finding(code, severity, message, **fields)  # type: ignore[arg-type]
+def _finding(code: str, severity: Severity, message: str, **fields: Any) -> Finding:
+    return finding(code, severity, message, **fields)
 
 
 # ------------------------------------------------------------------------------- per file
@@ -186,7 +188,7 @@ def _padding_states(samples):
 # ------------------------------------------------------------------------------- layer groups
 
 
-def _features(r) -> list[float] | None:
+def _features(r: DatasetRecord) -> list[float | None]:
     sig = r.get("signature") or {}
     vals = [math.log(v) if v and v > 0 else None for v in sig.get("rel_final", [])]
     vals += list(sig.get("cos_next", []))
@@ -194,11 +196,11 @@ def _features(r) -> list[float] | None:
     return vals
 
 
-def _order_key(r):
+def _order_key(r: DatasetRecord) -> tuple[bool, int, str]:
     return (r.get("index") is None, r.get("index") or 0, r["path"])
 
 
-def _layer_group(samples, runner):
+def _layer_group(samples: list[DatasetRecord], runner: LayerSearch) -> list[Finding]:
     """Runs of files (in index order) whose signatures depart from the rest of the dataset.
 
     The statistic is the "epidemic" change point: for every run [a, b) of files, the standardised
@@ -246,7 +248,7 @@ def _layer_group(samples, runner):
     return out
 
 
-def _signature_outliers(samples, grouped: set[str]):
+def _signature_outliers(samples: list[DatasetRecord], grouped: set[str]) -> list[Finding]:
     """Files whose signature stands apart from the bulk in any order (dataset/outliers.py): a
     minority captured at other layers, scattered among the files. Files a layer_group finding
     already names are not named again."""
@@ -301,7 +303,7 @@ def _moved_most(values, members, bulk) -> tuple[int, float, float]:
     return best[0], best[1], best[2]
 
 
-def _feature_names(r) -> list[str]:
+def _feature_names(r: DatasetRecord) -> list[str]:
     sig = r.get("signature") or {}
     names = [f"slot {i} norm / final norm" for i in range(len(sig.get("rel_final", [])))]
     names += [f"cos(slot {i}, slot {i + 1})" for i in range(len(sig.get("cos_next", [])))]

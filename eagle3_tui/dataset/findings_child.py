@@ -20,9 +20,12 @@ import tempfile
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import eagle3_tui
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import LayerRuns
 
 #: how often cancelled() is asked while the child works
 POLL_SECONDS = 0.05
@@ -40,7 +43,7 @@ class ChildRuns:
         self.pid: int | None = None
         self.returncode: int | None = None
 
-    def __call__(self, values: list[list[float]], shard_of: list[int]) -> dict[str, Any]:
+    def __call__(self, values: list[list[float]], shard_of: list[int]) -> LayerRuns:
         n, d = len(values), len(values[0]) if values else 0
         flat = array("d")
         for row in values:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import LayerRun, LayerRuns
 
 #: files at each end of a run that layer_group may not split off (too few to judge)
 MIN_RUN = 3
@@ -26,7 +29,7 @@ P_LIMIT = 0.01
 MAX_CANDIDATES = 256
 
 
-def layer_runs(raw: Any, shard_of: list[int]) -> dict[str, Any]:
+def layer_runs(raw: Any, shard_of: list[int]) -> LayerRuns:
     """raw: n x d float64 tensor of signature features (NaN: missing). Returns {"runs": [{"run":
     positions, "p", "col", "effect", "inside", "rest"}], "rest": files left outside every run}:
     each run is a stretch of rows whose mean departs from the rest's (the finding's numbers,
@@ -71,7 +74,7 @@ def layer_runs(raw: Any, shard_of: list[int]) -> dict[str, Any]:
         taken = set(group)
         alive = [i for i in alive if i not in taken]
 
-    runs = []
+    runs: list[LayerRun] = []
     rest = alive
     for group, p in groups:
         for run in _runs(group):
@@ -128,7 +131,7 @@ def _epidemic_max(x, cand) -> tuple[float, int, int]:
     return float(stat.view(-1)[j]), int(cand[ia]), int(cand[ib])
 
 
-def in_process(values: list[list[float]], shard_of: list[int]) -> dict[str, Any]:
+def in_process(values: list[list[float]], shard_of: list[int]) -> LayerRuns:
     """layer_runs() here, on one torch thread (199 permutations of small tensors: more threads
     only spin)."""
     import torch

@@ -26,10 +26,11 @@ import json
 import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from eagle3_tui.engines.results import finding
+from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, LayerSlot, Pick, Reading, VerifyPlan
+from eagle3_tui.engines.results import Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
 
 #: identify calls per scan (each is a forward pass of the target model on one sample)
@@ -51,19 +52,23 @@ _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_stat
 # ------------------------------------------------------------------------------ choosing files
 
 
-def decoded(record: dict[str, Any]) -> dict[str, Any]:
+def decoded(record: DatasetRecord) -> DatasetRecord:
     """A record as engines/scan/records.py wrote it (a lazy cached one carries its JSON text in "raw")."""
-    return {**json.loads(record["raw"]), "path": record["path"]} if "raw" in record else record
+    if "raw" not in record:
+        return record
+    full: DatasetRecord = {**json.loads(record["raw"]), "path": record["path"]}
+    return full
 
 
-def usable(r: dict[str, Any]) -> bool:
+def usable(r: DatasetRecord) -> bool:
     if "error" in r or not r.get("slots"):
         return False
-    parts = [*r["slots"], *([r["final"]] if r.get("final") else [])]
+    final = r.get("final")
+    parts = [*r["slots"], *([final] if final else [])]
     return not any(p.get("nan") or p.get("inf") for p in parts) and (r.get("valid_tokens") or 0) > 0
 
 
-def _first_usable(records: list[dict[str, Any]], look_at: int | None = None) -> dict | None:
+def _first_usable(records: list[DatasetRecord], look_at: int | None = None) -> DatasetRecord | None:
     """The first usable record (natural path order) with MIN_TOKENS valid tokens, else the
     usable one with the most; records are decoded one at a time, and at most `look_at`."""
     best = None
@@ -78,7 +83,7 @@ def _first_usable(records: list[dict[str, Any]], look_at: int | None = None) -> 
     return best
 
 
-def grouped_and_flagged(findings: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+def grouped_and_flagged(findings: list[Finding]) -> tuple[set[str], set[str]]:
     """(the files a layer_group finding names, the files another warning or error names: a
     layout_mismatch among them; those are never chosen to represent a group)."""
     in_group = {p for f in findings if f.get("code") == "layer_group" for p in f.get("paths") or []}
@@ -87,14 +92,14 @@ def grouped_and_flagged(findings: list[dict[str, Any]]) -> tuple[set[str], set[s
     return in_group, flagged
 
 
-def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit: int = MAX_IDENTIFY) -> list[dict[str, Any]]:
+def choose(records: list[DatasetRecord], findings: list[Finding], limit: int = MAX_IDENTIFY) -> list[Pick]:
     """The files to identify: [{"group": "majority"|"layer_group"|"shard", "label", "path",
     "files", "paths" (the group's files, for findings), "range"}], majority first."""
     groups = [f for f in findings if f.get("code") == "layer_group" and f.get("paths")]
     in_group, flagged = grouped_and_flagged(findings)
     by_path = {r["path"]: r for r in records}
     rest = [r for r in records if r["path"] not in in_group and r["path"] not in flagged]
-    picks: list[dict[str, Any]] = []
+    picks: list[Pick] = []
     majority = _first_usable(rest, LOOK_AT)
     if majority is not None:
         files = sum("error" not in r for r in records if r["path"] not in in_group)
@@ -110,7 +115,7 @@ def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit:
         picks.append({"group": "layer_group", "label": label, "path": r["path"], "files": len(f["paths"]),
                       "paths": list(f["paths"]), "range": span, "shard": r.get("shard", "")})
     if majority is not None:
-        shards: dict[str, list] = defaultdict(list)
+        shards: dict[str, list[DatasetRecord]] = defaultdict(list)
         for r in rest:
             if "error" in r:  # a folder of non-samples (a vocab_mapping/) is no shard
                 continue
@@ -130,10 +135,10 @@ def choose(records: list[dict[str, Any]], findings: list[dict[str, Any]], limit:
 
 
 async def identify_picks(
-    source, root: str, picks: list[dict[str, Any]], *, model: str, drafter: str | None = None,
+    source: Any, root: str, picks: list[Pick], *, model: str, drafter: str | None = None,
     device: str = "auto", on_progress: Callable[[int, int, str], None] | None = None,
-    done: list[dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
+    done: list[IdentifyResult] | None = None,
+) -> list[IdentifyResult]:
     """Source.identify of each pick, in order (results are appended to `done` as they come, so a
     cancelled run keeps what it has). A drafter whose config names no layer ids is dropped for
     the rest of the run: the boundaries are still worth having."""
@@ -168,18 +173,19 @@ async def identify_picks(
 # ------------------------------------------------------------------------------ the report
 
 
-def _bounds(result: dict[str, Any]) -> list[int | None]:
+def _bounds(result: IdentifyResult) -> list[int | None]:
     """Per slot: the boundary, L + 1 for the final norm's output (conventions.py's way), None."""
     post = result["layers"] + 1
     return [post if s.get("norm") == "post" else s.get("boundary") for s in result["slots"]]
 
 
-def _reading(bounds: list[int | None], layers: int, table: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _reading(bounds: list[int | None], layers: int, table: list[Mapping[str, Any]]) -> Reading | None:
     """The layer ids each convention needs to land on these boundaries, and the entries of
     identify's conventions table (the drafter's ids, else the defaults) that give them."""
-    if not bounds or None in bounds:
+    known = [b for b in bounds if b is not None]
+    if not bounds or len(known) < len(bounds):
         return None
-    got = sorted(bounds)  # type: ignore[type-var]
+    got = sorted(known)
     return {
         "output_of": [b - 1 for b in got] if got[0] >= 1 and got[-1] <= layers else None,
         "input_of": got if got[-1] <= layers - 1 else None,
@@ -188,8 +194,8 @@ def _reading(bounds: list[int | None], layers: int, table: list[dict[str, Any]])
     }
 
 
-def plan(records: list[dict[str, Any]], findings: list[dict[str, Any]], *, minority: float = 0.01,
-         identify_all: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def plan(records: list[DatasetRecord], findings: list[Finding], *, minority: float = 0.01,
+         identify_all: bool = False) -> tuple[list[Pick], VerifyPlan]:
     """(every file to identify: the representatives (choose), then the suspects and the random
     sample that verify the rest (verify.py), the verification plan)."""
     from eagle3_tui.dataset.verify import verify_picks
@@ -200,15 +206,15 @@ def plan(records: list[dict[str, Any]], findings: list[dict[str, Any]], *, minor
     return picks + more, checks
 
 
-def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: str | None = None,
-           checks: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def report(picks: list[Pick], results: list[IdentifyResult], drafter: str | None = None,
+           checks: VerifyPlan | None = None) -> tuple[list[LayersEntry], list[Finding]]:
     """(one "layers" entry per group identified, findings for the dataset). Picks beyond the
     results (an interrupted run) are left out; `drafter` is the folder identify was given; the
     verified files (suspects, the drawn sample) give findings of their own (verify.py)."""
     from eagle3_tui.dataset.verify import verdicts
 
-    entries: list[dict[str, Any]] = []
-    findings: list[dict[str, Any]] = []
+    entries: list[LayersEntry] = []
+    findings: list[Finding] = []
     failed: dict[str, list[str]] = defaultdict(list)
     verified = [(pick, r) for pick, r in zip(picks, results) if pick["group"] in ("suspect", "sample")]
     for pick, r in zip(picks, results):
@@ -216,7 +222,8 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
             if "error" in r:
                 failed[r["error"]].append(pick["path"])
             continue
-        entry = {k: pick[k] for k in ("group", "label", "files", "range")}
+        entry: LayersEntry = {"group": pick["group"], "label": pick["label"], "files": pick["files"],
+                              "range": pick["range"]}
         entry["paths"] = [pick["path"]]
         entry["computed"] = r.get("computed")
         if "error" in r:
@@ -226,19 +233,20 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
             continue
         layers = r["layers"]
         bounds = _bounds(r)
-        table = (r.get("conventions") or {}).get("readings") or []
-        entry.update(
-            layers=layers, tokens=r.get("tokens"), boundaries=bounds,
-            slots=[{k: s.get(k) for k in ("label", "boundary", "norm", "status", "cosine", "norm_ratio", "margin", "second", "fault")
-                    if k not in ("norm", "fault") or s.get(k)} for s in r["slots"]],
-            final=({k: r["final"].get(k) for k in ("norm", "boundary", "status", "cosine", "norm_ratio")}
-                   if r.get("final") else None),
-            reading=_reading(bounds, layers, table),
-        )
+        conventions: dict[str, Any] = r.get("conventions") or {}
+        table: list[Mapping[str, Any]] = conventions.get("readings") or []
+        final = r.get("final")
+        entry["layers"] = layers
+        entry["tokens"] = r.get("tokens")
+        entry["boundaries"] = bounds
+        entry["slots"] = [_layer_slot(s) for s in r["slots"]]
+        entry["final"] = _layer_final(final) if final else None
+        entry["reading"] = _reading(bounds, layers, table)
         if r.get("drafter_error"):
             entry["drafter"] = {"error": r["drafter_error"]}
         elif drafter and table:  # the table then holds the drafter's ids alone
-            fits = [f["reading"] for f in (entry["reading"] or {}).get("fits", [])]
+            reading = entry["reading"]
+            fits = [f["reading"] for f in reading["fits"]] if reading else []
             entry["drafter"] = {"ids": table[0]["ids"], "ids_from": table[0]["ids_from"], "follows": fits}
         for f in r.get("findings", []):
             if f["code"] in _LIFTED and f["severity"] != "info":
@@ -256,7 +264,27 @@ def report(picks: list[dict[str, Any]], results: list[dict[str, Any]], drafter: 
     return entries, findings
 
 
-def _compare_with_majority(entries, picks, findings) -> None:
+def _layer_slot(s: Mapping[str, Any]) -> LayerSlot:
+    """An identified slot as the entry keeps it ("norm" and "fault" only when set)."""
+    kept: LayerSlot = {"label": s.get("label"), "boundary": s.get("boundary")}
+    if s.get("norm"):
+        kept["norm"] = s["norm"]
+    kept["status"] = s.get("status")
+    kept["cosine"] = s.get("cosine")
+    kept["norm_ratio"] = s.get("norm_ratio")
+    kept["margin"] = s.get("margin")
+    kept["second"] = s.get("second")
+    if s.get("fault"):
+        kept["fault"] = s["fault"]
+    return kept
+
+
+def _layer_final(f: Mapping[str, Any]) -> LayerFinal:
+    return {"norm": f.get("norm"), "boundary": f.get("boundary"), "status": f.get("status"),
+            "cosine": f.get("cosine"), "norm_ratio": f.get("norm_ratio")}
+
+
+def _compare_with_majority(entries: list[LayersEntry], picks: list[Pick], findings: list[Finding]) -> None:
     """Offsets against the majority's boundaries; a shard that holds other boundaries, and a
     group that reads the drafter's ids otherwise than the majority, are warnings."""
     major = entries[0] if entries and entries[0]["group"] == "majority" and "error" not in entries[0] else None
@@ -297,7 +325,7 @@ def _offset(a: list[int | None], b: list[int | None]) -> int | None:
     """How many boundaries deeper (+) or shallower (-) every slot of b is than a's, else None."""
     if len(a) != len(b) or None in a or None in b:
         return None
-    diffs = {y - x for x, y in zip(a, b)}  # type: ignore[operator]
+    diffs = {y - x for x, y in zip(a, b) if x is not None and y is not None}
     return diffs.pop() if len(diffs) == 1 else None
 
 
@@ -308,7 +336,7 @@ def _offset_text(d: int | None) -> str:
     return f": {'one' if n == 1 else n} boundar{'y' if n == 1 else 'ies'} {'lower' if d < 0 else 'deeper'}"
 
 
-def _bset(e: dict[str, Any]) -> str:
+def _bset(e: LayersEntry) -> str:
     post = e["layers"] + 1
     return "b " + ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in e["boundaries"])
 
@@ -320,7 +348,7 @@ def _quote(items: list[str], show: int = 3) -> str:
 # ------------------------------------------------------------------------------ text
 
 
-def _slot_text(s: dict[str, Any]) -> str:
+def _slot_text(s: LayerSlot) -> str:
     margin = f" margin {s['margin']:.3f}" if s.get("margin") is not None else ""
     cos = "-" if s.get("cosine") is None else f"{s['cosine']:.4f}"
     if s.get("norm") == "post":
@@ -333,7 +361,7 @@ def _slot_text(s: dict[str, Any]) -> str:
     return f"{s['label']} {where}{status} cos {cos}{margin}"
 
 
-def layers_head(entries: list[dict[str, Any]], model: str, planned: int | None = None) -> str:
+def layers_head(entries: Sequence[LayersEntry], model: str, planned: int | None = None) -> str:
     """The section's first line (the whole section when there is nothing to show per group)."""
     done = len(entries)
     head = f"layers (identified with --model {model} on {done} file{'s' if done != 1 else ''}"
@@ -343,7 +371,7 @@ def layers_head(entries: list[dict[str, Any]], model: str, planned: int | None =
     return head
 
 
-def group_lines(e: dict[str, Any]) -> list[tuple[str, str]]:
+def group_lines(e: LayersEntry) -> list[tuple[str, str]]:
     """One group's lines as (kind, text): "group" (the files, b per slot, statuses, final,
     offset), then "slots" (each slot's numbers), "reading" (the ids that give them), "drafter"."""
     kind = {"majority": "", "layer_group": "layer_group, ", "shard": ""}[e["group"]]
@@ -353,7 +381,7 @@ def group_lines(e: dict[str, Any]) -> list[tuple[str, str]]:
     bs = e["boundaries"]
     post = e["layers"] + 1
     shown = ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in bs)
-    statuses = sorted({s["status"] for s in e["slots"]})
+    statuses = sorted({str(s["status"]) for s in e["slots"]})  # identify gives every slot one
     fin = e.get("final")
     final = ""
     if fin:
@@ -392,7 +420,7 @@ def group_lines(e: dict[str, Any]) -> list[tuple[str, str]]:
     return lines
 
 
-def format_layers(entries: list[dict[str, Any]], model: str, planned: int | None = None) -> str:
+def format_layers(entries: Sequence[LayersEntry], model: str, planned: int | None = None) -> str:
     """The text report's section: one paragraph per group."""
     lines = [layers_head(entries, model, planned)]
     for e in entries:

@@ -8,7 +8,11 @@ No Textual, no torch: the browser computes its marks in a worker thread from the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import DatasetRecord, LayerRuns
+    from eagle3_tui.engines.results import Finding
 
 STATUS_RANK = {"error": 0, "warning": 1, "ok": 2, None: 3}
 
@@ -28,7 +32,7 @@ def status_of(r: Any) -> str | None:
     return "ok"
 
 
-def finding_paths(finding: dict[str, Any]) -> list[str]:
+def finding_paths(finding: Finding) -> list[str]:
     """The files a finding names (its paths, or every file of its groups)."""
     if finding.get("paths"):
         return list(finding["paths"])
@@ -43,7 +47,7 @@ def raised(status: str | None, severities: Iterable[str]) -> str | None:
     return status
 
 
-def file_marks(records: Iterable[Any], findings: list[dict[str, Any]]) -> dict[str, str]:
+def file_marks(records: Iterable[Any], findings: list[Finding]) -> dict[str, str]:
     """path -> "ok" | "warning" | "error" for every sample among `records` (by their "path")."""
     named: dict[str, list[str]] = {}
     for f in findings:
@@ -57,13 +61,13 @@ def file_marks(records: Iterable[Any], findings: list[dict[str, Any]]) -> dict[s
     return marks
 
 
-def _no_layer_search(values, shard_of) -> dict[str, Any]:
+def _no_layer_search(values: list[list[float]], shard_of: list[int]) -> LayerRuns:
     """The browser does not run layer_group's permutation test (torch, seconds): the dataset
     view's findings, when it scanned this folder, carry it."""
     return {"runs": [], "rest": len(values)}
 
 
-def folder_marks(records: list[dict[str, Any]], findings: list[dict[str, Any]] | None) -> dict[str, str]:
+def folder_marks(records: list[DatasetRecord], findings: list[Finding] | None) -> dict[str, str]:
     """The marks of a folder's records: with the findings of the dataset view's scan of the folder
     when the cache has them, else with the findings computed here over these records."""
     if findings is None:

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
-
-from eagle3_tui.engines.results import finding
+from eagle3_tui.dataset.shapes import DatasetRecord
+from eagle3_tui.engines.results import Finding, finding
 
 FACTOR = 2.0  # at least this many times the group's norms (or at most its inverse)
 CONSISTENT = 1.5  # the slots' factors agree within this ratio: one scale, not other layers
@@ -28,19 +27,19 @@ def _median(xs: list[float]) -> float:
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def _norms(r: dict[str, Any]) -> list[float] | None:
+def _norms(r: DatasetRecord) -> list[float] | None:
     """Each slot's typical norm: norm_bulk (without the massive-activation rows: on a real model
     one first-token row at ~25,000 moves a short file's mean norm 1.8x against a long one's),
     norm_mean in a record made before it."""
     vals = [s.get("norm_bulk") if s.get("norm_bulk") is not None else s.get("norm_mean") for s in r.get("slots") or []]
-    if not vals or any(v is None or not math.isfinite(v) or v <= 0 for v in vals):
+    norms = [v for v in vals if v is not None and math.isfinite(v) and v > 0]
+    if not vals or len(norms) < len(vals):
         return None
-    return vals
+    return norms
 
 
-def norm_scale(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = [(r, _norms(r)) for r in samples]
-    rows = [(r, n) for r, n in rows if n is not None]
+def norm_scale(samples: list[DatasetRecord]) -> list[Finding]:
+    rows = [(r, n) for r, n in ((r, _norms(r)) for r in samples) if n is not None]
     if len(rows) < MIN_FILES:
         return []
     common = Counter((r.get("k"), r.get("hidden")) for r, _ in rows).most_common(1)[0][0]

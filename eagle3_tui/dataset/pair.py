@@ -25,9 +25,40 @@ import base64
 import os
 from itertools import pairwise
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
+from eagle3_tui.dataset.shapes import DatasetRecord
+from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
+
+#: a record's "pair" field, or a capture's print (engines/scan/pairprint.py), as JSON: "ids", "n",
+#: "ids_hash", "heads", "w", "pos", "rows" (the capture's: rows per width)
+PairPrint = dict[str, Any]
+
+
+class Match(TypedDict, total=False):
+    path: str  # the training sample (rank adds it)
+    shared_tokens: int
+    how: str  # "ids" | "states"
+    score: float
+    relation: str  # "exact" | "prefix" | "holds" | "head" | "states"
+
+
+class Pairing(TypedDict, total=False):
+    """`pair --json`: the capture, the dataset, the best matches (or "error")."""
+
+    capture: str
+    dataset: str
+    matches: list[Match]
+    error: str
+    computed: str | None
+    capture_ids: bool
+    capture_tokens: int
+    paired_by: str
+    capture_ids_blank: int
+    files: int
+    files_read: int
+    bytes_read: int
 
 #: cosine (of projected rows) from which a row of the capture counts as the sample's row
 ROW_AGREES = 0.9
@@ -46,7 +77,7 @@ def _head(a: list[int], b: list[int]) -> int:
     return i
 
 
-def match_ids(cap: list[int], p: dict[str, Any]) -> dict[str, Any] | None:
+def match_ids(cap: list[int], p: PairPrint) -> Match | None:
     """How the capture's valid ids `cap` meet a record's "pair" field, or None (nothing shared)."""
     rec = decode_ids(p.get("ids"))
     if rec is None or not cap:
@@ -84,7 +115,7 @@ def _unit(x):
     return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
 
 
-def match_states(capture: dict[str, Any], p: dict[str, Any]) -> dict[str, Any] | None:
+def match_states(capture: PairPrint, p: PairPrint) -> Match | None:
     """How the capture's projected rows meet a record's, or None (no width in common)."""
     widths = p.get("w") or []
     if not p.get("rows") or not capture.get("pos"):
@@ -122,12 +153,12 @@ def match_states(capture: dict[str, Any], p: dict[str, Any]) -> dict[str, Any] |
 # ----------------------------------------------------------------------------- ranking
 
 
-def rank(capture: dict[str, Any], records: list[dict[str, Any]], *, top: int = TOP,
-         exclude: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def rank(capture: PairPrint, records: list[DatasetRecord], *, top: int = TOP,
+         exclude: frozenset[str] = frozenset()) -> list[Match]:
     """The best `top` matches of a capture (pairprint.capture_print) among scan records."""
     usable = [r for r in records if r.get("pair") and r["path"] not in exclude]
     cap_ids = capture.get("ids")
-    found: list[dict[str, Any]] = []
+    found: list[Match] = []
     if cap_ids and any(r["pair"].get("ids") for r in usable):
         found = [{"path": r["path"], **m} for r in usable if (m := match_ids(cap_ids, r["pair"]))]
     if not found:
@@ -136,7 +167,7 @@ def rank(capture: dict[str, Any], records: list[dict[str, Any]], *, top: int = T
     return found[:top]
 
 
-def widths_of(records: list[dict[str, Any]]) -> list[int]:
+def widths_of(records: list[DatasetRecord]) -> list[int]:
     return sorted({w for r in records for w in ((r.get("pair") or {}).get("w") or [])})
 
 
@@ -146,9 +177,9 @@ def relative_to(root: str, path: str) -> str | None:
     return None if rel.startswith("..") or os.path.isabs(rel) else rel
 
 
-async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
+async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
                        exclude: frozenset[str] = frozenset(), skip_folder: bool = False,
-                       progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                       progress: Callable[[ScanProgressData], None] | None = None) -> Pairing:
     """Scan `dataset` (cached records stand for unchanged files), print the capture next to the
     data (Source.pair_print) and rank. The capture itself is never a match; with skip_folder,
     nothing in its folder is (the TUI's P: the other captures there are no training samples).
@@ -166,7 +197,7 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
             cache = ScanCache()
         except Exception:  # noqa: BLE001 - a broken cache costs time, never the answer
             cache = None
-    records: list[dict[str, Any]] = []
+    records: list[DatasetRecord] = []
     read = bytes_read = 0
     try:
         async for item in scan_dataset(source, dataset, ScanOptions(pair=True), cache=cache):
@@ -182,7 +213,7 @@ async def pair_capture(source, capture: str, dataset: str, *, top: int = TOP, us
         if cache is not None:
             cache.close()
     printed = await source.pair_print(capture, widths_of(records))
-    out: dict[str, Any] = {"capture": capture, "dataset": dataset}
+    out: Pairing = {"capture": capture, "dataset": dataset}
     if "error" in printed:
         return {**out, "matches": [], "error": printed["error"]}
     inside = relative_to(dataset, capture)

@@ -24,15 +24,24 @@ after that the scan ends "lost" and the findings cover what was read.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptScore, DatasetRecord, LayersEntry
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
 from eagle3_tui.dataset.verify import settle
-from eagle3_tui.engines.results import error_result, sort_findings
+from eagle3_tui.engines.results import (
+    Finding, IdentifyResult, ScanProgressData, error_result, sort_findings,
+)
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.cache import ScanCache
+
+#: a step's progress: (i, n, path) of the file it starts
+Shown = Callable[[int, int, str], None]
 
 #: reconnections of a scan whose connection went (the SSH source's own schedule of 5 tries)
 RESUME_TRIES = 5
@@ -40,7 +49,44 @@ RESUME_TRIES = 5
 
 @dataclass(frozen=True)
 class Progress:
-    progress: dict[str, Any]
+    progress: ScanProgressData
+
+
+def progress_text(p: ScanProgressData, done: int | None = None, elapsed: float = 0.0, cancelled: bool = False) -> str:
+    """The scan's progress in one line, for the dataset view's bar and the CLI's stderr: share,
+    files, the bytes the scan read (counted by it, not the files' sizes: a quick scan reads
+    ~0.5 MiB of a 64 MiB sample) and the time the rest takes at the rate of the files read this
+    run (cached ones cost nothing). `done`: the files done as the caller counts them (else the
+    scan's count); `elapsed`: the caller's seconds, when the scan has not said its own."""
+    done = p.get("files_done", 0) if done is None else done
+    total = p.get("files_total", 0)
+    listing = p.get("listing_done", False)
+    secs = max(p.get("seconds") or elapsed, 1e-6)
+    text = f" {done:,}/{total:,}{'' if listing else '+'} files"
+    if listing and total:
+        text = f" {100 * min(done, total) // total:3d}% ·" + text
+    fresh = p.get("files_read") or 0
+    if fresh:
+        read = p.get("bytes_read") or 0
+        text += f" · read {_mib(read)} ({_mib(read / fresh)} a file, {_mib(read / secs)}/s)"
+        if listing:
+            text += f" · ETA {duration(max(0, total - done) * secs / fresh)}"
+    if cancelled:
+        text += " · cancelled"
+    return text
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.2f} MiB" if n < 10 * 2**20 else f"{n / 2**20:,.0f} MiB"
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 @dataclass(frozen=True)
@@ -61,7 +107,7 @@ class ScanEnded:
 
 @dataclass(frozen=True)
 class Findings:
-    findings: list[dict[str, Any]]
+    findings: list[Finding]
     complete: bool  # over a whole scan (else over the files read before it stopped)
 
 
@@ -75,32 +121,36 @@ class StepProgress:
 
 @dataclass(frozen=True)
 class Layers:
-    entries: list[dict[str, Any]]
+    entries: list[LayersEntry]
     planned: int
-    extra: list[dict[str, Any]]  # findings the layers add
+    extra: list[Finding]  # findings the layers add
     interrupted: bool
     error: str | None = None
 
 
 @dataclass(frozen=True)
 class Acceptance:
-    entries: list[dict[str, Any]]
+    entries: list[AcceptanceEntry]
     planned: int
     scored: int
-    extra: list[dict[str, Any]]
+    extra: list[Finding]
     interrupted: bool
     error: str | None = None
     #: every file scored: {"path", "top1", "tau", ...} or {"path", "error"} (the dataset view's column)
-    files: tuple = ()
+    files: tuple[AcceptScore, ...] = ()
 
 
 @dataclass(frozen=True)
 class Finished:
-    findings: list[dict[str, Any]]  # every finding, the steps' included, sorted
+    findings: list[Finding]  # every finding, the steps' included, sorted
     stopped: str | None  # the step cancelled or cut short ("scan", "layers", "acceptance"), or None
 
 
 Event = Progress | Resuming | ScanEnded | Findings | StepProgress | Layers | Acceptance | Finished
+
+T = TypeVar("T")
+#: what _per_file yields last: the step's results, whether it was interrupted, the error that stopped it
+StepEnd = tuple[list[T], bool, str | None]
 
 
 @dataclass
@@ -115,7 +165,7 @@ class DatasetPipeline:
     resume_tries: int = RESUME_TRIES
 
     def __post_init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
+        self.records: list[DatasetRecord] = []
         self.ended: ScanEnded | None = None  # how the scan ended, once it has
         self.cache_error: str | None = None
         self._cancelling = False
@@ -139,7 +189,7 @@ class DatasetPipeline:
         """Stop for good (the view went): a findings search in a child process is killed."""
         self._closed = True
 
-    async def events(self) -> AsyncIterator[Any]:
+    async def events(self) -> AsyncIterator[Event | DatasetRecord]:
         self._task = asyncio.current_task()
         cache = self._cache()
         try:
@@ -164,17 +214,21 @@ class DatasetPipeline:
         stopped = None if whole and not self.cancelled_late else "scan"
         scanned = findings
         if stopped is None and self.options.model and self.records:
-            layers = None
-            async for event in self._layers(findings):
-                layers = event
-                yield event
+            layers: Layers | None = None
+            async for step in self._layers(findings):
+                if isinstance(step, Layers):
+                    layers = step
+                yield step
+            assert layers is not None  # _layers ends with one
             findings = sort_findings([*settle(findings, layers.extra), *layers.extra])
             stopped = "layers" if layers.interrupted else None
         if stopped is None and self.options.accept and self.records:
-            scored = None
-            async for event in self._acceptance(scanned):
-                scored = event
-                yield event
+            scored: Acceptance | None = None
+            async for scoring in self._acceptance(scanned):
+                if isinstance(scoring, Acceptance):
+                    scored = scoring
+                yield scoring
+            assert scored is not None  # _acceptance ends with one
             findings = sort_findings([*findings, *scored.extra])
             stopped = "acceptance" if scored.interrupted else None
         yield Finished(findings, stopped)
@@ -190,7 +244,7 @@ class DatasetPipeline:
 
     # ----------------------------------------------------------------------- the scan
 
-    async def _scan(self, cache) -> AsyncIterator[Any]:
+    async def _scan(self, cache: ScanCache | None) -> AsyncIterator[Progress | Resuming | ScanEnded | DatasetRecord]:
         seen: dict[str, tuple[int | None, float | None]] = {}
         attempt = 0
         cause: Exception | None = None
@@ -225,7 +279,7 @@ class DatasetPipeline:
                 self._scanning = False
                 yield ScanEnded(outcome, len(self.records), error, cause)
                 return
-            yield Resuming(attempt, self.resume_tries, len(self.records), error)
+            yield Resuming(attempt, self.resume_tries, len(self.records), error or "")
 
     def _absorb(self) -> bool:
         """Whether a CancelledError is our own cancel() (then the task is uncancelled and the
@@ -240,7 +294,7 @@ class DatasetPipeline:
 
     # ----------------------------------------------------------------------- findings
 
-    async def _findings(self, cache) -> list[dict[str, Any]]:
+    async def _findings(self, cache: ScanCache | None) -> list[Finding]:
         runs = self.layer_runs(lambda: self._closed) if self.layer_runs is not None else None
         try:
             return await asyncio.to_thread(findings_for, self.source, self.path, self.records, cache, self.options,
@@ -251,11 +305,12 @@ class DatasetPipeline:
 
     # ----------------------------------------------------------------------- per-file steps
 
-    async def _per_file(self, step: str, run) -> AsyncIterator[Any]:
+    async def _per_file(self, step: str, run: Callable[[Shown, list[T]], Awaitable[object]],
+                        ) -> AsyncIterator[StepProgress | StepEnd[T]]:
         """Run `run(shown, done)` as a task; its progress comes out as StepProgress events. Yields
         (results, interrupted, error) last."""
-        queue: asyncio.Queue = asyncio.Queue()
-        results: list[dict[str, Any]] = []
+        queue: asyncio.Queue[StepProgress | None] = asyncio.Queue()
+        results: list[T] = []
         if self.cancelled_late:  # cancel() while the files were being chosen
             yield results, True, None
             return
@@ -287,16 +342,18 @@ class DatasetPipeline:
         self._cancelling = False
         return True
 
-    async def _layers(self, findings) -> AsyncIterator[Any]:
+    async def _layers(self, findings: list[Finding]) -> AsyncIterator[StepProgress | Layers]:
         from eagle3_tui.dataset.layers import identify_picks, plan, report
 
         o = self.options
+        model = o.model
+        assert model is not None  # the step runs with --model only
         picks, checks = await asyncio.to_thread(
             lambda: plan(self.records, findings, minority=o.minority, identify_all=o.identify_all))
         reps = sum(p["group"] not in ("suspect", "sample") for p in picks)
 
-        def run(shown, done):
-            return identify_picks(self.source, self.path, picks, model=o.model, drafter=o.drafter,
+        def run(shown: Shown, done: list[IdentifyResult]) -> Awaitable[list[IdentifyResult]]:
+            return identify_picks(self.source, self.path, picks, model=model, drafter=o.drafter,
                                   on_progress=shown, done=done)
 
         async for item in self._per_file("layers", run):
@@ -305,19 +362,21 @@ class DatasetPipeline:
                 continue
             results, interrupted, error = item
             if error is not None and len(results) < len(picks):
-                results.append(error_result(picks[len(results)]["path"], error))
+                results.append(cast(IdentifyResult, error_result(picks[len(results)]["path"], error)))
             entries, extra = report(picks, results, o.drafter, checks)
             yield Layers(entries, reps, extra, interrupted, error)
 
-    async def _acceptance(self, findings) -> AsyncIterator[Any]:
+    async def _acceptance(self, findings: list[Finding]) -> AsyncIterator[StepProgress | Acceptance]:
         from eagle3_tui.dataset.acceptance import choose_files, report, score
 
         o = self.options
+        drafter = o.accept
+        assert drafter is not None  # the step runs with --accept only
         plan = await asyncio.to_thread(choose_files, self.records, findings, o.accept_files)
         paths = [p for g in plan for p in g["score"]]
 
-        def run(shown, done):
-            return score(self.source, self.path, plan, drafter=o.accept, model=o.model, on_progress=shown, done=done)
+        def run(shown: Shown, done: list[AcceptScore]) -> Awaitable[list[AcceptScore]]:
+            return score(self.source, self.path, plan, drafter=drafter, model=o.model, on_progress=shown, done=done)
 
         async for item in self._per_file("acceptance", run):
             if isinstance(item, StepProgress):
@@ -325,6 +384,6 @@ class DatasetPipeline:
                 continue
             results, interrupted, error = item
             if error is not None and len(results) < len(paths):
-                results.append(error_result(paths[len(results)], error))
-            entries, extra = report(plan, results, o.accept)
+                results.append(cast(AcceptScore, error_result(paths[len(results)], error)))
+            entries, extra = report(plan, results, drafter)
             yield Acceptance(entries, len(paths), len(results), extra, interrupted, error, tuple(results))

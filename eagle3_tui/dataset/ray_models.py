@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.results import AcceptResult, IdentifyResult, error_result
 
 #: restarts of an actor whose process or node died, and retries of the call it was running
 ACTOR_RESTARTS = 1
@@ -28,12 +28,12 @@ ACTOR_RESTARTS = 1
 class _Models:
     """The actor: the engines' own functions, in a process that keeps its model."""
 
-    def identify(self, path: str, model: str, options: dict[str, Any]) -> dict[str, Any]:
+    def identify(self, path: str, model: str, options: dict[str, Any]) -> IdentifyResult:
         from eagle3_tui.engines.model.identify import identify_file
 
         return identify_file(path, model, **options)
 
-    def accept(self, path: str, drafter: str, options: dict[str, Any]) -> dict[str, Any]:
+    def accept(self, path: str, drafter: str, options: dict[str, Any]) -> AcceptResult:
         from eagle3_tui.engines.model.accept import accept_file
 
         return accept_file(path, drafter, **options)
@@ -69,7 +69,17 @@ class ModelPool:
         self._start()
         return self.size
 
-    async def call(self, method: str, path: str, what: str, options: dict[str, Any]) -> dict[str, Any]:
+    async def identify(self, path: str, model: str, options: dict[str, Any]) -> IdentifyResult:
+        """_Models.identify on a free actor ({"path", "error"} when Ray lost it)."""
+        result: IdentifyResult = await self.call("identify", path, model, options)
+        return result
+
+    async def accept(self, path: str, drafter: str, options: dict[str, Any]) -> AcceptResult:
+        """_Models.accept on a free actor ({"path", "error"} when Ray lost it)."""
+        result: AcceptResult = await self.call("accept", path, drafter, options)
+        return result
+
+    async def call(self, method: str, path: str, what: str, options: dict[str, Any]) -> Any:
         free = self._start()
         actor = await free.get()
         ref = None

@@ -11,26 +11,32 @@ Ray is imported only when such a source connects; without it, RayMissing says ho
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from eagle3_tui.engines.results import AcceptResult, IdentifyResult
 from eagle3_tui.engines.scan import ray_tasks
 from eagle3_tui.engines.scan.ray_tasks import INSTALL_HINT, RayScan  # noqa: F401 - the hint, for callers
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.local import LocalSource
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.ray_models import ModelPool
 
 
 class RayMissing(SourceError):
     """Ray cannot be imported (the extra is not installed)."""
 
 
-def import_ray():
+def import_ray() -> Any:
+    """The ray module (RayMissing without it)."""
     try:
         return ray_tasks.import_ray()
     except ray_tasks.RayUnavailable as err:
         raise RayMissing(str(err)) from None
 
 
-def connect(address: str | None, quiet: bool = False):
+def connect(address: str | None, quiet: bool = False) -> Any:
+    """The ray module, connected to the cluster at `address` (engines/scan/ray_tasks.py connect)."""
     try:
         return ray_tasks.connect(address, quiet=quiet)
     except ray_tasks.RayMissing as err:
@@ -51,8 +57,8 @@ class RaySource(LocalSource):
         self.quiet = quiet
         self.local_roots = local_roots
         self.batch = batch
-        self._ray = None
-        self._models = None
+        self._ray: Any = None  # the ray module once connected
+        self._models: ModelPool | None = None
         self._releasing: threading.Thread | None = None
         # the cache's host: with local roots the files are the nodes', not this machine's
         self.where = f"ray:{address or 'auto'}" if local_roots else None
@@ -81,7 +87,7 @@ class RaySource(LocalSource):
 
     # --model / --accept: the per-file model work on actors, one model each (dataset/ray_models.py)
 
-    def models(self):
+    def models(self) -> ModelPool:
         if self._models is None:
             from eagle3_tui.dataset.ray_models import ModelPool
 
@@ -93,13 +99,16 @@ class RaySource(LocalSource):
         """Calls identify_picks and score keep in flight: one per actor."""
         return self.models().parallel
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> dict[str, Any]:
-        return await self.models().call("identify", path, model, options)
+    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
+        return await self.models().identify(path, model, options)
 
     async def accept(self, path: str, drafter: str, *, model: str | None = None, steps: int = 3,
-                     all_rows: bool = False, order: list[int] | None = None) -> dict[str, Any]:
-        return await self.models().call("accept", path, drafter,
-                                        {"model": model, "steps": steps, "all_rows": all_rows, "order": order})
+                     all_rows: bool = False, order: list[int] | None = None,
+                     ids_from: str | None = None) -> AcceptResult:
+        options: dict[str, object] = {"model": model, "steps": steps, "all_rows": all_rows, "order": order}
+        if ids_from is not None:  # the actor's accept_file takes it as LocalSource's does
+            options["ids_from"] = ids_from
+        return await self.models().accept(path, drafter, options)
 
     def scan_executor(self) -> RayScan:
         if self._ray is None:

@@ -14,7 +14,7 @@ Plain Python (no Textual, no torch).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
 TOP = "eagle_aux_hidden_state_layer_ids"
@@ -27,7 +27,21 @@ FIRST_ID_ARCHS = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32
 GPT_OSS_ARCHS = ("GptOssForCausalLM",)
 
 
-def nested(config: dict[str, Any], key: str) -> Any:
+#: a drafter's config.json as read: any JSON object (the rules look up the keys they know)
+Config = dict[str, Any]
+
+
+class Capture(TypedDict):
+    """What one engine (and version range) captures for a config: a rule's answer."""
+
+    boundaries: list[int | None]  # per id: b, None when the engine's loop never reaches it
+    guessed: bool  # the config pins nothing: the engine's default
+    ids: list[int]
+    ids_from: str | None  # the config key the ids came from
+    why: str
+
+
+def nested(config: Config, key: str) -> Any:
     section = config.get("eagle_config")
     return section.get(key) if isinstance(section, dict) else None
 
@@ -44,12 +58,12 @@ def default_capture(L: int) -> list[int]:
     return [2, L // 2, L - 3]
 
 
-def _guess(L: int, who: str, ids: list[int]) -> dict[str, Any]:
-    return {"boundaries": default_capture(L), "guessed": True, "ids": ids, "ids_from": None,
+def _guess(L: int, who: str, ids: list[int]) -> Capture:
+    return {"boundaries": [*default_capture(L)], "guessed": True, "ids": ids, "ids_from": None,
             "why": f"the drafter names no ids {who} reads: {who}'s default {ids}"}
 
 
-def _explicit(ids: list[int], key: str, bounds: list[int | None], how: str) -> dict[str, Any]:
+def _explicit(ids: list[int], key: str, bounds: list[int | None], how: str) -> Capture:
     return {"boundaries": bounds, "guessed": False, "ids": ids, "ids_from": key, "why": f"{key} {ids}, {how}"}
 
 
@@ -62,13 +76,13 @@ def _loop(b: int, L: int, last: bool) -> int | None:
 # ------------------------------------------------------------------------------ vLLM
 
 
-def vllm_before(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
+def vllm_before(config: Config, L: int, arch: str | None) -> Capture:
     r = _guess(L, "vLLM", default_capture(L))
     r["why"] = f"vLLM before 0.11.1 ignores the drafter's ids: always {default_capture(L)}"
     return r
 
 
-def vllm(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
+def vllm(config: Config, L: int, arch: str | None) -> Capture:
     """Top-level eagle_aux_hidden_state_layer_ids (eagle_config.* is not read for the capture),
     then dflash_config.target_layer_ids + 1, target_layer_ids + 1, eagle_config.layer_ids; an id
     is the boundary itself (captured after layer id - 1; id L is the residual before the norm)."""
@@ -96,13 +110,13 @@ def vllm(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ SGLang
 
 
-def _sglang_ids(config: dict[str, Any]) -> list[int] | None:
+def _sglang_ids(config: Config) -> list[int] | None:
     """model_runner: eagle_config["eagle_aux_hidden_state_layer_ids"], None on any error (a
     top-level key is never read for the capture)."""
     return _ids(nested(config, "eagle_aux_hidden_state_layer_ids"))
 
 
-def _sglang(config: dict[str, Any], L: int, arch: str | None, first_id: bool, gpt_oss: bool) -> dict[str, Any]:
+def _sglang(config: Config, L: int, arch: str | None, first_id: bool, gpt_oss: bool) -> Capture:
     ids = _sglang_ids(config)
     if ids is None:
         r = _guess(L, "SGLang", default_capture(L))
@@ -121,22 +135,22 @@ def _sglang(config: dict[str, Any], L: int, arch: str | None, first_id: bool, gp
     return _explicit(ids, NESTED, [_loop(i + 1, L, False) for i in ids], how)
 
 
-def sglang_before(config, L, arch):
+def sglang_before(config: Config, L: int, arch: str | None) -> Capture:
     return _sglang(config, L, arch, first_id=False, gpt_oss=False)
 
 
-def sglang_first_id(config, L, arch):
+def sglang_first_id(config: Config, L: int, arch: str | None) -> Capture:
     return _sglang(config, L, arch, first_id=True, gpt_oss=False)
 
 
-def sglang(config, L, arch):
+def sglang(config: Config, L: int, arch: str | None) -> Capture:
     return _sglang(config, L, arch, first_id=True, gpt_oss=True)
 
 
 # ------------------------------------------------------------------------------ TensorRT-LLM
 
 
-def trtllm(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
+def trtllm(config: Config, L: int, arch: str | None) -> Capture:
     """The ids come from the LLM API option speculative_config.eagle3_layers_to_capture, never from
     the drafter's config.json; without it (1, L//2-1, L-4), captured after layer id: b = id + 1."""
     r = _guess(L, "TensorRT-LLM", [1, L // 2 - 1, L - 4])
@@ -148,13 +162,13 @@ def trtllm(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ tokenspeed
 
 
-def tokenspeed_before(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
+def tokenspeed_before(config: Config, L: int, arch: str | None) -> Capture:
     r = _guess(L, "tokenspeed", default_capture(L))
     r["why"] = f"tokenspeed before PR 526 ignores the drafter's ids: always {default_capture(L)}"
     return r
 
 
-def _tokenspeed(config: dict[str, Any], L: int, text_config: bool) -> dict[str, Any]:
+def _tokenspeed(config: Config, L: int, text_config: bool) -> Capture:
     """_eagle_aux_layer_ids: eagle_config.eagle_aux_hidden_state_layer_ids when eagle_config is
     there (then the top-level key is not read), else the top-level key; since PR 958 the same in
     text_config. layers_to_capture = id + 1, captured before layer i (b = i < L); id L (capture
@@ -172,18 +186,18 @@ def _tokenspeed(config: dict[str, Any], L: int, text_config: bool) -> dict[str, 
     return _guess(L, "tokenspeed", default_capture(L))
 
 
-def tokenspeed_526(config, L, arch):
+def tokenspeed_526(config: Config, L: int, arch: str | None) -> Capture:
     return _tokenspeed(config, L, text_config=False)
 
 
-def tokenspeed(config, L, arch):
+def tokenspeed(config: Config, L: int, arch: str | None) -> Capture:
     return _tokenspeed(config, L, text_config=True)
 
 
 # ------------------------------------------------------------------------------ SpecForge
 
 
-def specforge(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any]:
+def specforge(config: Config, L: int, arch: str | None) -> Capture:
     """resolve_eagle_capture_layers: the run's model.aux_hidden_state_layer_ids (not in the
     drafter), else eagle_config.eagle_aux_hidden_state_layer_ids, else [1, L//2-1, L-4]; a layer
     id names the layer's output (HF backend: a forward hook on layers[id]), b = id + 1."""
@@ -197,7 +211,7 @@ def specforge(config: dict[str, Any], L: int, arch: str | None) -> dict[str, Any
 
 # ------------------------------------------------------------------------------ the table
 
-Rule = Callable[[dict[str, Any], int, "str | None"], dict[str, Any]]
+Rule = Callable[[Config, int, "str | None"], Capture]
 
 #: (engine, since, until, rule, serves, source: file @ version or commit). `until` None: the
 #: engine's current rule. `serves` False: a training reading (not counted in serve-check's exit).

@@ -22,23 +22,25 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from eagle3_tui.dataset.cache import ScanCache
+from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
+from eagle3_tui.engines.results import Finding, ScanProgressItem
 from eagle3_tui.engines.scan.options import ScanOptions
 
 FLUSH_EVERY = 500
 
 
-def cache_host(source) -> str:
+def cache_host(source: Any) -> str:
     return getattr(source, "where", None) or source.host or "local"
 
 
 async def scan_dataset(
-    source, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
+    source: Any, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
     skip: dict[str, tuple[int | None, float | None]] | None = None,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[DatasetRecord | ScanProgressItem, None]:
     """skip: rel -> (size, mtime) of files this caller has already (a scan resumed after a lost
     connection): unchanged, they are neither read again nor yielded.
     options.pair: records carry their pairing print (engines/scan/pairprint.py), cached ones
@@ -51,8 +53,9 @@ async def scan_dataset(
     if options.drafter_pair is not None:
         cache = None  # cached records carry no drafter figures: every file is read again
     known = cache.known(host, root, full, rows, budget, pair=pair) if cache is not None else {}
-    pending: list[dict[str, Any]] = []
-    told = {rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
+    pending: list[DatasetRecord] = []
+    told: dict[str, tuple[int, float | None, str | None]] = {
+        rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
     told.update((rel, (size, mtime, "*")) for rel, (size, mtime) in skip.items() if size is not None)
     prints: dict[str, dict[str, Any]] | None = None
     try:
@@ -61,7 +64,7 @@ async def scan_dataset(
                 continue
             if item.get("cached"):
                 record = _from_cache(item["path"], known[item["path"]], lazy)
-                if pair:
+                if pair and cache is not None:
                     if prints is None:
                         prints = cache.pairs(host, root, full, rows, budget)
                     if item["path"] in prints:
@@ -79,7 +82,7 @@ async def scan_dataset(
             cache.put(host, root, pending, full, rows, budget)
 
 
-def _from_cache(rel: str, known: tuple, lazy: bool) -> dict[str, Any]:
+def _from_cache(rel: str, known: tuple[int, float, str, str, bool, str | None], lazy: bool) -> DatasetRecord:
     """The cached record of `rel`, its path and shard relative to this scan's root (the record
     may have been stored by a scan of a folder above or below it)."""
     size, mtime, text, mode, error, variant = known
@@ -90,22 +93,23 @@ def _from_cache(rel: str, known: tuple, lazy: bool) -> dict[str, Any]:
     if lazy and not error:
         return {"path": rel, "size": size, "mtime": mtime, "mode": "full" if mode.startswith("full") else "quick",
                 "variant": variant, "cached": True, "raw": text}
-    record = json.loads(text)
-    record["cached"] = True
-    return record
+    decoded: DatasetRecord = json.loads(text)
+    decoded["cached"] = True
+    return decoded
 
 
-def full_record(record: dict[str, Any]) -> dict[str, Any]:
+def full_record(record: DatasetRecord) -> DatasetRecord:
     """The decoded record behind a lazy cached one (scan_dataset(lazy=True)); others as they are."""
     if "raw" not in record:
         return record
-    full = json.loads(record["raw"])
+    full: DatasetRecord = json.loads(record["raw"])
     full["cached"] = True
     return full
 
 
-def findings_for(source, path: str, records: list[dict[str, Any]], cache: ScanCache | None = None,
-                 options: ScanOptions | None = None, layer_runs=None) -> list[dict[str, Any]]:
+def findings_for(source: Any, path: str, records: list[DatasetRecord], cache: ScanCache | None = None,
+                 options: ScanOptions | None = None,
+                 layer_runs: LayerSearch | None = None) -> list[Finding]:
     """dataset_findings(records), from the cache when the same records were judged before.
     Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping.
     layer_runs: see dataset_findings (the TUI runs the torch part in a child process)."""

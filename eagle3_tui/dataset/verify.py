@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Sequence, Set
 
-from eagle3_tui.engines.results import finding
+from eagle3_tui.dataset.shapes import DatasetRecord, LayersEntry, Pick, VerifyPlan
+from eagle3_tui.engines.results import Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
 
 #: the chance that a minority of the stated share shows up among the drawn files
@@ -40,9 +41,11 @@ def sample_size(population: int, minority: float, confidence: float = CONFIDENCE
     return n
 
 
-def verify_picks(records: list[dict[str, Any]], findings: list[dict[str, Any]], chosen: set[str], *,
-                 minority: float = MINORITY, identify_all: bool = False, usable=None, decoded=lambda r: r,
-                 seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def verify_picks(records: list[DatasetRecord], findings: list[Finding], chosen: set[str], *,
+                 minority: float = MINORITY, identify_all: bool = False,
+                 usable: Callable[[DatasetRecord], bool] | None = None,
+                 decoded: Callable[[DatasetRecord], DatasetRecord] = lambda r: r,
+                 seed: int = 0) -> tuple[list[Pick], VerifyPlan]:
     """(picks to identify after the representatives, the plan): suspects first, then the drawn
     sample, in natural path order. `usable(record)` says whether a file can be identified;
     `decoded(record)` turns a lazy cached record into the record (layers.decoded)."""
@@ -61,16 +64,17 @@ def verify_picks(records: list[dict[str, Any]], findings: list[dict[str, Any]], 
     else:
         n = sample_size(len(pool), minority)
         drawn = sorted(random.Random(seed).sample(pool, n), key=natural_key) if n < len(pool) else pool
-    picks = [{"group": "suspect", "label": "suspect", "path": p, "files": 1, "paths": [p], "range": None}
+    picks: list[Pick] = [{"group": "suspect", "label": "suspect", "path": p, "files": 1, "paths": [p], "range": None}
              for p in suspects]
     picks += [{"group": "sample", "label": "sample", "path": p, "files": 1, "paths": [p], "range": None}
               for p in drawn]
-    plan = {"suspects": len(suspects), "drawn": len(drawn), "pool": len(pool), "minority": minority,
+    plan: VerifyPlan = {"suspects": len(suspects), "drawn": len(drawn), "pool": len(pool), "minority": minority,
             "confidence": CONFIDENCE, "all": identify_all or len(drawn) == len(pool)}
     return picks, plan
 
 
-def past_the_limit(records: list[dict[str, Any]], decoded=lambda r: r) -> list[str]:
+def past_the_limit(records: list[DatasetRecord],
+                   decoded: Callable[[DatasetRecord], DatasetRecord] = lambda r: r) -> list[str]:
     """The files whose signature goes past the outlier limit (dataset/outliers.py), named in a
     finding or not (a single file there may be an unusual prompt, or a file at other layers)."""
     import math
@@ -89,14 +93,14 @@ def past_the_limit(records: list[dict[str, Any]], decoded=lambda r: r) -> list[s
     return [r["path"] for r, s in zip(rows, found["scores"]) if s > found["threshold"]]
 
 
-def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: dict[str, Any] | None,
-             plan: dict[str, Any] | None, known: set[str] = frozenset()) -> list[dict[str, Any]]:
+def verdicts(picks: list[Pick], results: list[IdentifyResult], major: LayersEntry | None,
+             plan: VerifyPlan | None, known: Set[str] = frozenset()) -> list[Finding]:
     """Findings over the verified files: each set of files whose boundaries differ from the
     majority's (layer_minority, warning, with every path), and the guarantee line (layers_checked).
     `known`: files a group already reports with its layers (a layer_group's)."""
     if major is None or "boundaries" not in major:
         return []
-    other: dict[tuple, list[str]] = defaultdict(list)
+    other: dict[tuple[int | None, ...], list[str]] = defaultdict(list)
     agree: list[str] = []  # suspects found at the majority's boundaries (settle() clears them)
     checked = failed = 0
     for pick, r in zip(picks, results):
@@ -112,10 +116,10 @@ def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: 
             other[bounds].append(pick["path"])
         elif list(bounds) == major["boundaries"] and pick["group"] == "suspect":
             agree.append(pick["path"])
-    out = []
+    out: list[Finding] = []
     post = major["layers"] + 1
 
-    def shown(bs) -> str:
+    def shown(bs: Sequence[int | None]) -> str:
         return ", ".join("post-norm" if b == post else "?" if b is None else str(b) for b in bs)
 
     for bounds, paths in sorted(other.items(), key=lambda kv: -len(kv[1])):
@@ -136,7 +140,7 @@ def verdicts(picks: list[dict[str, Any]], results: list[dict[str, Any]], major: 
     return out
 
 
-def settle(findings: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def settle(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
     """The dataset findings after `--model` verified files: a signature_outliers warning no longer
     names the files identify found at the majority's boundaries (`agree` of layers_checked); one
     left naming none is info, saying so. Otherwise the warning would say "captured at other
@@ -145,7 +149,7 @@ def settle(findings: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[
     agree = {p for f in extra if f.get("code") == "layers_checked" for p in f.get("agree") or []}
     if not agree:
         return findings
-    out = []
+    out: list[Finding] = []
     for f in findings:
         if f.get("code") != "signature_outliers" or f.get("severity") != "warning" or not agree & set(f.get("paths") or []):
             out.append(f)
@@ -164,7 +168,7 @@ def settle(findings: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[
     return out
 
 
-def guarantee(plan: dict[str, Any], checked: int) -> str:
+def guarantee(plan: VerifyPlan, checked: int) -> str:
     """"layers checked on 473 files (12 suspects + 461 drawn at random): a minority of 1% or more
     would have shown up with 99% confidence"."""
     parts = f"{plan['suspects']} suspect{'s' if plan['suspects'] != 1 else ''}"

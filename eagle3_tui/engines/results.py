@@ -25,7 +25,15 @@ class Finding(TypedDict, total=False):
     code: str  # e.g. "slot_mismatch"; the README lists them per engine
     severity: Severity
     message: str  # one sentence with the numbers that prove it
-    # plus details that depend on the code (slots, factor, offset, paths, ...)
+    # plus details that depend on the code (slots, factor, offset, ...); those the dataset's
+    # readers use (dataset/marks.py, verify.py, layers.py) are named:
+    paths: list[str]  # the files it names (relative to the scanned root)
+    groups: list[list[str]]  # or the groups of files it names
+    range: list[int] | None  # layer_group: the first and last file index of the run
+    scores: list[float | None]  # signature_outliers: each path's score
+    agree: list[str]  # layers_checked: suspects found at the majority's boundaries
+    verified: bool  # signature_outliers: every file it named was found at the majority's layers
+    group: str  # the layers' and acceptance's findings: the group of files they are about
 
 
 def finding(code: str, severity: Severity, message: str, **details: Any) -> Finding:
@@ -131,6 +139,7 @@ class IdentifyResult(TypedDict, total=False):
     matrix: list[list[float | None]]  # mean cosine of slot i against boundary b
     error: str
     computed: str
+    drafter_error: str  # dataset/layers.py: the drafter did not load, the model's boundaries are still here
 
 
 class AcceptResult(TypedDict, total=False):
@@ -206,10 +215,25 @@ class ScanRecord(TypedDict, total=False):
     draft_vocab: dict[str, Any]  # loss tokens in/out of the draft vocabulary, with a mapping
 
 
+class ScanProgressData(TypedDict, total=False):
+    """The scan's progress (engines/scan/records.py ScanProgress.to_json()), shown by the CLI's
+    progress line and the dataset view's bar."""
+
+    files_done: int
+    files_total: int
+    files_read: int  # read this run (not from the cache): the rate is theirs
+    bytes_done: int
+    bytes_total: int
+    bytes_read: int  # counted by the scan (a quick scan reads a part of each file)
+    seconds: float
+    listing_done: bool  # files_total is final
+    workers: int
+
+
 class ScanProgressItem(TypedDict):
     """What a source's scan yields between records: {"progress": ScanProgress.to_json()}."""
 
-    progress: dict[str, Any]
+    progress: ScanProgressData
 
 
 def error_result(path: str, error: BaseException | str, **extra: Any) -> ErrorResult:

@@ -19,9 +19,10 @@ torch and stdlib only: shipped to the remote box with engines/scan/records.py.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results import Finding, ScanRecord, finding
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)
@@ -88,7 +89,7 @@ def _median(xs: list[float]) -> float:
     return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
 
 
-def low_acceptance(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def low_acceptance(samples: Sequence[ScanRecord]) -> list[Finding]:
     """Finding `low_acceptance`: files whose drafter top-1 is far below the dataset's median
     (median and MAD: a few broken files do not move the yardstick they are measured with)."""
     scored = [(r["path"], r["accept"]["top1"]) for r in samples

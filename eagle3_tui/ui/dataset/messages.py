@@ -8,6 +8,7 @@ from typing import Any
 
 from textual.message import Message
 
+from eagle3_tui.dataset.pipeline import progress_text as progress_text  # the screen's progress line, written once
 from eagle3_tui.engines.results import Finding
 
 
@@ -38,31 +39,6 @@ class LayersReady(Message):
         self.interrupted, self.error = interrupted, error
 
 
-def progress_text(p: dict[str, Any], done: int, elapsed: float, cancelled: bool) -> str:
-    """The line beside the progress bar: share, files, the bytes the scan read (counted by it,
-    not the files' sizes: a quick scan reads ~0.5 MiB of a 64 MiB sample) and the time the rest
-    takes at the rate of the files read this run (cached ones cost nothing)."""
-    total = p.get("files_total", 0)
-    listing = p.get("listing_done", False)
-    secs = max(p.get("seconds") or elapsed, 1e-6)
-    text = f" {done:,}/{total:,}{'' if listing else '+'} files"
-    if listing and total:
-        text = f" {100 * min(done, total) // total:3d}% ·" + text
-    fresh = p.get("files_read") or 0
-    if fresh:
-        read = p.get("bytes_read") or 0
-        text += f" · read {_mib(read)} ({_mib(read / fresh)} a file, {_mib(read / secs)}/s)"
-        if listing:
-            text += f" · ETA {duration(max(0, total - done) * secs / fresh)}"
-    if cancelled:
-        text += " · cancelled"
-    return text
-
-
-def _mib(n: float) -> str:
-    return f"{n / 2**20:.2f} MiB" if n < 10 * 2**20 else f"{n / 2**20:,.0f} MiB"
-
-
 def layers_tail(entries: list[dict[str, Any]], model: str, planned: int | None,
                 error: str | None) -> list[tuple[str, str]]:
     """The lines the layers step adds under the findings, as (kind, text)."""
@@ -79,17 +55,6 @@ def layers_tail(entries: list[dict[str, Any]], model: str, planned: int | None,
     if error:
         lines.append(("note", f"identify stopped: {error}"))
     return lines
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
 def model_hint(model_given: str | None, model: str | None, records: Iterable[Any]) -> list[tuple[str, str]]:
     """The findings' tail when no layers step runs: why the layers are not named."""
     if model_given and model is None:

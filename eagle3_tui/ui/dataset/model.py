@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eagle3_tui.dataset.marks import STATUS_RANK, raised, status_of
+from eagle3_tui.dataset.shapes import AcceptScore
 from eagle3_tui.engines.results import ScanRecord, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
@@ -72,11 +73,45 @@ _NOT_KEPT = ("rows_read", "mapped", "accept", "draft_vocab", "pair")  # pair: on
 
 
 class Record(_Fields):
+    """A ScanRecord kept compact: its fields (less _NOT_KEPT) as typed attributes, unset ones
+    missing as the record's absent keys are; slots and final as SlotStats, the signature as
+    Signature. Read as attributes (r.path) where a field is always there, as the dict (r.get)
+    where it may not be."""
+
     __slots__ = (
         *(name for name in ScanRecord.__annotations__ if name not in _NOT_KEPT),
         "status",  # the view's: status_of(), raised by the findings that name the file
         "top1",  # the view's: the drafter's step-1 top-1 when the acceptance step scored the file
     )
+    # the types of the fields (ScanRecord's; the slots above are made from its keys)
+    path: str
+    index: int | None
+    shard: str
+    size: int | None
+    mtime: float | None
+    error: str
+    not_sample: bool
+    cached: bool
+    computed: str
+    mode: str
+    schema: str
+    tokens: int
+    valid_tokens: int
+    padding: int
+    padding_nonzero: bool
+    masked_zero_tail: int
+    loss_ones: int | None
+    k: int
+    hidden: int
+    dtype: str
+    final_norm: str | None
+    slots: tuple[SlotStats, ...]
+    final: SlotStats | None
+    signature: Signature
+    fingerprint: str
+    bytes_read: int
+    status: str | None
+    top1: float | None
 
     def __init__(self, d: ScanRecord) -> None:
         # over the record's keys (about 20), not the 27 slots: this runs once per streamed file
@@ -138,7 +173,7 @@ def columns_for(k: int, accept: bool = False) -> list[Column]:
     ]
     cols += [Column(f"slot{i}", f"slot {i}", 7, _slot_norm(i)) for i in range(min(k, 8))]
     cols += [
-        Column("final", "final", 7, lambda r: r.final.norm_mean if r.get("final") else None, drop=1),
+        Column("final", "final", 7, lambda r: final.norm_mean if (final := r.get("final")) else None, drop=1),
         Column("nonfinite", "NaN/Inf", 7, _nonfinite),
     ]
     if accept:
@@ -320,12 +355,13 @@ class DatasetRows:
             wanted, records = self.filter, self.records
             self.view = [i for i in order if records[i].path in wanted]
 
-    def set_top1(self, scored: Iterable[dict[str, Any]]) -> None:
+    def set_top1(self, scored: Iterable[AcceptScore]) -> None:
         """The acceptance step's per-file results: each scored file's top-1 (sortable)."""
         for res in scored:
-            i = self.by_path.get(res.get("path"))
-            if i is not None and res.get("top1") is not None:
-                self.records[i].top1 = res["top1"]
+            path, top1 = res.get("path"), res.get("top1")
+            i = self.by_path.get(path) if path is not None else None
+            if i is not None and top1 is not None:
+                self.records[i].top1 = top1
         self.columns = columns_for(self.k, True)
         self.accept = True
         self.sort(self.sort_col, self.descending)
