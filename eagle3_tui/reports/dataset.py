@@ -4,7 +4,7 @@ findings name (from the scan records the view holds) and, with --model, the laye
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,7 @@ MAX_FILES = 1000
 
 
 def dataset_report(folder: str, *, where: str, findings: list[Finding], records: Iterable[Any],
-                   state: str, layers: list[dict[str, Any]] | None = None, layer_lines: list[str] | None = None,
+                   state: str, layers: Sequence[Mapping[str, Any]] | None = None, layer_lines: list[str] | None = None,
                    created: datetime | None = None, serving: dict[str, Any] | None = None) -> Report:
     """records: the scan records (dicts, or the view's records: anything with .get); the files
     the findings name are listed with their numbers. state: "done", "cancelled", "scanning"...

@@ -6,11 +6,12 @@ against the majority. esc stops it (the pipeline's cancel), as it stops the laye
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from eagle3_tui.dataset import pipeline as pl
 
 if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import LayersEntry
     from eagle3_tui.engines.results import Finding
     from eagle3_tui.ui.dataset.findings import DatasetFindings
     from eagle3_tui.ui.dataset.model import DatasetRows
@@ -26,7 +27,7 @@ class AcceptView(Protocol):
     drafter: str | None
     model: str | None
     model_given: str | None
-    layer_entries: list[dict[str, Any]]
+    layer_entries: list[LayersEntry]
 
     @property
     def findings_list(self) -> DatasetFindings: ...

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
 
 if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import LayersEntry
     from eagle3_tui.engines.results import Finding
     from eagle3_tui.sources.base import Source
     from eagle3_tui.target import Target
@@ -23,7 +24,7 @@ class ScannedView(ExportScreen, Protocol):
     source: Source
     findings: list[Finding]
     rows: DatasetRows
-    layer_entries: list[dict[str, Any]]
+    layer_entries: list[LayersEntry]
 
     @property
     def findings_list(self) -> DatasetFindings: ...

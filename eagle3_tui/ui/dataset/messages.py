@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.message import Message
 
-from eagle3_tui.dataset.pipeline import progress_text as progress_text  # the screen's progress line, written once
+from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.engines.results import Finding
 
 
@@ -31,7 +31,7 @@ class FindingsReady(Message):
 class LayersReady(Message):
     """The layers step ended: `entries` and `extra` as dataset/layers.py's report gives them."""
 
-    def __init__(self, generation: int, entries: list[dict[str, Any]], extra: list[Finding],
+    def __init__(self, generation: int, entries: list[LayersEntry], extra: list[Finding],
                  planned: int, *, interrupted: bool = False, error: str | None = None) -> None:
         super().__init__()
         self.generation = generation
@@ -39,7 +39,7 @@ class LayersReady(Message):
         self.interrupted, self.error = interrupted, error
 
 
-def layers_tail(entries: list[dict[str, Any]], model: str, planned: int | None,
+def layers_tail(entries: list[LayersEntry], model: str, planned: int | None,
                 error: str | None) -> list[tuple[str, str]]:
     """The lines the layers step adds under the findings, as (kind, text)."""
     from eagle3_tui.dataset.layers import group_lines, layers_head

@@ -13,7 +13,7 @@ import gc
 import posixpath
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,9 +23,11 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import OptionList, ProgressBar
 
+from eagle3_tui.dataset.shapes import LayersEntry
+from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
-from eagle3_tui.dataset.pipeline import DatasetPipeline
+from eagle3_tui.dataset.pipeline import DatasetPipeline, progress_text
 from eagle3_tui.engines.results import Finding, finding
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
@@ -33,7 +35,7 @@ from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import accept as dataset_accept
-from eagle3_tui.ui.dataset.messages import FindingsReady, LayersReady, ScanEnded, layers_tail, model_hint, progress_text
+from eagle3_tui.ui.dataset.messages import FindingsReady, LayersReady, ScanEnded, layers_tail, model_hint
 from eagle3_tui.ui.dataset.binning import StripBinning
 from eagle3_tui.ui.dataset.model import DatasetRows, Record, SlotBins
 from eagle3_tui.ui.dataset.exporting import DatasetExporter
@@ -71,7 +73,7 @@ class DatasetScreen(Screen[str | None]):
         self.generation = 0
         #: "scanning", "findings" (computing them), "done", "cancelled", "failed"
         self.state = "scanning"
-        self.progress: dict[str, Any] = {}
+        self.progress: ScanProgressData = {}
         self.binning = StripBinning()
         self._started = 0.0
         self.findings: list[Finding] = []
@@ -81,7 +83,7 @@ class DatasetScreen(Screen[str | None]):
         #: the layers step: None (not run), "identifying", "done", "cancelled", "failed"
         self.layers_state: str | None = None
         #: dataset/layers.py's report entries of the last layers step
-        self.layer_entries: list[dict[str, Any]] = []
+        self.layer_entries: list[LayersEntry] = []
         #: the acceptance step (--drafter; ui/dataset/accept.py)
         self.accept_state: str | None = None
         self.exporter = DatasetExporter(self)  # e, y

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
@@ -25,8 +25,12 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from eagle3_tui.names import printable
+from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.sources.base import Source
 from eagle3_tui.ui.shared.messages import StatusMessage
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.serving import ServingCheck
 
 
 class ServingTable(VerticalScroll):
@@ -37,7 +41,7 @@ class ServingTable(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         #: dataset/serving.check's answer, or why there is none (the drafter given: a folder)
-        self.result: dict[str, Any] | None = None
+        self.result: ServingCheck | None = None
         self.error: str | None = None
         self.drafter: str | None = None
         #: "checking", "done", "failed"; None: not run since the last scan began
@@ -55,7 +59,7 @@ class ServingTable(VerticalScroll):
         self.display = False
 
     def layers_found(self, source: Source, drafter: str | None, model: str | None,
-                     entries: list[dict[str, Any]]) -> None:
+                     entries: list[LayersEntry]) -> None:
         """The layers step ended (its report `entries`): with --drafter and --model, check the
         drafter against them."""
         if drafter is None or model is None or not entries:
@@ -65,7 +69,7 @@ class ServingTable(VerticalScroll):
         self.check(source, drafter, model, list(entries))
 
     @work(exclusive=True, group="serving")
-    async def check(self, source: Source, drafter: str, model: str, entries: list[dict[str, Any]]) -> None:
+    async def check(self, source: Source, drafter: str, model: str, entries: list[LayersEntry]) -> None:
         from eagle3_tui.dataset import serving
         from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 

@@ -5,7 +5,7 @@ open the compare view. The main screen holds one (its `pairing`)."""
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
@@ -14,6 +14,7 @@ from eagle3_tui.ui.browser.pins import ComparePins, Pin
 from eagle3_tui.ui.main.host import Parts
 
 if TYPE_CHECKING:
+    from eagle3_tui.engines.results import ScanProgressData
     from textual.worker import Worker
 
     from eagle3_tui.target import Target
@@ -78,7 +79,7 @@ class Pairing:
         say = screen.status_line.say
         name = printable(posixpath.basename(capture))
 
-        def scanning(progress: dict[str, Any]) -> None:
+        def scanning(progress: ScanProgressData) -> None:
             done, total = progress.get("files_done") or 0, progress.get("files_total") or 0
             of = f" of {total:,}" if progress.get("listing_done") else ""
             say(f"pairing {name}: {done:,}{of} files scanned, {human_size(progress.get('bytes_read') or 0)} read… "

@@ -4,7 +4,7 @@ this run (cached files cost nothing)."""
 
 from __future__ import annotations
 
-from eagle3_tui.ui.dataset.messages import progress_text
+from eagle3_tui.dataset.pipeline import progress_text
 
 MIB = 1 << 20
 
