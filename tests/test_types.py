@@ -247,6 +247,7 @@ def test_the_scan_progress_is_written_once_for_the_cli_and_the_view():
     """The dataset view's progress line and the CLI's stderr line are the pipeline's one text."""
     from eagle3_tui.commands._scan_text import progress_line
     from eagle3_tui.dataset.pipeline import progress_text
+
     p = {"files_done": 30, "files_total": 100, "files_read": 20, "listing_done": True,
          "bytes_done": 30 << 26, "bytes_total": 100 << 26, "bytes_read": 20 << 19, "seconds": 2.0, "workers": 2}
     assert progress_line(p) == "scanning:" + progress_text(p)
