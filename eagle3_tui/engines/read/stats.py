@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
+from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
 from eagle3_tui.engines.results import ErrorResult, Summary, error_result
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
@@ -29,8 +30,6 @@ class Cancelled(Exception):
 def _not_sample(path: str, err: NotASample) -> ErrorResult:
     result = error_result(path, err)
     if {"d2t", "t2d"} <= set(err.contents):  # a draft vocabulary: say what it holds
-        from eagle3_tui.engines.model.vocab import VocabError, describe_file
-
         try:
             result["vocab_mapping"] = describe_file(path)
         except VocabError as bad:
