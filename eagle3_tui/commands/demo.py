@@ -8,6 +8,7 @@ import argparse
 import importlib.util
 import os
 import sys
+from eagle3_tui.commands import tui
 
 DEFAULT_DIR = "eagle3-demo"
 
@@ -48,8 +49,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"eagle3-tui demo: {err}", file=sys.stderr)
         return 1
     if not args.write_only and _tui_available():
-        from eagle3_tui.commands import tui
-
         return int(tui.main(tui_argv(manifest)) or 0)
     _print_written(manifest)
     return 0

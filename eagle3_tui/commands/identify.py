@@ -13,6 +13,9 @@ import sys
 from typing import Any
 
 from eagle3_tui.names import printable
+from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.engines.results import blocking
+from eagle3_tui.sources.base import SourceError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,17 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--slots", type=int, metavar="K", help="SAMPLE is a bare [T, K*H] tensor with K slots")
     p.add_argument("--hidden", type=int, metavar="H", help="SAMPLE is a bare [T, K*H] tensor with hidden size H")
-    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from eagle3_tui.commands._options import below_one
-
     if (usage := below_one(args, "identify", "tokens", "slots", "hidden")) is not None:
         return usage
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
 
     try:
@@ -48,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
     if "error" in result:
         print(f"eagle3-tui identify: {result['error']}", file=sys.stderr)
         return 2
-    from eagle3_tui.commands._options import json_line
 
     if args.json:
         print(json_line(result), flush=True)
@@ -60,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
 def exit_code(result: dict[str, Any]) -> int:
     if "error" in result:
         return 2
-    from eagle3_tui.engines.results import blocking
 
     return 1 if blocking(result["findings"]) else 0
 

@@ -30,9 +30,25 @@ from eagle3_tui.commands._options import add_connection_arguments, below_one, to
 from eagle3_tui.commands._scan_text import progress_line, rows_read
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.dataset import pipeline as pl
-from eagle3_tui.dataset.acceptance import MAX_ACCEPT
-from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
-from eagle3_tui.engines.scan.options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_BUDGET, DEFAULT_ROWS, format_size
+from eagle3_tui.dataset.acceptance import MAX_ACCEPT, format_acceptance
+from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, format_layers
+from eagle3_tui.engines.scan.options import (
+    ACCEPT_FILES,
+    CHUNK_FILES,
+    DEFAULT_BUDGET,
+    DEFAULT_ROWS,
+    ScanOptions,
+    format_size,
+    parse_size,
+)
+from eagle3_tui.dataset.cache import ScanCache
+from eagle3_tui.dataset.pipeline import DatasetPipeline
+from eagle3_tui.dataset.stream import full_record
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.results import blocking
+from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter
+from eagle3_tui.sources.base import SourceError, natural_key
+from eagle3_tui.userdirs import writes_inside
 
 PROGRESS_EVERY = 0.2
 
@@ -82,8 +98,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _size(text: str) -> int:
-    from eagle3_tui.engines.scan.options import parse_size
-
     try:
         return parse_size(text)
     except ValueError as err:
@@ -136,8 +150,6 @@ class _Progress:
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
     from eagle3_tui.commands._targets import local_folder_problem, on_host, say
-    from eagle3_tui.engines.scan.options import ScanOptions
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
 
     try:  # a plain path, or `host:path` of the data's own host: a file on the data's machine
@@ -169,7 +181,6 @@ def _options(args: argparse.Namespace, target):
         say(f"scan: {problem}")
         return 2
     if not target.is_remote and options.use_cache:  # the record cache would land in the dataset
-        from eagle3_tui.userdirs import writes_inside
 
         if (problem := writes_inside(target.path, data_too=False)) is not None:
             say(f"scan: {problem}")
@@ -179,9 +190,6 @@ def _options(args: argparse.Namespace, target):
 
 async def _scan(args: argparse.Namespace) -> int:
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
-    from eagle3_tui.dataset.cache import ScanCache
-    from eagle3_tui.dataset.pipeline import DatasetPipeline
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target
 
     started = time.monotonic()
@@ -303,10 +311,6 @@ class _Shown:
 
     def report(self, pipeline, seconds: float) -> int:
         from eagle3_tui.commands._targets import say
-        from eagle3_tui.dataset.acceptance import format_acceptance
-        from eagle3_tui.dataset.layers import format_layers
-        from eagle3_tui.dataset.stream import full_record
-        from eagle3_tui.engines.results import blocking
 
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
         records, findings = pipeline.records, fin.findings
@@ -355,8 +359,6 @@ def _json_line(record: dict[str, Any]) -> str:
         # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it
         return json_for_terminal(raw[:-1]) + ', "cached": true}\n' if raw != "{}" else '{"cached": true}\n'
     if raw is not None:
-        from eagle3_tui.dataset.stream import full_record
-
         record = full_record(record)
     # records hold finite floats (engines/scan/records.py): the C encoder alone, unless one does not
     try:
@@ -367,8 +369,6 @@ def _json_line(record: dict[str, Any]) -> str:
 
 def _loads(records, runtime: dict[str, Any]) -> dict[str, Any]:
     """"runtime" (which Python and torch read), and "refused": once, why pickles were not read."""
-    from eagle3_tui.engines.read import torch_gate
-
     refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
     return {"runtime": runtime, **({"refused": f"{len(refused)} pickle files not read: {refused[0]}"}
                                             if refused else {})}
@@ -419,7 +419,6 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
         shards[r.get("shard", "")].append(r)
     head = f"{'shard':<24} {'files':>6} {'ok':>6} {'err':>4} {'T':>7} {'valid':>7} {'k':>2} {'H':>6} {'dtype':<9} {'slot norms':<22} {'final':>7} {'NaN/Inf':>7}"
     lines += ["", head]
-    from eagle3_tui.sources.base import natural_key
 
     for shard in sorted(shards, key=natural_key):
         rs = shards[shard]
@@ -442,7 +441,6 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
             f"{_count(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
             f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
         )
-    from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter
 
     drafter_line = summary_line(records)
     if drafter_line:

@@ -14,6 +14,7 @@ from eagle3_tui.commands._options import (
     refused_by_gate,
 )
 from eagle3_tui.names import printable
+from eagle3_tui.commands.identify import add_model_argument
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,7 +24,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slots", type=int, metavar="K", help="number of slots in a bare [T, K*H] tensor")
     p.add_argument("--hidden", type=int, metavar="H", help="hidden size H of a bare [T, K*H] tensor")
     add_tokenizer_argument(p)
-    from eagle3_tui.commands.identify import add_model_argument
 
     add_model_argument(p, "fill the b column with the boundary each slot's states match (b=2*)")
     add_connection_arguments(p)

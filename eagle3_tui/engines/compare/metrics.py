@@ -21,6 +21,7 @@ from typing import Any
 
 from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.compare.thresholds import BF16_ATOL, BF16_RTOL, CHUNK_ELEMENTS, FIRST_K, MATCH_COS, RATIO_CV, SCALE_TOL
+from eagle3_tui.engines.read.stats import Cancelled
 
 
 class Measurement:
@@ -28,8 +29,6 @@ class Measurement:
 
     def measure(self, al: dict[str, Any], result: dict[str, Any]) -> None:
         import torch
-
-        from eagle3_tui.engines.read.stats import Cancelled
 
         a_parts, b_parts = self.a_parts, self.b_parts
         na, nb = len(a_parts), len(b_parts)

@@ -16,6 +16,8 @@ from eagle3_tui.engines.compare.metrics import Measurement, in_workers
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.shapes import split_like
 from eagle3_tui.engines.results import ComparisonResult, error_result, finding, sort_findings
+from eagle3_tui.engines.model.identify import identify_pair
+from eagle3_tui.engines.read.load import load_sample
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
@@ -26,8 +28,6 @@ def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden:
     gives {"a": {...}, "b": {...}, "error": "..."} with the failing side's {"path", "error"}.
     With `model` (a model folder here), both sides are identified against it first (see
     engines/model/identify.py identify_pair) and the findings name the exact boundaries."""
-    from eagle3_tui.engines.read.load import load_sample
-
     sides: dict[str, Any] = {}
     loaded: dict[str, Sample] = {}
     for key, path, kw in (("a", a_path, {}), ("b", b_path, {"slots": slots, "hidden": hidden})):
@@ -45,8 +45,6 @@ def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden:
         b = split_like(b, a)
     identified = None
     if model:
-        from eagle3_tui.engines.model.identify import identify_pair
-
         identified = identify_pair(a, b, model, device=device, cancel=cancel)
     return compare(a, b, cancel=cancel, identified=identified)
 

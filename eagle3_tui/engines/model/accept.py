@@ -49,6 +49,8 @@ from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter
 from eagle3_tui.engines.results import AcceptResult, error_result
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.stats import Cancelled
+import os
+from eagle3_tui.engines.read.load import load_sample
 
 QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
 ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logits
@@ -59,8 +61,6 @@ def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int
                 cancel: threading.Event | None = None, ids_from: str | None = None) -> AcceptResult:
     """Acceptance JSON object for one sample; unusable inputs become {"path", "drafter", "error"}.
     ids_from: a sample whose ids an id-less sample borrows (engines/compare/borrow_ids.py)."""
-    from eagle3_tui.engines.read.load import load_sample
-
     try:
         d = cached_drafter(drafter, model)
         sample = load_sample(path, slots=slots, hidden=hidden)
@@ -85,8 +85,6 @@ _CACHE_LOCK = threading.Lock()
 
 def cached_drafter(path: str, model: str | None) -> Drafter:
     """Load once per (folder, model, weight file mtimes): a UI or scan runs many samples."""
-    import os
-
     stamp = []
     for name in ("config.json", "model.safetensors", "pytorch_model.bin"):
         try:

@@ -30,6 +30,9 @@ from typing import Any
 
 from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
 from eagle3_tui.engines.read.stats import Cancelled
+import importlib.util
+from eagle3_tui.engines.model.folder_config import read_model_config
+from eagle3_tui.engines.read import torch_gate
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
 CHUNK_ROWS = 256
@@ -88,8 +91,6 @@ def config_dtype(model: str):
     """The torch dtype the model folder's config names (checked by engines/model/folder_config.py)."""
     import torch
 
-    from eagle3_tui.engines.model.folder_config import read_model_config
-
     return getattr(torch, read_model_config(model).dtype)
 
 
@@ -113,8 +114,6 @@ def _weights_stamp(model: str) -> str:
 
 
 def _load_model(model: str, device: str):
-    import importlib.util
-
     if importlib.util.find_spec("transformers") is None:
         raise IdentifyError(f"transformers is not installed here: {INSTALL}")
     import torch
@@ -125,7 +124,6 @@ def _load_model(model: str, device: str):
 
     dtype = config_dtype(model)
     kw = {"dtype": dtype} if int(transformers.__version__.split(".")[0]) >= 5 else {"torch_dtype": dtype}
-    from eagle3_tui.engines.read import torch_gate
 
     if not torch_gate.pickles_allowed():  # a pytorch_model.bin is a pickle: this torch must not load it
         kw["use_safetensors"] = True

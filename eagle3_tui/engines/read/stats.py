@@ -16,6 +16,7 @@ from typing import Any
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
 from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
 from eagle3_tui.engines.results import ErrorResult, Summary, error_result
+from eagle3_tui.engines.read.load import load_sample
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
@@ -46,8 +47,6 @@ def summarize_file(
     cancel: threading.Event | None = None,
 ) -> Summary:
     """Summary JSON object for one file; file problems become {"path", "error"}."""
-    from eagle3_tui.engines.read.load import load_sample
-
     try:
         sample = load_sample(path, slots=slots, hidden=hidden)
         return summarize(sample, k=k, cancel=cancel)

@@ -27,6 +27,9 @@ import json
 import os
 import struct
 from typing import Any
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.read.load import ZIP_MAGIC
+from eagle3_tui.engines.read.safetensors_file import MAX_HEADER, _DTYPES, looks_like_safetensors
 
 PAGE = 4096
 #: what reading a sample's structure costs at most (zip directory, pickle, local headers), kept
@@ -186,12 +189,7 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
     and safetensors metadata; None when the file is neither a torch zip nor safetensors."""
     import torch
 
-    from eagle3_tui.engines.read.load import ZIP_MAGIC
-    from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
-
     if head.startswith(ZIP_MAGIC):
-        from eagle3_tui.engines.read import torch_gate
-
         torch_gate.check()  # the unpickler runs here too (tensors on "meta"): the same gate
         reader.seek(0)
         # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
@@ -203,8 +201,6 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
 
 def _safetensors_structure(reader: Reader) -> tuple[dict, dict[str, str]] | None:
     import torch
-
-    from eagle3_tui.engines.read.safetensors_file import _DTYPES, MAX_HEADER
 
     (n,) = struct.unpack("<Q", reader.pread(8, 0))
     if n > min(MAX_HEADER, reader.size - 8):

@@ -25,6 +25,9 @@ import hashlib
 import struct
 from functools import lru_cache
 from typing import Any
+from eagle3_tui.engines.read.load import load_sample
+from eagle3_tui.engines.read.sample import SampleError, blank_ids
+from eagle3_tui.engines.results import error_result
 
 #: token ids a record keeps (the head a capture's prompt is matched on, exactly)
 PAIR_IDS = 256
@@ -131,10 +134,6 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
     """What pairing needs of a capture: its valid ids (all of them) and, for each width in
     `widths` (the dataset's), its rows at positions(n) cut into parts of that width."""
     import torch
-
-    from eagle3_tui.engines.read.load import load_sample
-    from eagle3_tui.engines.read.sample import SampleError, blank_ids
-    from eagle3_tui.engines.results import error_result
 
     try:
         s = load_sample(path, slots=slots, hidden=hidden)

@@ -55,6 +55,8 @@ from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: t
     mapping_identity,
 )
 from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
+import gc
+from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
@@ -191,8 +193,6 @@ def _why_unread(path: str) -> str:
 
 
 def _known_magic(head: bytes, size: int) -> bool:
-    from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
-
     return head.startswith(_MAGIC) or looks_like_safetensors(head, size)
 
 
@@ -236,8 +236,6 @@ def _init_worker(trust_data: bool = False) -> None:
     import signal
 
     import torch
-
-    from eagle3_tui.engines.read import torch_gate
 
     torch_gate.trust_data(trust_data)  # the parent's --trust-data, also where workers are spawned
 
@@ -365,7 +363,6 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    import gc
 
     # frozen objects are left out of the children's collections, which would otherwise touch
     # (and so copy, page by page) the whole heap torch's import left in the parent
