@@ -24,6 +24,7 @@ def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]
     here, or for an SSH target its source told to scan on the box's own Ray cluster (the agent
     connects there: ADDRESS as the box sees it, auto the cluster the box belongs to); or the
     exit code of a problem (said in one line on stderr)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import say
 
     if args.ray is None:

@@ -37,6 +37,7 @@ def status(message: str) -> None:
 
 def explain_source_error(err: Exception) -> None:
     """Extra stderr lines for a refused host key: what to check and how to trust it."""
+    # lazy: pulls asyncssh in: loaded when used
     from eagle3_tui.sources.hostkeys import HostKeyError
 
     if isinstance(err, HostKeyError) and err.prompt is not None and not err.changed:

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             order = [int(x) for x in args.order.split(",")]
         except ValueError:
             return _fail(f"error: --order takes slot indices like 1,2,0, not {args.order!r}")
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError
 
     try:
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str, Any]:
     """Run the drafter where the sample is, through that machine's Source."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.target import parse_target
 

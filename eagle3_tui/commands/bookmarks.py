@@ -70,6 +70,7 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: pulls sqlite3 in, kept off --help's imports
     from eagle3_tui.bookmarks import BookmarkError, clean_tags, open_store
     from eagle3_tui.target import TargetError, parse_target
 
@@ -147,6 +148,7 @@ def _add(store, targets: list[str], args: argparse.Namespace, tags: tuple[str, .
 
 def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, dict], list[dict]]:
     """Headlines of the targets' samples, computed where the data is (like `summary`)."""
+    # lazy: pulls sqlite3 in, kept off --help's imports
     from eagle3_tui.bookmarks import headline_from_summary
     from eagle3_tui.commands._targets import summarize_targets
 
@@ -169,6 +171,7 @@ def _remove(store, targets: list[str]) -> int:
 
 
 def _export(store, args: argparse.Namespace) -> int:
+    # lazy: pulls sqlite3 in: loaded when used
     from eagle3_tui.bookmarks.export import export
 
     bookmarks = _selected(store, args)

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = compare_targets(args.a, args.b, args)
     except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
+        # lazy: kept off --help's imports (it loads every command module)
         from eagle3_tui.sources.base import SourceError
         from eagle3_tui.target import TargetError
 
@@ -82,6 +83,7 @@ def exit_code(result: dict[str, Any]) -> int:
 def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     """Compare where the data is, through the Source of A's machine (this process for local
     files, the agent on the host for SSH targets)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import run_on_source
     from eagle3_tui.sources.tokenizer import TokenizerChoice
     from eagle3_tui.target import parse_target

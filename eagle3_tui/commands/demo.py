@@ -35,6 +35,7 @@ def _tui_available() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: pulls torch in: loaded when used
     from eagle3_tui.demo.dataset import write_demo
 
     directory = args.dir
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 def _write_real(directory: str, args: argparse.Namespace) -> dict | None:
     """The real demo (demo/real_demo.py) with a progress line per step on stderr, or None after
     one line saying what to install when the [real] extra is missing."""
+    # lazy: pulls torch in, kept off --help's imports
     from eagle3_tui.demo.real_model import missing
 
     lacking = missing()

@@ -37,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "identify", "tokens", "slots", "hidden")) is not None:
         return usage
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError
 
     try:
@@ -63,6 +64,7 @@ def exit_code(result: dict[str, Any]) -> int:
 
 
 def _on_host(value: str | None, target, what: str) -> str | None:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host
 
     return on_host(value, target, what)
@@ -70,6 +72,7 @@ def _on_host(value: str | None, target, what: str) -> str | None:
 
 def identify_target(args: argparse.Namespace) -> dict[str, Any]:
     """Identify where the sample and the model are, through that machine's Source."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import run_on_source
     from eagle3_tui.target import parse_target
 

@@ -29,6 +29,7 @@ def format_entry(entry) -> str:
 
 
 async def _list(args: argparse.Namespace):
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import open_cli_source
     from eagle3_tui.target import parse_target
 
@@ -42,6 +43,7 @@ async def _list(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error
     from eagle3_tui.target import TargetError
 

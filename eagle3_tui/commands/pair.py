@@ -33,6 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "pair", "top")) is not None:
         return usage
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError
 
     try:
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def pair_target(args: argparse.Namespace) -> dict[str, Any]:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.dataset.pair import pair_capture
     from eagle3_tui.target import TargetError, parse_target

@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
     if not 0 < args.minority <= 100:
+        # lazy: kept off --help's imports (it loads every command module)
         from eagle3_tui.commands._targets import say
 
         say(f"scan: --minority {args.minority:g}: expected a share in percent, above 0 and at most 100")
@@ -149,6 +150,7 @@ class _Progress:
 
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import local_folder_problem, on_host, say
     from eagle3_tui.target import TargetError
 
@@ -189,6 +191,7 @@ def _options(args: argparse.Namespace, target):
 
 
 async def _scan(args: argparse.Namespace) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
     from eagle3_tui.target import TargetError, parse_target
 
@@ -282,6 +285,7 @@ class _Shown:
             self.progress.note(f"{self.LABELS[event.step]} {event.done}/{event.total}: {printable(event.path)}")
         elif isinstance(event, pl.Resuming):
             self.progress.clear()
+            # lazy: kept off --help's imports (it loads every command module)
             from eagle3_tui.commands._targets import say
 
             say(f"scan: {event.reason}; resuming after {event.files} files ({event.attempt}/{event.of})")
@@ -310,6 +314,7 @@ class _Shown:
             self.held.clear()
 
     def report(self, pipeline, seconds: float) -> int:
+        # lazy: kept off --help's imports (it loads every command module)
         from eagle3_tui.commands._targets import say
 
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
@@ -347,6 +352,7 @@ class _Shown:
     def _say_workers(self) -> None:
         asked = self.options.workers
         if asked and self.workers and asked > self.workers:
+            # lazy: kept off --help's imports (it loads every command module)
             from eagle3_tui.commands._targets import say
 
             say(f"scan: --workers {asked}: {self.workers} ran (at most one per core of the machine holding the "

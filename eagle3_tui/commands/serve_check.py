@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error, local_folder_problem, on_host, open_cli_source, say
     from eagle3_tui.target import TargetError, parse_target
 
@@ -82,6 +83,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | None, as_json: bool) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import say
     from eagle3_tui.dataset.serving import check, data_from_layers, exit_code, format_check
 
@@ -100,6 +102,7 @@ def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | No
 
 async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] | str:
     """`scan --model`'s layers entries of the dataset (the same pipeline), or why there are none."""
+    # lazy: pulls sqlite3 in: loaded when used
     from eagle3_tui.dataset import pipeline as pl
 
     pipeline = pl.DatasetPipeline(source, root, ScanOptions(model=model))

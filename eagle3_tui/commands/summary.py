@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if (usage := below_one(args, "summary", "slots", "hidden")) is not None:
         return usage
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import local_folder_problem, summarize_targets
     from eagle3_tui.target import TargetError, parse_target
 
@@ -160,6 +161,7 @@ def _text_lines(r: dict[str, Any]) -> list[str]:
     spans = r.get("loss_spans")
     if spans is None:
         return []
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.read.tokens import visible
 
     if not spans:

@@ -55,6 +55,7 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
     # full one 30-40 ms). The collector is off until the app has drawn its first frame; then
     # it collects once, freezes what is left and turns back on (Eagle3App.on_mount).
     gc.disable()
+    # lazy: pulls Textual in, kept off --help's imports
     from eagle3_tui.ui.start.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 def _writes_inside(target: str, data_dir: str | None) -> str | None:
     """Why the data dir or the cache dir the user chose cannot be used with a local TARGET (it is
     inside it: bookmarks.sqlite3 and exports would land in the dataset), else None."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError, parse_target
 
     try:
@@ -99,6 +101,7 @@ def _writes_inside(target: str, data_dir: str | None) -> str | None:
 def _ray_options(args: argparse.Namespace):
     """--ray's options for the dataset view, None without it, or the exit code of a problem
     (one line: Ray missing here for a local target, an option without --ray)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError, parse_target
 
     if args.ray is None:

@@ -26,6 +26,7 @@ def open_source(
     """A Source for `target`; it does not connect yet (await source.connect())."""
     if not target.is_remote:
         return LocalSource()
+    # lazy: pulls asyncssh in: loaded when used
     from eagle3_tui.sources.ssh import SshSource
 
     return SshSource(

@@ -53,6 +53,7 @@ def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None,
             identified: dict[str, Any] | None = None) -> ComparisonResult:
     """Compare training sample `a` with inference capture `b` (see the module docstring).
     `identified`: both sides' slots identified against the target model (identify_pair)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     workers = torch.get_num_threads()

@@ -106,6 +106,7 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
     """limit: run on the first `limit` valid rows only. Attention is causal, so rows inside the
     prefix get exactly the drafter's output on the whole sample; rows whose targets lie past the
     prefix are not scored (a quick scan reads no more of a big file than that prefix)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if steps < 1:
@@ -178,6 +179,7 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
 
 def _scored_rows(sample: Sample, n: int, all_rows: bool, notes: list[str]):
     """(the loss mask of the first n rows, or None for every row; where the rows come from)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if not all_rows and sample.loss_mask is not None:
@@ -192,6 +194,7 @@ def _scored_rows(sample: Sample, n: int, all_rows: bool, notes: list[str]):
 
 def _per_token(rows0, targets, first, hit0, lead, vocab) -> list[dict]:
     """Step 1 per scored row: the target, the draft, its probability, hit, tokens accepted."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     draft0, p0 = first
@@ -214,6 +217,7 @@ def targets_available(pos, targets):
 def aux_input(sample: Sample, d: Drafter, order: list[int] | None, rows: int | None = None):
     """The k aux slots concatenated [rows, k*Ht] in the order fc expects, or one clear error.
     Only the first `rows` rows are read (a memory-mapped file reads no more)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     slots = [s.tensor for s in sample.slots]
@@ -237,6 +241,7 @@ def target_tokens(sample: Sample, d: Drafter, model: str | None, n: int, notes: 
     "model": argmax of the target's LM head over its post-norm final state at j-1;
     "ids": the sample's own ids[j].
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if model is not None:
@@ -265,6 +270,7 @@ def target_tokens(sample: Sample, d: Drafter, model: str | None, n: int, notes: 
 
 
 def _rms(x, w, eps):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     xf = x.float()
@@ -273,6 +279,7 @@ def _rms(x, w, eps):
 
 def rotary_tables(d: Drafter, positions):
     """cos, sin [len(positions), head_dim] for Llama rotary (default, linear or llama3 scaling)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     dim = d.head_dim
@@ -298,6 +305,7 @@ def rope_rows(d: Drafter, n: int):
     """cos, sin for positions 0..n-1: rows of one table kept on the drafter, grown when a longer
     sample comes (a scan asks for the same positions file after file; the tables cost a third
     of a small file's draft). Row p depends on p alone."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if d.rope is None or d.rope[0].shape[0] < n:
@@ -308,6 +316,7 @@ def rope_rows(d: Drafter, n: int):
 
 
 def _rope(x, cos, sin):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     half = x.shape[-1] // 2
@@ -320,6 +329,7 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
 
     The hidden input of step 0 is fc(aux); later steps take the previous step's output.
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
     from torch.nn import functional as F
 
@@ -385,6 +395,7 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
 
 def _ttt_attention(q, keys, values, stop):
     """Attention of step s >= 1: causal over step-0 keys, plus each later step's key of the same row."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     nh, T, hd = q.shape

@@ -180,6 +180,7 @@ def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab
     offsets that land inside the target vocabulary, on the ids t2d marks; draft_vocab_size and
     the sizes of d2t and t2d agree with lm_head and vocab_size. A drafter without d2t proposes
     target ids directly: its head must cover the whole vocabulary."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if said is not None and said != draft_vocab:
@@ -208,6 +209,7 @@ def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab
 def check_finite(path: str, weights: dict[str, Any]) -> None:
     """Weights with NaN or Inf draft nothing (every score NaN): said once, by name, at load. A
     float64 sum per tensor: no temporary as large as the tensor."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     for name, t in weights.items():

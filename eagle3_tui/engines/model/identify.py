@@ -139,6 +139,7 @@ def identify(
 def check_ids(ids, vocab: int | None, what: str, model: str) -> None:
     """Token ids the model's embedding has: another tokenizer's ids are one line, not the
     embedding's IndexError."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     ids = torch.as_tensor(ids)
@@ -153,6 +154,7 @@ def check_ids(ids, vocab: int | None, what: str, model: str) -> None:
 
 def _resplit(sample: Sample, width: int) -> Sample:
     """A bare capture whose width was split by guesswork is re-split with the model's width."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     guessed = bool(sample.assumptions) and "split into" in sample.source_keys.get("slots", "")

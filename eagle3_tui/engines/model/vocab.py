@@ -95,6 +95,7 @@ def sample_vocab(mapping: VocabMapping, ids: list[int], mask: list[int] | None, 
                  text: list[str] | None = None) -> dict[str, Any]:
     """Per sample (for the sample view): the share of loss tokens in the draft vocabulary and the
     first out-of-vocabulary ones (row, id, and text when the summary has it)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     rows = torch.arange(min(valid, len(ids)))

@@ -70,6 +70,7 @@ def _dtype(t) -> str:
 
 
 def _vector(t, name: str):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     x = t
@@ -105,6 +106,7 @@ def _check(sample: Sample) -> None:
 
 
 def _describe(v: Any) -> str:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if isinstance(v, torch.Tensor):

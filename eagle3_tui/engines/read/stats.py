@@ -70,6 +70,7 @@ def _one_torch_thread():
     often descheduled: a 224 MiB sample took 2.3 s on two threads and 0.2 s on one (load 7 on
     2 cores; bench/bench_summary.py). Counted, so summaries running in parallel threads restore
     the setting only when the last one ends."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     global _threads_users, _threads_saved
@@ -170,6 +171,7 @@ def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> Sum
 def _slot_summary(
     slot: Slot, index: int | None, *, k: int, valid: int, listed: int, cancel: threading.Event | None
 ) -> dict[str, Any]:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     x = slot.tensor
@@ -240,6 +242,7 @@ class _Tally:
 
     def finite_chunk(self, chunk, stat_rows: int, norms) -> bool:
         """The fast path; False (nothing counted) when the chunk holds NaN/Inf."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         c_lo, c_hi = (float(v) for v in torch.aminmax(chunk))
@@ -257,6 +260,7 @@ class _Tally:
 
     def nonfinite_chunk(self, chunk, r0: int, stat_rows: int, norms) -> None:
         """The slow path, only for chunks holding NaN/Inf (or float32 values whose squares overflow)."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         nan_rows, inf_rows = torch.isnan(chunk), torch.isinf(chunk)
@@ -278,6 +282,7 @@ class _Tally:
 
 def _row_norms(chunk):
     """Per-row L2 norms in float64; rows whose squares overflow are scaled by their absmax."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     n = torch.linalg.vector_norm(chunk, dim=-1).double()
@@ -338,6 +343,7 @@ def _rstrip_zeros(values: list) -> list:
 
 def _finite_list(t) -> list:
     """t.tolist() with NaN/Inf replaced by None (the common all-finite case stays fast)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if bool(torch.isfinite(t).all()):

@@ -32,6 +32,7 @@ class VocabMapping:
     def in_draft(self, ids: Any) -> Any:
         """A bool tensor: which of `ids` (an int tensor) the drafter can propose; ids past the
         target vocabulary count as outside."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         ids = ids.long()
@@ -57,6 +58,7 @@ def load_mapping(path: str) -> VocabMapping:
 
 
 def mapping_from(obj: Any, path: str) -> VocabMapping:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if not isinstance(obj, dict) or not {"d2t", "t2d"} <= set(obj):
@@ -78,6 +80,7 @@ def check_offsets(d2t: Any, target: int, where: str) -> Any:
     """The target ids d2t's offsets give (draft id + d2t[draft id]), checked to lie inside a
     target vocabulary of `target` ids; VocabError otherwise. Used for vocab_mapping.pt and for a
     drafter's own d2t (engines/model/drafter.py)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if d2t.is_floating_point() or d2t.is_complex():
@@ -92,6 +95,7 @@ def check_offsets(d2t: Any, target: int, where: str) -> Any:
 def describe_file(path: str) -> dict[str, Any]:
     """What a vocab mapping file holds, for the summary of this non-sample: {"draft", "target",
     "share" (of the target vocabulary), "identity", "first_ids"}."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     m = load_mapping(path)

@@ -35,6 +35,7 @@ SHOW = 5
 
 def check_drafter(drafter: str, model: str | None = None) -> str | None:
     """None when the folder loads as a drafter, else the one-line reason (checked once, up front)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.model.accept import cached_drafter
 
     try:
@@ -53,6 +54,7 @@ def check_drafter(drafter: str, model: str | None = None) -> str | None:
 
 def quick_prefix(sample, rows: int) -> int | None:
     """Rows to read so that `rows` scored rows have their step-1 target inside; None: all."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     n = sample.valid_len
@@ -68,6 +70,7 @@ def quick_prefix(sample, rows: int) -> int | None:
 
 def record_acceptance(sample, drafter: str, *, model: str | None = None, full: bool = False,
                       rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.model.accept import accept, cached_drafter
 
     try:

@@ -113,6 +113,7 @@ class Reader(io.RawIOBase):
 
     def whole(self, x):
         """The real tensor behind a structure-only (meta) tensor x, read at its offset."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         start, nbytes = _offset(x), _extent(x)
@@ -126,6 +127,7 @@ class Reader(io.RawIOBase):
         """The picked rows of each part (structure-only [T, w] tensors) as real [R, w] tensors.
         The parts side by side in a row of the file (the slots of aux_hidden_state) come in one
         read per row."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         out = []
@@ -187,6 +189,7 @@ def _storage(x):
 def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
     """The object stored in the file with structure-only tensors (shapes, dtypes, offsets),
     and safetensors metadata; None when the file is neither a torch zip nor safetensors."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if head.startswith(ZIP_MAGIC):
@@ -200,6 +203,7 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
 
 
 def _safetensors_structure(reader: Reader) -> tuple[dict, dict[str, str]] | None:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     (n,) = struct.unpack("<Q", reader.pread(8, 0))

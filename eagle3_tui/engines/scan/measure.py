@@ -39,6 +39,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     A quick scan of a sample larger than `budget` reads its structure and rows with a counting
     reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
     False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
@@ -129,6 +130,7 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
 def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
     """(per-part stats, signature, every row as float32 or None) of a sample's parts.
     rows_of: the picked rows of each part, read already (budget.Reader.rows)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     # every part in one batched pass when they share a width (the usual case: the per-op cost
@@ -195,6 +197,7 @@ def _structure_only(path: str, head: bytes):
 
 def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:
     """Loss-masked rows in a trailing run of id 0 of at least two rows (padding with loss)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if ids is None or mask is None or pad:

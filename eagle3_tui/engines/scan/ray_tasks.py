@@ -36,6 +36,8 @@ import time
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.scan.records import file_index, one_torch_thread, scan_file, walk
 import eagle3_tui
+import socket
+import subprocess
 
 INSTALL_HINT = 'Ray is not installed here: pip install "eagle3-tui[ray]"'
 #: retries of a batch whose worker process or node died (Ray's max_retries)
@@ -60,6 +62,7 @@ class RayMissing(RayUnavailable):
 
 def import_ray():
     try:
+        # lazy: ray (optional or heavy): loaded only when used
         import ray
     except ImportError:
         raise RayMissing(INSTALL_HINT) from None
@@ -127,8 +130,6 @@ def _head_answers(address: str, deadline: float) -> None:
     """A Ray head (its GCS) answers at `address` before `deadline`, or RayUnavailable. Asked in
     a child process: on a port where something else listens Ray's client waits 30 s and more,
     writing warnings on file descriptor 2; the child is killed at the deadline, its noise kept."""
-    import subprocess
-
     try:
         asked = subprocess.run([sys.executable, "-c", _PROBE, address], capture_output=True, stdin=subprocess.DEVNULL,
                                timeout=max(0.5, deadline - time.monotonic()))
@@ -176,8 +177,6 @@ def _quiet(ray) -> None:
 
 
 def _answers(address: str, timeout: float) -> None:
-    import socket
-
     host, _, port = address.rpartition(":")
     try:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
@@ -267,6 +266,7 @@ class RayScan:
         """One CPU, retried on a lost worker or node; pinned to `node` (not soft) when given."""
         options: dict[str, Any] = {"num_cpus": 1, "max_retries": TASK_RETRIES}
         if node is not None:
+            # lazy: ray (optional or heavy): loaded only when used
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)

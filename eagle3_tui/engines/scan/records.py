@@ -57,6 +57,8 @@ from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: t
 from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
 import gc
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
+import multiprocessing
+import signal
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
@@ -233,8 +235,7 @@ class ScanProgress:
 
 
 def _init_worker(trust_data: bool = False) -> None:
-    import signal
-
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     torch_gate.trust_data(trust_data)  # the parent's --trust-data, also where workers are spawned
@@ -260,6 +261,7 @@ def one_torch_thread(needed: bool = True):
     if not needed:
         yield
         return
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     before = torch.get_num_threads()
@@ -355,7 +357,6 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
                 yield scan_file(root, rel, size, mtime, full=full, rows=rows, budget=budget, drafter=drafter,
                                 vocab_mapping=vocab_mapping, pair=pair)
         return
-    import multiprocessing
 
     # fork after importing torch here: a worker then starts in milliseconds; one that imports
     # torch itself costs ~1.5 s of CPU each, taken from the cores the scan needs (spawn would too)
