@@ -4,7 +4,7 @@ Headless and shipped to the remote box by the agent: torch and the standard libr
 This module walks the tree and runs the pool; measure.py computes one sample's numbers,
 options.py holds the options and their defaults.
 
-    for record in scan_tree(root, full=False, rows=64, workers=None, cancel=event, progress=cb):
+    for record in scan_tree(root, full=False, rows=DEFAULT_ROWS, workers=None, cancel=event, progress=cb):
         ...
 
 Two depths:
