@@ -26,7 +26,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from bench_scan import REPS, _dataset, _env, _interleaved, _timed
+from bench_scan import DEFAULT_ROWS, REPS, _dataset, _env, _interleaved, _timed
 
 _CONNECT = """
 import sys, time
@@ -62,7 +62,7 @@ def scan_ray_2000() -> dict:
             inside_local = [_scan_seconds(local, _env(cache)) for _ in range(REPS)]
     connect, scan_ray, scan_local = map(statistics.median, (connects, inside, inside_local))
     return {"figure": r["figure"], "baseline": r["baseline"], "unit": "s", "target": 1.5,
-            "details": f"2000 files of ~100 KiB, quick (64 rows), 2 nodes x 1 CPU on loopback ({os.cpu_count()} "
+            "details": f"2000 files of ~100 KiB, quick ({DEFAULT_ROWS} rows), 2 nodes x 1 CPU on loopback ({os.cpu_count()} "
                        f"cores shared); {r['text']}; connecting to the cluster alone {connect:.2f} s (median); "
                        f"the scan as its summary times it: Ray {scan_ray:.2f} s ({2000 / scan_ray:.0f} files/s) vs "
                        f"local {scan_local:.2f} s ({2000 / scan_local:.0f} files/s)"}

@@ -44,6 +44,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from eagle3_tui.engines.scan.options import DEFAULT_ROWS  # noqa: E402  (the quick scan's rows, for the details)
 
 _BARE = """
 import sys, os, time, torch
@@ -224,7 +227,7 @@ def scan_quick_2000() -> dict:
         imp = _import_only()
     rate = 2000 / r["figure"]
     return {"figure": r["figure"], "baseline": r["baseline"], "unit": "s", "target": None,
-            "details": f"2000 files of ~100 KiB, quick (64 rows): {rate:.0f} files/s with process start; {r['text']};"
+            "details": f"2000 files of ~100 KiB, quick ({DEFAULT_ROWS} rows): {rate:.0f} files/s with process start; {r['text']};"
                        f" {_without_import(r, imp)} (scan_quick_100k measures the moonshot itself)"}
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, sys.argv[3])
 import torch
 torch.set_num_threads(1)
 from eagle3_tui.engines.scan import measure
+from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 from eagle3_tui.engines.scan.records import scan_tree
 from eagle3_tui.dataset.findings import dataset_findings
 import scan_stats_before as before
@@ -43,7 +44,7 @@ old = (before.finite_summary, before.part_stats, before.signature)
 def run(funcs):
     measure.finite_summary, measure.part_stats, measure.signature = funcs
     t0 = time.process_time()
-    records = list(scan_tree(sys.argv[1], full=False, rows=64, workers=1))
+    records = list(scan_tree(sys.argv[1], full=False, rows=DEFAULT_ROWS, workers=1))
     found = dataset_findings(records)
     return time.process_time() - t0, len(records), sorted({f["code"] for f in found if f["severity"] != "info"})
 

@@ -12,6 +12,9 @@ import importlib.util
 import os
 import sys
 import textwrap
+from eagle3_tui import __version__
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.names import TerminalSafe
 
 # subcommand -> (module under eagle3_tui.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -35,8 +38,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from eagle3_tui import __version__
-
     description = textwrap.fill(
         "Inspect EAGLE-3 hidden-state captures and find where training and inference disagree. "
         "Without a subcommand, opens the TUI on TARGET.", 78)
@@ -70,14 +71,10 @@ def _command_module(name: str):
 
 def trust_data(on: bool) -> None:
     """--trust-data, for this run only: the gate in front of every torch.load (torch_gate)."""
-    from eagle3_tui.engines.read import torch_gate
-
     torch_gate.trust_data(on)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from eagle3_tui.names import TerminalSafe
-
     # Every line a command prints (argparse's errors too) is escaped for the terminal: a note,
     # a file name or a config value can hold ESC ] 0 ; ... BEL (issue 34.2).
     saved = sys.stdout, sys.stderr

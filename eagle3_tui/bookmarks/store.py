@@ -24,6 +24,7 @@ from typing import Any
 from eagle3_tui.bookmarks.model import Bookmark, BookmarkError, clean_tags
 from eagle3_tui.bookmarks.sqlite_file import BUSY_TIMEOUT_S, inspect, is_corruption, one_line, open_rw
 from eagle3_tui.target import Target, TargetError, parse_target
+from eagle3_tui.userdirs import data_dir as default_data_dir
 
 FILE_NAME = "bookmarks.sqlite3"
 
@@ -31,8 +32,6 @@ FILE_NAME = "bookmarks.sqlite3"
 def store_path(data_dir: str | Path | None = None) -> Path:
     """Where the store lives: DATA_DIR/bookmarks.sqlite3 (default: userdirs.data_dir())."""
     if data_dir is None:
-        from eagle3_tui.userdirs import data_dir as default_data_dir
-
         data_dir = default_data_dir()
     return Path(data_dir) / FILE_NAME
 

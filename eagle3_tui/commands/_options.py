@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 from typing import Any
+import json
+import sys
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.names import json_for_terminal
 
 TOKENIZER_ENV = "EAGLE3_TUI_TOKENIZER"
 
@@ -51,8 +55,6 @@ def add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
 def below_one(args: argparse.Namespace, command: str, *names: str) -> int | None:
     """Exit status 2 with one line on stderr when an option among `names` is given below 1 (a usage
     error: nothing is read), else None."""
-    import sys
-
     for name in names:
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -64,17 +66,11 @@ def below_one(args: argparse.Namespace, command: str, *names: str) -> int | None
 def json_line(result: Any) -> str:
     """One result as one line of strict JSON (NaN and Inf as null): what --json prints. With
     --trust-data it says the loads were unsafe ("unsafe_loads")."""
-    import json
-
-    from eagle3_tui.names import json_for_terminal
-
     return json_for_terminal(json.dumps(to_json_ready(with_trust_note(result)), allow_nan=False))
 
 
 def with_trust_note(result: Any, torch: str | None = None) -> Any:
     """`result` with "unsafe_loads" when --trust-data was given (every JSON result says so)."""
-    from eagle3_tui.engines.read import torch_gate
-
     if not torch_gate.trusted() or not isinstance(result, dict):
         return result
     torch = torch or (result.get("runtime") or {}).get("torch")
@@ -83,8 +79,6 @@ def with_trust_note(result: Any, torch: str | None = None) -> Any:
 
 def refused_by_gate(result: Any) -> bool:
     """Whether a result failed because its torch may not unpickle (exit 2 for a single file)."""
-    from eagle3_tui.engines.read import torch_gate
-
     if isinstance(result, dict):
         return torch_gate.refused(result.get("error")) or any(
             refused_by_gate(result.get(k)) for k in ("a", "b", "identify"))

@@ -24,6 +24,7 @@ def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]
     here, or for an SSH target its source told to scan on the box's own Ray cluster (the agent
     connects there: ADDRESS as the box sees it, auto the cluster the box belongs to); or the
     exit code of a problem (said in one line on stderr)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import say
 
     if args.ray is None:
@@ -39,15 +40,15 @@ def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]
     if (problem := address_problem(args.ray)) is not None:  # refused, not tried (a box's too)
         say(f"scan: {problem}")
         return 2
-    if target.is_remote:
-        source = open_source()
-        source.ray, source.ray_local_roots, source.ray_batch = args.ray, args.ray_local_roots, args.ray_batch
-        return source
-    from eagle3_tui.dataset.ray_runner import RayMissing, RaySource, import_ray
+    # lazy: kept off --help's imports (it loads every command module)
+    from eagle3_tui.dataset.ray_choice import ray_source
+    from eagle3_tui.dataset.ray_runner import RayMissing, import_ray
 
-    try:
-        import_ray()
-    except RayMissing as err:
-        say(f"scan: --ray: {err}")
-        return 2
-    return RaySource(args.ray, local_roots=args.ray_local_roots, batch=args.ray_batch, quiet=True)
+    if not target.is_remote:
+        try:
+            import_ray()
+        except RayMissing as err:
+            say(f"scan: --ray: {err}")
+            return 2
+    return ray_source(open_source() if target.is_remote else None, target.is_remote, args.ray,
+                      local_roots=args.ray_local_roots, batch=args.ray_batch, quiet=True)

@@ -15,6 +15,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
+from eagle3_tui.engines.scan.agreement import check_drafter
+from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.opener import open_source
+from eagle3_tui.sources.tokenizer import TokenizerChoice
+from eagle3_tui.target import TargetError, parse_target
 
 # Progress chatter from the SSH source; shown on a terminal, left out of logs and pipes.
 _PROGRESS = ("connecting to ", "starting agent", "connected (", "fetching ")
@@ -31,6 +37,7 @@ def status(message: str) -> None:
 
 def explain_source_error(err: Exception) -> None:
     """Extra stderr lines for a refused host key: what to check and how to trust it."""
+    # lazy: pulls asyncssh in: loaded when used
     from eagle3_tui.sources.hostkeys import HostKeyError
 
     if isinstance(err, HostKeyError) and err.prompt is not None and not err.changed:
@@ -43,8 +50,6 @@ def explain_source_error(err: Exception) -> None:
 
 def open_cli_source(target, args: argparse.Namespace):
     """A Source for `target` with the command line's SSH options (not connected yet)."""
-    from eagle3_tui.sources.opener import open_source
-
     return open_source(
         target,
         remote_python=getattr(args, "remote_python", "python3"),
@@ -72,8 +77,6 @@ def run_on_source(target, args: argparse.Namespace, call):
     """Open the Source of `target`'s machine with the command line's options, connect, return
     `await call(source)`, close. A refused connection is explained on stderr and raised again;
     ctrl+c cancels the computation (see run_interruptibly)."""
-    from eagle3_tui.sources.base import SourceError
-
     async def run():
         source = open_cli_source(target, args)
         try:
@@ -102,8 +105,6 @@ class _Hosts:
         self._sources: dict[tuple, Any] = {}
 
     def get(self, target):
-        from eagle3_tui.sources.base import SourceError
-
         if target.place not in self._sources:
             source = open_cli_source(target, self._args)
             try:
@@ -123,9 +124,6 @@ class _Hosts:
 def on_host(value: str | None, target, what: str) -> str | None:
     """A path given for the data's host (--model, --drafter): `box:/m` or a bare `/m` both mean
     /m on the box; another host is refused (SourceError)."""
-    from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.target import parse_target
-
     if value is None:
         return None
     t = parse_target(value)
@@ -141,15 +139,11 @@ def local_folder_problem(model: str | None, drafter: str | None = None, option: 
     (its config.json through engines/model/folder_config.py, the drafter loaded), checked before any
     work starts; None when both are usable or not given."""
     if model is not None:
-        from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
-
         try:
             read_model_config(model)
         except FolderConfigError as err:
             return f"--model: {err}"
     if drafter is not None:
-        from eagle3_tui.engines.scan.agreement import check_drafter
-
         problem = check_drafter(drafter, model)
         if problem is not None:
             return f"{option}: {problem}"
@@ -158,10 +152,6 @@ def local_folder_problem(model: str | None, drafter: str | None = None, option: 
 
 def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """Summary objects in the order of `paths`; each says where it was computed."""
-    from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.tokenizer import TokenizerChoice
-    from eagle3_tui.target import TargetError, parse_target
-
     loop = asyncio.new_event_loop()
     hosts = _Hosts(loop, args)
     tokenizer = TokenizerChoice(getattr(args, "tokenizer", None))

@@ -13,6 +13,8 @@ import sys
 from typing import Any
 
 from eagle3_tui.names import printable
+from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.sources.base import SourceError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "`eagle3-tui pair`), aligned by the hidden states as compare aligns them; on SAMPLE's "
                         "machine, like --drafter")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
@@ -44,8 +45,6 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from eagle3_tui.commands._options import below_one
-
     if (usage := below_one(args, "accept", "steps")) is not None:
         return usage
     order = None
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             order = [int(x) for x in args.order.split(",")]
         except ValueError:
             return _fail(f"error: --order takes slot indices like 1,2,0, not {args.order!r}")
-    from eagle3_tui.sources.base import SourceError
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError
 
     try:
@@ -62,8 +61,6 @@ def run(args: argparse.Namespace) -> int:
     except (SourceError, TargetError, OSError) as err:  # one line, never a traceback
         return _fail(str(err))
     if args.json:
-        from eagle3_tui.commands._options import json_line
-
         print(json_line(result), flush=True)
     elif "error" in result:
         print(f"{printable(result['path'])}: error: {result['error']}", file=sys.stderr)
@@ -74,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str, Any]:
     """Run the drafter where the sample is, through that machine's Source."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.target import parse_target
 

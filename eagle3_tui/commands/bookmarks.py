@@ -12,6 +12,8 @@ import json
 import sys
 
 from eagle3_tui.names import json_for_terminal, printable, unfiltered
+import os
+from eagle3_tui.commands._options import add_connection_arguments, refused_by_gate
 
 PROG = "eagle3-tui bookmarks"
 
@@ -39,7 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="load each sample (on its host) and keep its headline: schema, T, norm means")  # fmt: skip
     p.add_argument("--force", action="store_true",
                    help="bookmark local paths even when nothing is there (yet)")  # fmt: skip
-    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
@@ -69,6 +70,7 @@ def _filter_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: pulls sqlite3 in, kept off --help's imports
     from eagle3_tui.bookmarks import BookmarkError, clean_tags, open_store
     from eagle3_tui.target import TargetError, parse_target
 
@@ -81,8 +83,6 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, BookmarkError) as e:
         return _fail(str(e), 2)
     if action == "add" and not args.force:
-        import os
-
         # a typo would otherwise become a bookmark nobody can open; remote paths are not checked
         missing = [t for t, p in zip(targets, parts) if p.host is None and not os.path.lexists(p.path)]
         for t in missing:
@@ -141,7 +141,6 @@ def _add(store, targets: list[str], args: argparse.Namespace, tags: tuple[str, .
     saved = store.add_many(targets, note=args.note, tags=tags, headlines=headlines)
     new = sum(1 for b in saved if b.target not in known)
     print(f"{new} new, {len(saved) - new} updated bookmark(s) in {store.path}", file=sys.stderr)
-    from eagle3_tui.commands._options import refused_by_gate
 
     # a pickle this torch may not load (torch below 2.10): exit 2, as summary does
     return 2 if any(map(refused_by_gate, failed)) else 1 if failed else 0
@@ -149,6 +148,7 @@ def _add(store, targets: list[str], args: argparse.Namespace, tags: tuple[str, .
 
 def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, dict], list[dict]]:
     """Headlines of the targets' samples, computed where the data is (like `summary`)."""
+    # lazy: pulls sqlite3 in, kept off --help's imports
     from eagle3_tui.bookmarks import headline_from_summary
     from eagle3_tui.commands._targets import summarize_targets
 
@@ -171,6 +171,7 @@ def _remove(store, targets: list[str]) -> int:
 
 
 def _export(store, args: argparse.Namespace) -> int:
+    # lazy: pulls sqlite3 in: loaded when used
     from eagle3_tui.bookmarks.export import export
 
     bookmarks = _selected(store, args)
@@ -196,7 +197,5 @@ def _fail(message: str, code: int) -> int:
 
 
 def _silence_stdout() -> None:
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())

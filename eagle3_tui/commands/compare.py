@@ -18,6 +18,9 @@ from eagle3_tui.commands._options import (
     json_line,
 )
 from eagle3_tui.names import printable
+from eagle3_tui.commands.identify import add_model_argument
+from eagle3_tui.engines.results import blocking
+from eagle3_tui.sources.base import SourceError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,7 +30,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slots", type=int, metavar="K", help="B is a bare [T, K*H] tensor with K slots")
     p.add_argument("--hidden", type=int, metavar="H", help="B is a bare [T, K*H] tensor with hidden size H")
     add_tokenizer_argument(p)
-    from eagle3_tui.commands.identify import add_model_argument
 
     add_model_argument(p, "identify both sides' slots and name the exact boundaries in the findings")
     add_connection_arguments(p)
@@ -39,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = compare_targets(args.a, args.b, args)
     except Exception as err:  # noqa: BLE001 - SourceError and friends: one line, never a traceback
+        # lazy: kept off --help's imports (it loads every command module)
         from eagle3_tui.sources.base import SourceError
         from eagle3_tui.target import TargetError
 
@@ -73,7 +76,6 @@ def _identify_problem(result: dict[str, Any]) -> str | None:
 def exit_code(result: dict[str, Any]) -> int:
     if "error" in result:
         return 2
-    from eagle3_tui.engines.results import blocking
 
     return 1 if blocking(result["findings"]) else 0
 
@@ -81,8 +83,8 @@ def exit_code(result: dict[str, Any]) -> int:
 def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     """Compare where the data is, through the Source of A's machine (this process for local
     files, the agent on the host for SSH targets)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import run_on_source
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.sources.tokenizer import TokenizerChoice
     from eagle3_tui.target import parse_target
 

@@ -8,6 +8,7 @@ import argparse
 import importlib.util
 import os
 import sys
+from eagle3_tui.commands import tui
 
 DEFAULT_DIR = "eagle3-demo"
 
@@ -34,6 +35,7 @@ def _tui_available() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: pulls torch in: loaded when used
     from eagle3_tui.demo.dataset import write_demo
 
     directory = args.dir
@@ -48,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"eagle3-tui demo: {err}", file=sys.stderr)
         return 1
     if not args.write_only and _tui_available():
-        from eagle3_tui.commands import tui
-
         return int(tui.main(tui_argv(manifest)) or 0)
     _print_written(manifest)
     return 0
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 def _write_real(directory: str, args: argparse.Namespace) -> dict | None:
     """The real demo (demo/real_demo.py) with a progress line per step on stderr, or None after
     one line saying what to install when the [real] extra is missing."""
+    # lazy: pulls torch in, kept off --help's imports
     from eagle3_tui.demo.real_model import missing
 
     lacking = missing()

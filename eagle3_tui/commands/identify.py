@@ -13,6 +13,9 @@ import sys
 from typing import Any
 
 from eagle3_tui.names import printable
+from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.engines.results import blocking
+from eagle3_tui.sources.base import SourceError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,17 +30,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--slots", type=int, metavar="K", help="SAMPLE is a bare [T, K*H] tensor with K slots")
     p.add_argument("--hidden", type=int, metavar="H", help="SAMPLE is a bare [T, K*H] tensor with hidden size H")
-    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from eagle3_tui.commands._options import below_one
-
     if (usage := below_one(args, "identify", "tokens", "slots", "hidden")) is not None:
         return usage
-    from eagle3_tui.sources.base import SourceError
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError
 
     try:
@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     if "error" in result:
         print(f"eagle3-tui identify: {result['error']}", file=sys.stderr)
         return 2
-    from eagle3_tui.commands._options import json_line
 
     if args.json:
         print(json_line(result), flush=True)
@@ -60,12 +59,12 @@ def run(args: argparse.Namespace) -> int:
 def exit_code(result: dict[str, Any]) -> int:
     if "error" in result:
         return 2
-    from eagle3_tui.engines.results import blocking
 
     return 1 if blocking(result["findings"]) else 0
 
 
 def _on_host(value: str | None, target, what: str) -> str | None:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host
 
     return on_host(value, target, what)
@@ -73,6 +72,7 @@ def _on_host(value: str | None, target, what: str) -> str | None:
 
 def identify_target(args: argparse.Namespace) -> dict[str, Any]:
     """Identify where the sample and the model are, through that machine's Source."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import run_on_source
     from eagle3_tui.target import parse_target
 

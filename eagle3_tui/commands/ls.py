@@ -10,6 +10,7 @@ import time
 
 from eagle3_tui.commands._options import add_connection_arguments
 from eagle3_tui.names import json_for_terminal, printable
+from eagle3_tui.sources.base import SourceError
 
 KIND_MARK = {"dir": "d", "file": "-", "link": "l", "other": "?"}
 
@@ -28,6 +29,7 @@ def format_entry(entry) -> str:
 
 
 async def _list(args: argparse.Namespace):
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import open_cli_source
     from eagle3_tui.target import parse_target
 
@@ -41,8 +43,8 @@ async def _list(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
 
     try:

@@ -13,6 +13,9 @@ import sys
 from typing import Any
 
 from eagle3_tui.names import printable
+from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.sources.base import SourceError
+from eagle3_tui.userdirs import writes_inside
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,17 +26,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="read every sample again (the records are still stored)")
     p.add_argument("--json", action="store_true",
                    help='print {"capture", "matches": [{"path", "shared_tokens", "how", "score", "relation"}]}')
-    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from eagle3_tui.commands._options import below_one
-
     if (usage := below_one(args, "pair", "top")) is not None:
         return usage
-    from eagle3_tui.sources.base import SourceError
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError
 
     try:
@@ -42,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"eagle3-tui pair: {err}", file=sys.stderr)
         return 2
     if args.json:
-        from eagle3_tui.commands._options import json_line
-
         print(json_line(result), flush=True)
     elif "error" in result:
         print(f"{printable(result['capture'])}: error: {result['error']}", file=sys.stderr)
@@ -53,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def pair_target(args: argparse.Namespace) -> dict[str, Any]:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.dataset.pair import pair_capture
     from eagle3_tui.target import TargetError, parse_target
@@ -60,7 +59,6 @@ def pair_target(args: argparse.Namespace) -> dict[str, Any]:
     target = parse_target(args.capture)
     dataset = on_host(args.dataset, target, "DATASET")
     if not target.is_remote and not args.no_cache:  # the record cache would land in the dataset
-        from eagle3_tui.userdirs import writes_inside
 
         if (problem := writes_inside(dataset, data_too=False)) is not None:
             raise TargetError(problem)

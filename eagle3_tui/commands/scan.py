@@ -21,18 +21,33 @@ import os
 import signal
 import sys
 import time
-from collections import defaultdict
 from typing import Any
 
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.names import json_for_terminal, terminal_text, unfiltered
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready, with_trust_note
+from eagle3_tui.commands._scan_report import format_report
 from eagle3_tui.commands._scan_text import progress_line, rows_read
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.dataset import pipeline as pl
-from eagle3_tui.dataset.acceptance import MAX_ACCEPT
-from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY
-from eagle3_tui.engines.scan.options import ACCEPT_FILES, CHUNK_FILES, DEFAULT_BUDGET, DEFAULT_ROWS, format_size
+from eagle3_tui.dataset.acceptance import MAX_ACCEPT, format_acceptance
+from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, format_layers
+from eagle3_tui.engines.scan.options import (
+    ACCEPT_FILES,
+    CHUNK_FILES,
+    DEFAULT_BUDGET,
+    DEFAULT_ROWS,
+    ScanOptions,
+    format_size,
+    parse_size,
+)
+from eagle3_tui.dataset.cache import ScanCache
+from eagle3_tui.dataset.pipeline import DatasetPipeline
+from eagle3_tui.dataset.stream import full_record
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.results import blocking
+from eagle3_tui.sources.base import SourceError
+from eagle3_tui.userdirs import writes_inside
 
 PROGRESS_EVERY = 0.2
 
@@ -82,8 +97,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _size(text: str) -> int:
-    from eagle3_tui.engines.scan.options import parse_size
-
     try:
         return parse_size(text)
     except ValueError as err:
@@ -94,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
     if not 0 < args.minority <= 100:
+        # lazy: kept off --help's imports (it loads every command module)
         from eagle3_tui.commands._targets import say
 
         say(f"scan: --minority {args.minority:g}: expected a share in percent, above 0 and at most 100")
@@ -135,9 +149,8 @@ class _Progress:
 
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import local_folder_problem, on_host, say
-    from eagle3_tui.engines.scan.options import ScanOptions
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError
 
     try:  # a plain path, or `host:path` of the data's own host: a file on the data's machine
@@ -169,7 +182,6 @@ def _options(args: argparse.Namespace, target):
         say(f"scan: {problem}")
         return 2
     if not target.is_remote and options.use_cache:  # the record cache would land in the dataset
-        from eagle3_tui.userdirs import writes_inside
 
         if (problem := writes_inside(target.path, data_too=False)) is not None:
             say(f"scan: {problem}")
@@ -178,10 +190,8 @@ def _options(args: argparse.Namespace, target):
 
 
 async def _scan(args: argparse.Namespace) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
-    from eagle3_tui.dataset.cache import ScanCache
-    from eagle3_tui.dataset.pipeline import DatasetPipeline
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target
 
     started = time.monotonic()
@@ -274,6 +284,7 @@ class _Shown:
             self.progress.note(f"{self.LABELS[event.step]} {event.done}/{event.total}: {printable(event.path)}")
         elif isinstance(event, pl.Resuming):
             self.progress.clear()
+            # lazy: kept off --help's imports (it loads every command module)
             from eagle3_tui.commands._targets import say
 
             say(f"scan: {event.reason}; resuming after {event.files} files ({event.attempt}/{event.of})")
@@ -302,11 +313,8 @@ class _Shown:
             self.held.clear()
 
     def report(self, pipeline, seconds: float) -> int:
+        # lazy: kept off --help's imports (it loads every command module)
         from eagle3_tui.commands._targets import say
-        from eagle3_tui.dataset.acceptance import format_acceptance
-        from eagle3_tui.dataset.layers import format_layers
-        from eagle3_tui.dataset.stream import full_record
-        from eagle3_tui.engines.results import blocking
 
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
         records, findings = pipeline.records, fin.findings
@@ -343,6 +351,7 @@ class _Shown:
     def _say_workers(self) -> None:
         asked = self.options.workers
         if asked and self.workers and asked > self.workers:
+            # lazy: kept off --help's imports (it loads every command module)
             from eagle3_tui.commands._targets import say
 
             say(f"scan: --workers {asked}: {self.workers} ran (at most one per core of the machine holding the "
@@ -355,8 +364,6 @@ def _json_line(record: dict[str, Any]) -> str:
         # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it
         return json_for_terminal(raw[:-1]) + ', "cached": true}\n' if raw != "{}" else '{"cached": true}\n'
     if raw is not None:
-        from eagle3_tui.dataset.stream import full_record
-
         record = full_record(record)
     # records hold finite floats (engines/scan/records.py): the C encoder alone, unless one does not
     try:
@@ -367,8 +374,6 @@ def _json_line(record: dict[str, Any]) -> str:
 
 def _loads(records, runtime: dict[str, Any]) -> dict[str, Any]:
     """"runtime" (which Python and torch read), and "refused": once, why pickles were not read."""
-    from eagle3_tui.engines.read import torch_gate
-
     refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
     return {"runtime": runtime, **({"refused": f"{len(refused)} pickle files not read: {refused[0]}"}
                                             if refused else {})}
@@ -390,72 +395,3 @@ def _summary(records, seconds: float, interrupted: bool, options, workers: int =
         "workers": workers,
         "interrupted": interrupted,
     }
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.3g}"
-
-
-def _count(v: float | None) -> str:
-    """A (mean) token count as a whole number: 100000, never 1e+05."""
-    return "-" if v is None else str(round(v))
-
-
-def format_report(records, findings, summary, layers: str | None = None, acceptance: str | None = None) -> str:
-    lines = []
-    if findings:
-        lines.append("findings:")
-        for f in findings:
-            lines.append(f"  {f['severity'].upper():7} {f['code']}: {printable(f['message'])}")
-    else:
-        lines.append("findings: none")
-    for section in (layers, acceptance):
-        if section:
-            lines += ["", *map(printable, section.splitlines())]
-    shards: dict[str, list] = defaultdict(list)
-    for r in records:
-        shards[r.get("shard", "")].append(r)
-    head = f"{'shard':<24} {'files':>6} {'ok':>6} {'err':>4} {'T':>7} {'valid':>7} {'k':>2} {'H':>6} {'dtype':<9} {'slot norms':<22} {'final':>7} {'NaN/Inf':>7}"
-    lines += ["", head]
-    from eagle3_tui.sources.base import natural_key
-
-    for shard in sorted(shards, key=natural_key):
-        rs = shards[shard]
-        ok = [r for r in rs if "error" not in r]
-        err = sum("error" in r and not r.get("not_sample") for r in rs)
-        k = sorted({r["k"] for r in ok})
-        h = sorted({r["hidden"] for r in ok})
-        dt = sorted({r["dtype"] for r in ok})
-        slot_norms = "-"
-        final = None
-        if ok and len(k) == 1:
-            per = [[r["slots"][i]["norm_mean"] for r in ok if r["slots"][i]["norm_mean"] is not None] for i in range(k[0])]
-            slot_norms = "/".join(_num(sum(v) / len(v)) if v else "-" for v in per)
-            finals = [r["final"]["norm_mean"] for r in ok if r.get("final") and r["final"]["norm_mean"] is not None]
-            final = sum(finals) / len(finals) if finals else None
-        bad = sum(any(p["nan"] or p["inf"] for p in [*r["slots"], *([r["final"]] if r.get("final") else [])]) for r in ok)
-        mean = (lambda key: sum(r[key] for r in ok) / len(ok)) if ok else (lambda key: None)
-        lines.append(
-            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_count(mean('tokens')):>7} "
-            f"{_count(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
-            f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
-        )
-    from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter
-
-    drafter_line = summary_line(records)
-    if drafter_line:
-        lines += ["", drafter_line]
-    s = summary
-    lines.append("")
-    lines.append(
-        f"{s['files']} files ({s['samples']} samples, {s['errors']} unreadable, {s['not_samples']} not samples, "
-        f"{s['cached']} from cache), {s['mode']}, read {s['bytes_read'] / 2**20:.1f} of {s['bytes_total'] / 2**20:.1f} MiB "
-        f"in {s['seconds']:.1f} s" + (" (interrupted)" if s["interrupted"] else "")
-    )
-    if s.get("refused"):
-        lines.append(s["refused"])
-    if s.get("rows_read") is not None and s["rows_read"] < s["rows_total"]:
-        lines.append(f"read {s['rows_read']:,} of {s['rows_total']:,} rows: NaN/Inf elsewhere shows with --full")
-    return "\n".join(lines)

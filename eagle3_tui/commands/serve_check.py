@@ -23,6 +23,10 @@ import sys
 from typing import Any
 
 from eagle3_tui.dataset.serving_inputs import model_arch, read_config
+from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
+from eagle3_tui.commands.ls import printable
+from eagle3_tui.engines.scan.options import ScanOptions
+from eagle3_tui.sources.base import SourceError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,7 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, metavar="DIR",
                    help="target model folder on the data's machine: names the boundary each slot holds")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line")
-    from eagle3_tui.commands._options import add_connection_arguments
 
     add_connection_arguments(p)
 
@@ -41,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error, local_folder_problem, on_host, open_cli_source, say
-    from eagle3_tui.sources.base import SourceError
     from eagle3_tui.target import TargetError, parse_target
 
     try:
@@ -80,7 +83,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | None, as_json: bool) -> int:
-    from eagle3_tui.commands._options import to_json_ready
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import say
     from eagle3_tui.dataset.serving import check, data_from_layers, exit_code, format_check
 
@@ -93,16 +96,14 @@ def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | No
     if as_json:
         sys.stdout.write(json.dumps(to_json_ready(result)) + "\n")
     else:
-        from eagle3_tui.commands.ls import printable
-
         sys.stdout.write(printable(format_check(result)) + "\n")
     return exit_code(result)
 
 
 async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] | str:
     """`scan --model`'s layers entries of the dataset (the same pipeline), or why there are none."""
+    # lazy: pulls sqlite3 in: loaded when used
     from eagle3_tui.dataset import pipeline as pl
-    from eagle3_tui.engines.scan.options import ScanOptions
 
     pipeline = pl.DatasetPipeline(source, root, ScanOptions(model=model))
     layers = None

@@ -14,6 +14,7 @@ from eagle3_tui.commands._options import (
     refused_by_gate,
 )
 from eagle3_tui.names import printable
+from eagle3_tui.commands.identify import add_model_argument
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,7 +24,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slots", type=int, metavar="K", help="number of slots in a bare [T, K*H] tensor")
     p.add_argument("--hidden", type=int, metavar="H", help="hidden size H of a bare [T, K*H] tensor")
     add_tokenizer_argument(p)
-    from eagle3_tui.commands.identify import add_model_argument
 
     add_model_argument(p, "fill the b column with the boundary each slot's states match (b=2*)")
     add_connection_arguments(p)
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if (usage := below_one(args, "summary", "slots", "hidden")) is not None:
         return usage
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import local_folder_problem, summarize_targets
     from eagle3_tui.target import TargetError, parse_target
 
@@ -160,6 +161,7 @@ def _text_lines(r: dict[str, Any]) -> list[str]:
     spans = r.get("loss_spans")
     if spans is None:
         return []
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.read.tokens import visible
 
     if not spans:

@@ -6,6 +6,10 @@ import argparse
 import gc
 import os
 import sys
+from eagle3_tui.commands._options import add_trust_argument
+from eagle3_tui.commands._ray import add_ray_arguments
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.userdirs import writes_inside
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +25,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Python on the remote host that has torch (default: python3)")
     parser.add_argument("--accept-new-host-key", action="store_true",
                         help="trust an SSH host key seen for the first time without asking")
-    from eagle3_tui.commands._options import add_trust_argument
 
     add_trust_argument(parser)
     parser.add_argument("--data-dir", metavar="D",
@@ -38,7 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--vocab-mapping", metavar="FILE",
                         help="the drafter's vocab_mapping.pt, on the data's host: per sample, the share of loss tokens in the "
                         "draft vocabulary (default: DATASET/vocab_mapping/vocab_mapping.pt above the folder)")
-    from eagle3_tui.commands._ray import add_ray_arguments
 
     add_ray_arguments(parser)  # D (the dataset view) scans on the cluster, as `scan --ray` does
     return parser
@@ -53,6 +55,7 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
     # full one 30-40 ms). The collector is off until the app has drawn its first frame; then
     # it collects once, freezes what is left and turns back on (Eagle3App.on_mount).
     gc.disable()
+    # lazy: pulls Textual in, kept off --help's imports
     from eagle3_tui.ui.start.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
 
@@ -67,7 +70,6 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from eagle3_tui.engines.read import torch_gate
 
     torch_gate.trust_data(args.trust_data)
     data_dir = os.path.abspath(args.data_dir) if args.data_dir else None
@@ -86,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
 def _writes_inside(target: str, data_dir: str | None) -> str | None:
     """Why the data dir or the cache dir the user chose cannot be used with a local TARGET (it is
     inside it: bookmarks.sqlite3 and exports would land in the dataset), else None."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError, parse_target
-    from eagle3_tui.userdirs import writes_inside
 
     try:
         parsed = parse_target(target)
@@ -99,6 +101,7 @@ def _writes_inside(target: str, data_dir: str | None) -> str | None:
 def _ray_options(args: argparse.Namespace):
     """--ray's options for the dataset view, None without it, or the exit code of a problem
     (one line: Ray missing here for a local target, an option without --ray)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.target import TargetError, parse_target
 
     if args.ray is None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from eagle3_tui.demo import bpe
+from eagle3_tui.demo import bpe, faults
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
 from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
@@ -43,6 +43,9 @@ from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the 
     README_MARK,
     SHARD,
 )
+from eagle3_tui.demo.readme import tiny_model_lines, write_readme
+from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
+from eagle3_tui.engines.read.load import load_sample
 
 # Synthetic prompts of random ids in a toy template, for test data that needs no text
 # (tests import these); the demo itself is made of tokenized chats.
@@ -248,8 +251,6 @@ class _Demo:
 
     def write_faults(self) -> None:
         """One capture per fault listed at the end of FORMATS.md (demo/faults.py)."""
-        from eagle3_tui.demo import faults
-
         faults.write_layer_faults(self)
         faults.write_state_faults(self)
         faults.write_token_faults(self)
@@ -291,13 +292,9 @@ class _Demo:
     # --- readme ---------------------------------------------------------------------------
     def model_lines(self) -> list[str]:
         """README.txt's lines on the model, the data's shapes and the model folder (demo/readme.py)."""
-        from eagle3_tui.demo.readme import tiny_model_lines
-
         return tiny_model_lines(self)
 
     def write_readme(self) -> None:
-        from eagle3_tui.demo.readme import write_readme
-
         write_readme(self)
 
 
@@ -310,9 +307,6 @@ def _write_drafter(demo: _Demo, steps: int = DRAFTER_STEPS, head=None) -> str:
     """A one-layer EAGLE-3 drafter (SpecForge's layout) trained on the demo's training samples,
     for the TUI's --drafter and `eagle3-tui accept`. Its embeddings are the demo model's, so it
     needs no --model. Returns the drafter folder relative to the demo."""
-    from eagle3_tui.engines.read.load import load_sample
-    from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
-
     seqs = []
     for i in sorted(demo.train_files):
         s = load_sample(os.path.join(demo.dir, demo.train_files[i]))

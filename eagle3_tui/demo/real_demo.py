@@ -22,6 +22,9 @@ import torch
 
 from eagle3_tui.demo import dataset as base
 from eagle3_tui.demo.dataset import MODEL_DIR, N_TRAIN, SHARD, Prompt
+from eagle3_tui.demo.readme import train_lines
+from eagle3_tui.demo.real_model import RealTarget, chats, missing, model_folder
+from eagle3_tui.demo.real_questions import QUESTIONS
 
 #: Adam steps of the real demo's drafter (H 576, draft vocabulary 256): ~1 minute on one core
 REAL_DRAFTER_STEPS = 300
@@ -101,8 +104,6 @@ class RealDemo(base._Demo):
                 shutil.copyfile(src, dest)
 
     def model_lines(self) -> list[str]:
-        from eagle3_tui.demo.readme import train_lines
-
         cfg = self.cfg
         return [
             f"Hidden states of a real pretrained model, SmolLM2-135M-Instruct (Llama, L={cfg.layers} layers,",
@@ -127,9 +128,6 @@ def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
     """Write the real demo into `directory` (new, empty, or an earlier demo) and return write_demo's
     manifest. Builds (once) the model folder and the model's answers, cached under the user cache
     dir (or `cache`). Raises RuntimeError with the install line when the extra is missing."""
-    from eagle3_tui.demo.real_model import RealTarget, chats, missing, model_folder
-    from eagle3_tui.demo.real_questions import QUESTIONS
-
     lacking = missing()
     if lacking:
         raise RuntimeError(lacking)

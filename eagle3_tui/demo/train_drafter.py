@@ -56,6 +56,7 @@ def shape_for(vocab: int, hidden: int, k: int, draft_vocab: int) -> Shape:
 
 
 def init_weights(s: Shape, g) -> dict:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     def n(*shape, std):
@@ -84,12 +85,14 @@ def init_weights(s: Shape, g) -> dict:
 
 
 def _rms(x, w):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * w
 
 
 def _rope(x, pos, head_dim: int):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     inv = 1.0 / (THETA ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
@@ -101,6 +104,7 @@ def _rope(x, pos, head_dim: int):
 
 def ttt_logits(w: dict, s: Shape, aux, ids, steps: int) -> list:
     """Draft-vocab logits [T, draft_vocab] per TTT step for one sequence (dense, with autograd)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
     from torch.nn import functional as F
 
@@ -138,6 +142,7 @@ class Adam:
     constructing torch.optim.Adam imports torch's compiler stack, seconds of the demo's time."""
 
     def __init__(self, params: list, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         self.params, self.lr, self.betas, self.eps, self.t = params, lr, betas, eps, 0
@@ -149,6 +154,7 @@ class Adam:
             p.grad = None
 
     def step(self) -> None:
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         b1, b2 = self.betas
@@ -171,6 +177,7 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
     head: the target's LM head [V, H] to start lm_head from (None: random);
     draft_vocab: size of the draft vocabulary (the most frequent ids; default min(V, 320)).
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
     from torch.nn import functional as F
 
@@ -254,6 +261,7 @@ _ST = {"float32": "F32", "bfloat16": "BF16", "float16": "F16", "int64": "I64", "
 
 def write_safetensors(tensors: dict, path: str) -> None:
     """The safetensors format written by hand (bool included, as SpecForge's t2d needs)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     header, blobs, offset = {}, [], 0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from eagle3_tui.names import json_for_terminal, terminal_text
 from eagle3_tui.reports.model import Report
+from eagle3_tui.userdirs import data_dir as default
 
 EXPORTS = "exports"
 #: the subject's share of a file name (sample names can be long)
@@ -31,8 +32,6 @@ class ExportError(Exception):
 
 def exports_dir(data_dir: str | os.PathLike | None = None) -> Path:
     if data_dir is None:
-        from eagle3_tui.userdirs import data_dir as default
-
         data_dir = default()
     return Path(data_dir) / EXPORTS
 

@@ -37,13 +37,18 @@ File names travel only inside these lines; the agent and every process it starte
 stdin closes, on SIGHUP/SIGTERM, and when its parent (the SSH session) ends.
 """
 
+import importlib.abc
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import stat as stat_mod
 import sys
+import tempfile
 import threading
 import time
+from importlib import metadata
 
 PROTOCOL = 1
 HELLO = "EAGLE3-AGENT"
@@ -51,9 +56,6 @@ HELLO = "EAGLE3-AGENT"
 
 def install_modules(modules):
     """Make the shipped modules importable: {name: [is_package, source]} -> sys.meta_path."""
-    import importlib.abc
-    import importlib.util
-
     class ShippedSource(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         def find_spec(self, name, path=None, target=None):
             if name not in modules:
@@ -83,8 +85,6 @@ def shipped_package():
     """A temp folder holding the shipped eagle3_tui as files, for Ray to send to its workers
     (ray.init packs it: the caller removes it after); None when the package was imported from
     files (then Ray takes those)."""
-    import tempfile
-
     if not SHIPPED:
         return None
     top = tempfile.mkdtemp(prefix="eagle3-agent-")
@@ -98,16 +98,12 @@ def shipped_package():
 
 def module_version(name):
     """The installed version of `name` on this box, None when it is not installed."""
-    import importlib.util
-
     try:
         if importlib.util.find_spec(name) is None:
             return None
     except (ImportError, ValueError):  # a broken or blocked install is no install
         return None
     try:
-        from importlib import metadata
-
         return metadata.version(name)
     except Exception:
         return "unknown"
@@ -135,6 +131,7 @@ def scan_entry(d):
 def with_text(result, tokenizer):
     if not tokenizer:
         return result
+    # lazy: the shipped modules import only once install_modules ran
     from eagle3_tui.engines.read.tokens import annotate
 
     return annotate(result, tokenizer)
@@ -210,6 +207,7 @@ class Agent:
         self.send({"id": rid, "entry": entry_from_stat(name, st)})
 
     def op_summarize(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.read.stats import summarize_file
 
         kw = {"k": req.get("k", 5), "slots": req.get("slots"), "hidden": req.get("hidden"), "cancel": cancel}
@@ -222,6 +220,7 @@ class Agent:
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
     def op_compare(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.compare import compare_files
 
         result = compare_files(
@@ -231,6 +230,7 @@ class Agent:
         self.send({"id": rid, "result": with_text(result, req.get("tokenizer"))})
 
     def op_identify(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.model.identify import identify_file
 
         keys = ("drafter", "tokens", "device", "ids_from", "slots", "hidden")
@@ -239,6 +239,7 @@ class Agent:
         self.send({"id": rid, "result": result})
 
     def op_accept(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.model.accept import accept_file
 
         result = accept_file(
@@ -249,21 +250,21 @@ class Agent:
         self.send({"id": rid, "result": result})
 
     def op_check_folders(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.model.folder_check import check_folders
 
         self.send({"id": rid, "result": {"problems": check_folders(req.get("model"), req.get("drafter"))}})
 
     def op_pair_print(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.scan.pairprint import capture_print
 
         self.send({"id": rid, "result": capture_print(req["path"], [int(w) for w in req.get("widths") or []])})
 
     def op_scan(self, rid, req, cancel):
-        import time
-
-        from eagle3_tui.engines.scan.records import scan_tree
-
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.scan.options import ScanOptions
+        from eagle3_tui.engines.scan.records import scan_tree
 
         known = {k[0]: tuple(k[1:]) for k in req.get("known") or []}
         options = ScanOptions.from_request(req)
@@ -278,8 +279,6 @@ class Agent:
         executor = None
         if req.get("ray"):  # scan box:/data --ray: the box's own Ray cluster reads the files
             from eagle3_tui.engines.scan.ray_tasks import RayScan, RayUnavailable, connect
-
-            import shutil
 
             package = shipped_package()
             try:
@@ -340,6 +339,7 @@ def watch_parent(tick=0.5):
 def main(modules, trust_data=False):
     install_modules(modules)
     try:  # the gate in front of every torch.load (engines/read/torch_gate.py) speaks of the box
+        # lazy: the shipped modules import only once install_modules ran
         from eagle3_tui.engines.read import torch_gate
 
         torch_gate.on_box()

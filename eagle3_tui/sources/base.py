@@ -18,6 +18,7 @@ from eagle3_tui.engines.results import (
     AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
+from eagle3_tui.engines.read import torch_gate
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -152,8 +153,6 @@ class Source(ABC):
     def runtime(self) -> dict[str, Any]:
         """Which Python and torch compute this source's results: {"computed", "python",
         "executable", "torch", "pickles"} (summary --json, scan --json's summary, the TUI header)."""
-        from eagle3_tui.engines.read import torch_gate
-
         return torch_gate.runtime(self.computed)
 
     async def connect(self) -> None:  # noqa: B027 - local sources have nothing to do

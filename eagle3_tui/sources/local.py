@@ -15,6 +15,16 @@ from eagle3_tui.engines.results import (
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
+from eagle3_tui.engines.compare import compare_files
+from eagle3_tui.engines.model.accept import accept_file
+from eagle3_tui.engines.model.folder_check import check_folders
+from eagle3_tui.engines.model.identify import identify_file, summarize_identified
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.read.stats import summarize_file
+from eagle3_tui.engines.read.tokens import annotate
+from eagle3_tui.engines.scan.agreement import check_drafter
+from eagle3_tui.engines.scan.pairprint import capture_print
+from eagle3_tui.engines.scan.records import scan_tree
 
 #: seconds between progress items of a scan
 PROGRESS_EVERY = 0.2
@@ -72,8 +82,6 @@ class LocalSource(Source):
 
     async def connect(self) -> None:
         """Nothing to open; decides once whether this Python's torch may unpickle (no torch import)."""
-        from eagle3_tui.engines.read import torch_gate
-
         self.pickle_problem = torch_gate.problem(self.runtime()["torch"])
 
     def scan_executor(self) -> Any:
@@ -137,12 +145,7 @@ class LocalSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> Summary:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.engines.read.stats import summarize_file
-            from eagle3_tui.engines.read.tokens import annotate
-
             if model:
-                from eagle3_tui.engines.model.identify import summarize_identified
-
                 result = summarize_identified(path, model, k=k, slots=slots, hidden=hidden, cancel=cancel)
             else:
                 result = summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
@@ -155,22 +158,16 @@ class LocalSource(Source):
         order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.engines.model.accept import accept_file
-
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
                                cancel=cancel, ids_from=ids_from)
 
         return await self._computed_here(run)
 
     async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
-        from eagle3_tui.engines.model.folder_check import check_folders
-
         return await asyncio.to_thread(check_folders, model, drafter)
 
     async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.engines.scan.pairprint import capture_print
-
             return capture_print(path, widths)
 
         return await self._computed_here(run)
@@ -180,17 +177,12 @@ class LocalSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> ComparisonResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.engines.compare import compare_files
-            from eagle3_tui.engines.read.tokens import annotate
-
             return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model), tokenizer)
 
         return await self._computed_here(run)
 
     async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.engines.model.identify import identify_file
-
             return identify_file(path, model, cancel=cancel, **options)
 
         return await self._computed_here(run)
@@ -208,9 +200,6 @@ class LocalSource(Source):
         done = object()
 
         def _run() -> None:
-            from eagle3_tui.engines.scan.records import scan_tree
-            from eagle3_tui.engines.scan.agreement import check_drafter
-
             # every end of this thread, an exception included, hands `done` over (finally below):
             # the awaiting side never waits for a thread that has gone
             try:

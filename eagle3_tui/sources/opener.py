@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from eagle3_tui.target import Target
+from eagle3_tui.sources.local import LocalSource
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
@@ -24,9 +25,8 @@ def open_source(
 ) -> Source:
     """A Source for `target`; it does not connect yet (await source.connect())."""
     if not target.is_remote:
-        from eagle3_tui.sources.local import LocalSource
-
         return LocalSource()
+    # lazy: pulls asyncssh in: loaded when used
     from eagle3_tui.sources.ssh import SshSource
 
     return SshSource(

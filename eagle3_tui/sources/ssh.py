@@ -44,6 +44,7 @@ from eagle3_tui.sources.ssh_session import (  # noqa: F401 - re-exported for cal
     SshSession,
 )
 from eagle3_tui.sources.sshconnect import ConnectError
+from eagle3_tui.engines.read.tokens import TOKENIZER_FILE, annotate
 
 
 class SshSource(SshSession):
@@ -209,8 +210,6 @@ class SshSource(SshSession):
             return result
 
         def run() -> dict[str, Any]:
-            from eagle3_tui.engines.read.tokens import annotate
-
             return annotate(result, str(local))
 
         result = await asyncio.to_thread(run)
@@ -219,8 +218,6 @@ class SshSource(SshSession):
         return result
 
     async def _tokenizer_copy(self, path: str) -> Path:
-        from eagle3_tui.engines.read.tokens import TOKENIZER_FILE
-
         entry = await self._stat(path)
         if entry.kind == "dir":
             path = posixpath.join(path, TOKENIZER_FILE)

@@ -19,6 +19,7 @@ from eagle3_tui.sources.base import ConnectionLost, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
 from eagle3_tui.sources.sshconnect import ConnectError, Connector
 from eagle3_tui.target import Target
+from eagle3_tui.engines.read import torch_gate
 
 T = TypeVar("T")
 
@@ -148,8 +149,6 @@ class SshSession(Source):
             raise task.exception()
 
     async def _start_agent(self, conn: asyncssh.SSHClientConnection) -> None:
-        from eagle3_tui.engines.read import torch_gate
-
         self._status("starting agent…")
         try:
             agent = await AgentClient.start(conn, self.remote_python, torch_gate.trusted())
@@ -181,8 +180,6 @@ class SshSession(Source):
     def _decide_pickles(self, torch: str) -> None:
         """Once per agent, from its hello: whether the box's torch may unpickle (the agent's own
         gate refuses each file; this is the one line the user sees first)."""
-        from eagle3_tui.engines.read import torch_gate
-
         line = torch_gate.problem(torch, *torch_gate.BOX)
         self.pickle_problem = line
         if line is not None and torch_gate.trusted():
@@ -197,8 +194,6 @@ class SshSession(Source):
 
     def runtime(self) -> dict:
         """Which Python and torch computed this source's results (the agent's, or this machine's)."""
-        from eagle3_tui.engines.read import torch_gate
-
         if self.computed == "local" or self._agent is None:
             return super().runtime()
         hello = self._agent.hello

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from eagle3_tui.target import Target, TargetError, parse_target
+from eagle3_tui.engines.read.tokens import annotate
 
 NO_TOKENIZER_FILE = "no tokenizer.json"
 
@@ -65,8 +66,6 @@ class TokenizerChoice:
                 result["text_error"] = (f"tokenizer {there.display()} is on another machine than "
                                         "the data: give one on this machine or on the data's host")
             else:
-                from eagle3_tui.engines.read.tokens import annotate
-
                 result = annotate(result, there.path)
         if self.optional and NO_TOKENIZER_FILE in str(result.get("text_error", "")):
             result.pop("text_error")

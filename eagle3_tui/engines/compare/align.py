@@ -92,6 +92,7 @@ class Alignment:
     def lag_scores(self, offset: int, end: int, lags) -> dict[int, float | None]:
         """Per lag: mean over B slots of the best mean cosine against any A slot, B row t vs A
         row t + offset + lag, on up to LAG_ROWS rows spread over the usable range."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         lags = list(lags)
@@ -207,6 +208,7 @@ def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | No
 
 
 def unit(x):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-30)

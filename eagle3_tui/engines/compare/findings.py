@@ -46,6 +46,7 @@ class Judgement:
                  f"A has {self.ka} of H={a.hidden} (width {wa}){why}", **details)
 
     def judge(self, result: dict[str, Any]) -> None:
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         ka, kb = self.ka, self.kb
@@ -398,6 +399,7 @@ def _shift_direction(matrix) -> str | None:
     cross-slot cosines next to the diagonal: a B slot one boundary deeper than A_j is nearer
     A_{j+1} (above the diagonal) than B_{j+1} is to A_j (below it), and the other way round.
     None when the two sides do not differ by SHIFT_GAIN."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     k = min(matrix.shape)

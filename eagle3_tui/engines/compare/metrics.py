@@ -21,15 +21,15 @@ from typing import Any
 
 from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.compare.thresholds import BF16_ATOL, BF16_RTOL, CHUNK_ELEMENTS, FIRST_K, MATCH_COS, RATIO_CV, SCALE_TOL
+from eagle3_tui.engines.read.stats import Cancelled
 
 
 class Measurement:
     """Part of Comparison (see run.py): the state it reads lives there."""
 
     def measure(self, al: dict[str, Any], result: dict[str, Any]) -> None:
+        # lazy: torch: loaded when used, never at start-up
         import torch
-
-        from eagle3_tui.engines.read.stats import Cancelled
 
         a_parts, b_parts = self.a_parts, self.b_parts
         na, nb = len(a_parts), len(b_parts)
@@ -106,6 +106,7 @@ class Measurement:
 
     def check_pad_tail(self, cos, pairs: int) -> None:
         """Without ids, B rows past A's valid length are padding only if they equal A's pad rows."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         tail = float(torch.nanmean(cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]))
@@ -119,6 +120,7 @@ class Measurement:
             self.pad_rows = 0
 
     def pair_metrics(self, ia: int, ib: int, col: int, rows, off: int, errn, maxabs, beyond) -> dict[str, Any]:
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         h = self.a.hidden
@@ -177,6 +179,7 @@ class Measurement:
 
     def constant_factor(self, ib: int, ia: int) -> float | None:
         """The per-token norm ratio B/A when it is one constant other than 1, else None."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         ratio = self.norm_b[:, ib] / self.norm_a[:, ia]
@@ -194,6 +197,7 @@ def norm_fit(post, pre) -> tuple[float, str]:
     least squares per channel for y = g * rmsnorm(x) and for y = g * layernorm(x) + bias.
     Returns (relative L2 residual of the better fit, "RMSNorm" | "LayerNorm"). Rows with NaN/Inf
     on either side are skipped; one pass over the rows, in chunks."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     h = pre.shape[1]
@@ -239,6 +243,7 @@ def in_workers(work, chunks: list[int], *, workers: int, force_thread: bool = Fa
     barriers, and on a busy machine spinning team threads slow everything down several times.
     Threads of one process share the tensors; each writes its own rows of the outputs.
     Errors (Cancelled too) are raised again in the caller's thread."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     k = max(1, min(workers, len(chunks)))
@@ -274,6 +279,7 @@ def nonfinite_counts(sample: Sample, known=None) -> dict[str, Any]:
     their float32 row sums (one cheap reduction; isfinite on bf16 is slow on CPU), and only
     rows that fail the screen are counted element by element.
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     nan = inf = 0
@@ -338,6 +344,7 @@ def factor_text(x: float) -> str:
 def short(x, digits: int = 5) -> list:
     """x as nested lists of floats rounded to `digits` significant digits (short JSON);
     NaN/Inf become None. Rounded in float64 so that each value prints as its short decimal."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     x = x.detach().double()
@@ -360,6 +367,7 @@ def _first_near(values, *, largest: bool, rel: float = 1e-4) -> int:
     """The first row whose value is within `rel` of the extreme: rows that tie up to float noise
     (a scaled capture has the same error on every row) give the same row on every CPU, where
     argmax would pick whichever the last bit favoured."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     top = values.max() if largest else values.min()

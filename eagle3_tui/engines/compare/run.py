@@ -14,7 +14,10 @@ from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
+from eagle3_tui.engines.read.shapes import split_like
 from eagle3_tui.engines.results import ComparisonResult, error_result, finding, sort_findings
+from eagle3_tui.engines.model.identify import identify_pair
+from eagle3_tui.engines.read.load import load_sample
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
@@ -25,8 +28,6 @@ def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden:
     gives {"a": {...}, "b": {...}, "error": "..."} with the failing side's {"path", "error"}.
     With `model` (a model folder here), both sides are identified against it first (see
     engines/model/identify.py identify_pair) and the findings name the exact boundaries."""
-    from eagle3_tui.engines.read.load import load_sample
-
     sides: dict[str, Any] = {}
     loaded: dict[str, Sample] = {}
     for key, path, kw in (("a", a_path, {}), ("b", b_path, {"slots": slots, "hidden": hidden})):
@@ -41,39 +42,18 @@ def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden:
         return {"a": sides["a"], "b": sides["b"], "error": msg}
     a, b = loaded["a"], loaded["b"]
     if slots is None and hidden is None:
-        b = _split_like(b, a)
+        b = split_like(b, a)
     identified = None
     if model:
-        from eagle3_tui.engines.model.identify import identify_pair
-
         identified = identify_pair(a, b, model, device=device, cancel=cancel)
     return compare(a, b, cancel=cancel, identified=identified)
-
-
-def _split_like(b: Sample, a: Sample) -> Sample:
-    """A bare capture whose width was split by guesswork is re-split with A's hidden size."""
-    import torch
-
-    from eagle3_tui.engines.read.sample import Slot
-
-    # the loader says what it guessed; slots cut from one tensor can be cut again
-    guessed = bool(b.assumptions) and "split into" in b.source_keys.get("slots", "")
-    if not guessed or not b.slots or not a.hidden or b.hidden == a.hidden:
-        return b
-    width = sum(s.tensor.shape[1] for s in b.slots)
-    if width % a.hidden:
-        return b
-    whole = torch.cat([s.tensor for s in b.slots], dim=1) if len(b.slots) > 1 else b.slots[0].tensor
-    k = width // a.hidden
-    b.slots = [Slot(whole[:, i * a.hidden:(i + 1) * a.hidden], f"aux{i}") for i in range(k)]
-    b.assumptions = [f"k = {k} slots of H = {a.hidden} (width {width}), H taken from the training sample"]
-    return b
 
 
 def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None,
             identified: dict[str, Any] | None = None) -> ComparisonResult:
     """Compare training sample `a` with inference capture `b` (see the module docstring).
     `identified`: both sides' slots identified against the target model (identify_pair)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     workers = torch.get_num_threads()

@@ -49,6 +49,8 @@ from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter
 from eagle3_tui.engines.results import AcceptResult, error_result
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.stats import Cancelled
+import os
+from eagle3_tui.engines.read.load import load_sample
 
 QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
 ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logits
@@ -58,14 +60,14 @@ def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int
                 order: list[int] | None = None, slots: int | None = None, hidden: int | None = None,
                 cancel: threading.Event | None = None, ids_from: str | None = None) -> AcceptResult:
     """Acceptance JSON object for one sample; unusable inputs become {"path", "drafter", "error"}.
-    ids_from: a sample whose ids an id-less sample borrows (engines/model/borrow_ids.py)."""
-    from eagle3_tui.engines.read.load import load_sample
-
+    ids_from: a sample whose ids an id-less sample borrows (engines/compare/borrow_ids.py)."""
     try:
         d = cached_drafter(drafter, model)
         sample = load_sample(path, slots=slots, hidden=hidden)
         if ids_from:
-            from eagle3_tui.engines.model.borrow_ids import borrow_ids
+            # the one import up the engines' layers (compare's alignment), kept to --ids-from: pyproject's
+            # engines contract names it
+            from eagle3_tui.engines.compare.borrow_ids import borrow_ids
 
             sample = borrow_ids(sample, ids_from)
         result = accept(sample, d, model=model, steps=steps, all_rows=all_rows, order=order, cancel=cancel)
@@ -83,8 +85,6 @@ _CACHE_LOCK = threading.Lock()
 
 def cached_drafter(path: str, model: str | None) -> Drafter:
     """Load once per (folder, model, weight file mtimes): a UI or scan runs many samples."""
-    import os
-
     stamp = []
     for name in ("config.json", "model.safetensors", "pytorch_model.bin"):
         try:
@@ -106,6 +106,7 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
     """limit: run on the first `limit` valid rows only. Attention is causal, so rows inside the
     prefix get exactly the drafter's output on the whole sample; rows whose targets lie past the
     prefix are not scored (a quick scan reads no more of a big file than that prefix)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if steps < 1:
@@ -178,6 +179,7 @@ def accept(sample: Sample, d: Drafter, *, model: str | None = None, steps: int =
 
 def _scored_rows(sample: Sample, n: int, all_rows: bool, notes: list[str]):
     """(the loss mask of the first n rows, or None for every row; where the rows come from)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if not all_rows and sample.loss_mask is not None:
@@ -192,6 +194,7 @@ def _scored_rows(sample: Sample, n: int, all_rows: bool, notes: list[str]):
 
 def _per_token(rows0, targets, first, hit0, lead, vocab) -> list[dict]:
     """Step 1 per scored row: the target, the draft, its probability, hit, tokens accepted."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     draft0, p0 = first
@@ -214,6 +217,7 @@ def targets_available(pos, targets):
 def aux_input(sample: Sample, d: Drafter, order: list[int] | None, rows: int | None = None):
     """The k aux slots concatenated [rows, k*Ht] in the order fc expects, or one clear error.
     Only the first `rows` rows are read (a memory-mapped file reads no more)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     slots = [s.tensor for s in sample.slots]
@@ -237,6 +241,7 @@ def target_tokens(sample: Sample, d: Drafter, model: str | None, n: int, notes: 
     "model": argmax of the target's LM head over its post-norm final state at j-1;
     "ids": the sample's own ids[j].
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if model is not None:
@@ -265,6 +270,7 @@ def target_tokens(sample: Sample, d: Drafter, model: str | None, n: int, notes: 
 
 
 def _rms(x, w, eps):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     xf = x.float()
@@ -273,6 +279,7 @@ def _rms(x, w, eps):
 
 def rotary_tables(d: Drafter, positions):
     """cos, sin [len(positions), head_dim] for Llama rotary (default, linear or llama3 scaling)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     dim = d.head_dim
@@ -298,6 +305,7 @@ def rope_rows(d: Drafter, n: int):
     """cos, sin for positions 0..n-1: rows of one table kept on the drafter, grown when a longer
     sample comes (a scan asks for the same positions file after file; the tables cost a third
     of a small file's draft). Row p depends on p alone."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if d.rope is None or d.rope[0].shape[0] < n:
@@ -308,6 +316,7 @@ def rope_rows(d: Drafter, n: int):
 
 
 def _rope(x, cos, sin):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     half = x.shape[-1] // 2
@@ -320,6 +329,7 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
 
     The hidden input of step 0 is fc(aux); later steps take the previous step's output.
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
     from torch.nn import functional as F
 
@@ -385,6 +395,7 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
 
 def _ttt_attention(q, keys, values, stop):
     """Attention of step s >= 1: causal over step-0 keys, plus each later step's key of the same row."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     nh, T, hd = q.shape

@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.model.identify_run import MAX_SHIFT
 
 #: 1 - mean cosine within which a slot holds a state (a capture in bf16, fp16 or float32)
 TOLERANCE = 1.6e-3
@@ -52,8 +53,6 @@ def _f(v) -> float | None:
 def candidates(p: int, scores, layers: int) -> list[dict[str, Any]]:
     """Every state part `p` was scored against except the unshifted boundaries, best first:
     {"kind": "lag"|"normalized"|"mid"|"attn"|"mlp"|"branches", "cosine", ...}."""
-    from eagle3_tui.engines.model.identify_run import MAX_SHIFT
-
     out: list[dict[str, Any]] = []
     lag = scores.lag[p].tolist()
     for col in range(layers + 2):

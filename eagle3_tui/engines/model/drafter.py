@@ -39,6 +39,9 @@ from eagle3_tui.engines.model.folder_config import (
 )
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
 from eagle3_tui.engines.read.sample import SampleError
+import math
+from eagle3_tui.engines.model.vocab import VocabError, check_offsets, mapping_from
+from eagle3_tui.engines.read.load import read_object
 
 
 class DrafterError(SampleError):
@@ -177,9 +180,8 @@ def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab
     offsets that land inside the target vocabulary, on the ids t2d marks; draft_vocab_size and
     the sizes of d2t and t2d agree with lm_head and vocab_size. A drafter without d2t proposes
     target ids directly: its head must cover the whole vocabulary."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
-
-    from eagle3_tui.engines.model.vocab import VocabError, check_offsets, mapping_from
 
     if said is not None and said != draft_vocab:
         raise DrafterError(f"{path}: config.json draft_vocab_size = {said} but lm_head has {draft_vocab} rows")
@@ -207,8 +209,7 @@ def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab
 def check_finite(path: str, weights: dict[str, Any]) -> None:
     """Weights with NaN or Inf draft nothing (every score NaN): said once, by name, at load. A
     float64 sum per tensor: no temporary as large as the tensor."""
-    import math
-
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     for name, t in weights.items():
@@ -258,8 +259,6 @@ def _read_weights(path: str) -> tuple[dict[str, Any], str]:
 
 
 def _read_tensor_file(file: str) -> dict[str, Any]:
-    from eagle3_tui.engines.read.load import read_object
-
     with open(file, "rb") as fh:
         head = fh.read(16)
     if looks_like_safetensors(head, os.path.getsize(file)):

@@ -24,6 +24,8 @@ from eagle3_tui.engines.model.folder_config import (
     weight_shapes,
 )
 from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.engines.model.drafter import KEY_RULES, WEIGHT_FILES
+from eagle3_tui.engines.read.tokens import TokenizerError, tokenizer_file
 
 
 def check_folders(model: str | None, drafter: str | None) -> dict[str, str]:
@@ -55,8 +57,6 @@ def check_model(folder: str, *, for_drafter: bool = False) -> str | None:
 
 def check_drafter(folder: str) -> str | None:
     """An EAGLE-3 drafter folder: config.json with the values the loader uses, and a weights file."""
-    from eagle3_tui.engines.model.drafter import WEIGHT_FILES
-
     where = f"drafter {folder}"
     if not os.path.isdir(folder):
         return f"{where}: {'no such folder' if not os.path.exists(folder) else 'not a folder'}"
@@ -80,8 +80,6 @@ def check_drafter(folder: str) -> str | None:
 
 
 def _specforge_name(name: str) -> str:
-    from eagle3_tui.engines.model.drafter import KEY_RULES
-
     for old, new in KEY_RULES:
         if name.startswith(old):
             return new + name[len(old):]
@@ -90,8 +88,6 @@ def _specforge_name(name: str) -> str:
 
 def check_tokenizer(path: str) -> str | None:
     """A tokenizer.json, or a folder holding one, whose ids are whole numbers in range."""
-    from eagle3_tui.engines.read.tokens import TokenizerError, tokenizer_file
-
     try:
         file = tokenizer_file(path)
         with open(file, encoding="utf-8") as fh:

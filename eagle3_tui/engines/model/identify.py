@@ -24,12 +24,7 @@ import threading
 from typing import Any
 
 from eagle3_tui.engines.model.capture_faults import TOLERANCE, TOLERANCE_FP8  # noqa: F401 - the match bounds
-from eagle3_tui.engines.model.conventions import (
-    ConfigError,
-    drafter_layer_ids,
-    num_layers,
-    text_config,
-)
+from eagle3_tui.engines.model.conventions import ConfigError, drafter_layer_ids, explain_pair, num_layers, text_config
 from eagle3_tui.engines.model.folder_config import read_model_config
 from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's door, re-exported for callers
     INSTALL,
@@ -43,8 +38,9 @@ from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's 
 )
 from eagle3_tui.engines.model.identify_verdicts import SCALE_TOL, UNRELATED_COS, result  # noqa: F401
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
-from eagle3_tui.engines.read.stats import Cancelled
+from eagle3_tui.engines.read.stats import Cancelled, summarize
 from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
+from eagle3_tui.engines.read.load import load_sample
 
 
 # ------------------------------------------------------------------------------ entry points
@@ -63,8 +59,6 @@ def identify_file(
     cancel: threading.Event | None = None,
 ) -> IdentifyResult:
     """The identify JSON object for one file; unusable input gives {"path", "model", "error"}."""
-    from eagle3_tui.engines.read.load import load_sample
-
     try:
         config = model_config(model)
         drafter_ids = drafter_layer_ids(drafter) if drafter else None
@@ -145,6 +139,7 @@ def identify(
 def check_ids(ids, vocab: int | None, what: str, model: str) -> None:
     """Token ids the model's embedding has: another tokenizer's ids are one line, not the
     embedding's IndexError."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     ids = torch.as_tensor(ids)
@@ -159,6 +154,7 @@ def check_ids(ids, vocab: int | None, what: str, model: str) -> None:
 
 def _resplit(sample: Sample, width: int) -> Sample:
     """A bare capture whose width was split by guesswork is re-split with the model's width."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     guessed = bool(sample.assumptions) and "split into" in sample.source_keys.get("slots", "")
@@ -237,9 +233,6 @@ def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None
     """The summary JSON object of `path` with the slots identified against `model`, from one
     load of the file. A file that cannot be summarised gives the summary's error; a model that
     cannot identify it gives the summary with summary["identify"]["error"]."""
-    from eagle3_tui.engines.read.load import load_sample
-    from eagle3_tui.engines.read.stats import summarize
-
     try:
         sample = load_sample(path, slots=slots, hidden=hidden)
     except Cancelled:
@@ -280,8 +273,6 @@ def identify_pair(a: Sample, b: Sample, model: str, *, device: str = "auto",
     capture without token ids is run on A's ids (the comparison aligns the two by them); the
     pair's convention explanation, when the two sides read the same ids differently, is in
     "explained" (conventions.explain_pair)."""
-    from eagle3_tui.engines.model.conventions import explain_pair
-
     try:
         config = model_config(model)
     except (IdentifyError, ConfigError) as err:

@@ -30,6 +30,9 @@ from typing import Any
 
 from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
 from eagle3_tui.engines.read.stats import Cancelled
+import importlib.util
+from eagle3_tui.engines.model.folder_config import read_model_config
+from eagle3_tui.engines.read import torch_gate
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
 CHUNK_ROWS = 256
@@ -73,6 +76,7 @@ _CACHE_LOCK = threading.Lock()
 
 
 def resolve_device(device: str) -> str:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if device == "auto":
@@ -86,9 +90,8 @@ def resolve_device(device: str) -> str:
 
 def config_dtype(model: str):
     """The torch dtype the model folder's config names (checked by engines/model/folder_config.py)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
-
-    from eagle3_tui.engines.model.folder_config import read_model_config
 
     return getattr(torch, read_model_config(model).dtype)
 
@@ -113,10 +116,9 @@ def _weights_stamp(model: str) -> str:
 
 
 def _load_model(model: str, device: str):
-    import importlib.util
-
     if importlib.util.find_spec("transformers") is None:
         raise IdentifyError(f"transformers is not installed here: {INSTALL}")
+    # lazy: torch and transformers: loaded when used, never at start-up
     import torch
     import transformers
     from transformers import AutoModelForCausalLM
@@ -125,7 +127,6 @@ def _load_model(model: str, device: str):
 
     dtype = config_dtype(model)
     kw = {"dtype": dtype} if int(transformers.__version__.split(".")[0]) >= 5 else {"torch_dtype": dtype}
-    from eagle3_tui.engines.read import torch_gate
 
     if not torch_gate.pickles_allowed():  # a pytorch_model.bin is a pickle: this torch must not load it
         kw["use_safetensors"] = True
@@ -161,6 +162,7 @@ def _quiet(transformers) -> None:
 def find_parts(lm, model: str = "model"):
     """(decoder layer list, final norm) of a causal LM: Llama/Qwen/Mistral style `model.layers` +
     `model.norm`, or GPT-2 style `transformer.h` + `transformer.ln_f`."""
+    # lazy: torch: loaded when used, never at start-up
     from torch import nn
 
     for base_name in ("model", "transformer", "language_model"):
@@ -224,6 +226,7 @@ class _Reducer:
     """Holds the parts (unit rows, float32) and fills Scores as the hooks hand it states."""
 
     def __init__(self, parts: list, layers: int, tdev, cancel: threading.Event | None):
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         self.torch, self.cancel, self.layers = torch, cancel, layers
@@ -342,6 +345,7 @@ def score_states(model: str, ids, parts: list, layers: int, *, device: str = "au
                  cancel: threading.Event | None = None) -> Scores:
     """Run the model once on `ids` and score every part against its boundaries, their shifts and
     the in-layer states (Scores). Raises IdentifyError on a model that does not fit."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     dev = resolve_device(device)

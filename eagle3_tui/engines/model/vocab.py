@@ -6,7 +6,7 @@ SpecForge writes `vocab_mapping.pt` next to the data (DATASET/vocab_mapping/voca
 A loss-masked target token outside the draft vocabulary is one the drafter is trained on but can
 never propose, so the share of loss tokens inside it bounds what acceptance can reach.
 
-Loaded with torch.load(weights_only=True) only. Shipped to the box: torch and stdlib only.
+The file itself is read and checked in engines/read/vocab_file.py. Shipped to the box: torch and stdlib only.
 """
 
 from __future__ import annotations
@@ -14,7 +14,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.engines.read.vocab_file import (  # noqa: F401 - the file's reader, re-exported for callers
+    VocabError,
+    VocabMapping,
+    check_offsets,
+    describe_file,
+    load_mapping,
+    mapping_from,
+)
 from eagle3_tui.engines.results import finding
 
 FILE_NAME = "vocab_mapping.pt"
@@ -22,83 +29,6 @@ FILE_NAME = "vocab_mapping.pt"
 WARN_BELOW = 0.90
 #: out-of-vocabulary tokens listed per sample (the count covers them all)
 SHOW_OOV = 50
-
-
-class VocabError(SampleError):
-    """Not a usable vocab mapping."""
-
-
-class VocabMapping:
-    """t2d as a bool tensor [V] and the draft ids' target ids, checked against each other."""
-
-    def __init__(self, t2d: Any, d2t: Any, file: str) -> None:
-        self.t2d = t2d
-        self.d2t = d2t
-        self.file = file
-        self.target = int(t2d.numel())
-        self.draft = int(d2t.numel())
-
-    def in_draft(self, ids: Any) -> Any:
-        """A bool tensor: which of `ids` (an int tensor) the drafter can propose; ids past the
-        target vocabulary count as outside."""
-        import torch
-
-        ids = ids.long()
-        inside = ids.lt(self.target) & ids.ge(0)
-        out = torch.zeros(ids.shape, dtype=torch.bool)
-        out[inside] = self.t2d[ids[inside]]
-        return out
-
-
-def load_mapping(path: str) -> VocabMapping:
-    """The mapping in `path`, loaded as samples are (load.read_object: weights_only, torch's
-    warnings and advice kept off stderr, one line for a file it refuses)."""
-    from eagle3_tui.engines.read import torch_gate
-    from eagle3_tui.engines.read.load import read_object
-
-    if not os.path.exists(path):
-        raise VocabError(f"{path}: no such vocab mapping file")
-    try:
-        obj, _ = read_object(path)
-    except SampleError as err:  # a torch below 2.10 (torch_gate) says so in its own words
-        said = str(err) if torch_gate.refused(str(err)) else f"not a vocab mapping ({err})"
-        raise VocabError(f"{path}: {said}") from None
-    except Exception as err:  # noqa: BLE001 - unpickling raises anything; one line says which file
-        raise VocabError(f"{path}: not a vocab mapping ({type(err).__name__})") from None
-    return mapping_from(obj, path)
-
-
-def mapping_from(obj: Any, path: str) -> VocabMapping:
-    import torch
-
-    if not isinstance(obj, dict) or not {"d2t", "t2d"} <= set(obj):
-        raise VocabError(f"{path}: not a vocab mapping (no d2t and t2d)")
-    d2t, t2d = obj["d2t"], obj["t2d"]
-    if not (isinstance(d2t, torch.Tensor) and isinstance(t2d, torch.Tensor)) or d2t.dim() != 1 or t2d.dim() != 1:
-        raise VocabError(f"{path}: d2t and t2d must be one-dimensional tensors")
-    t2d = t2d.bool()
-    draft = d2t.numel()
-    if int(t2d.sum()) != draft:
-        raise VocabError(f"{path}: t2d marks {int(t2d.sum())} target tokens but d2t has {draft}")
-    targets = check_offsets(d2t, t2d.numel(), path)
-    if draft and not bool(t2d[targets].all()):
-        raise VocabError(f"{path}: d2t points at target ids that t2d does not mark")
-    return VocabMapping(t2d, d2t, path)
-
-
-def check_offsets(d2t: Any, target: int, where: str) -> Any:
-    """The target ids d2t's offsets give (draft id + d2t[draft id]), checked to lie inside a
-    target vocabulary of `target` ids; VocabError otherwise. Used for vocab_mapping.pt and for a
-    drafter's own d2t (engines/model/drafter.py)."""
-    import torch
-
-    if d2t.is_floating_point() or d2t.is_complex():
-        raise VocabError(f"{where}: d2t holds {str(d2t.dtype).removeprefix('torch.')} values, not whole-number offsets")
-    targets = torch.arange(d2t.numel()) + d2t.long()
-    if d2t.numel() and (int(targets.min()) < 0 or int(targets.max()) >= target):
-        bad = int(targets.min()) if int(targets.min()) < 0 else int(targets.max())
-        raise VocabError(f"{where}: d2t points at target id {bad}, outside the target vocabulary of {target}")
-    return targets
 
 
 _loaded: dict[tuple, VocabMapping] = {}
@@ -165,6 +95,7 @@ def sample_vocab(mapping: VocabMapping, ids: list[int], mask: list[int] | None, 
                  text: list[str] | None = None) -> dict[str, Any]:
     """Per sample (for the sample view): the share of loss tokens in the draft vocabulary and the
     first out-of-vocabulary ones (row, id, and text when the summary has it)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     rows = torch.arange(min(valid, len(ids)))
@@ -197,17 +128,6 @@ def annotate_summary(summary: dict[str, Any], path: str | None) -> dict[str, Any
     summary["vocab"] = sample_vocab(mapping, summary["ids"], summary.get("mask"),
                                     summary.get("valid_tokens") or len(summary["ids"]), summary.get("text"))
     return summary
-
-
-def describe_file(path: str) -> dict[str, Any]:
-    """What a vocab mapping file holds, for the summary of this non-sample: {"draft", "target",
-    "share" (of the target vocabulary), "identity", "first_ids"}."""
-    import torch
-
-    m = load_mapping(path)
-    targets = (m.d2t.long() + torch.arange(m.draft))[:16].tolist()
-    return {"draft": m.draft, "target": m.target, "share": m.draft / m.target if m.target else None,
-            "identity": m.draft == m.target, "first_ids": targets}
 
 
 def coverage_finding(records: list[dict[str, Any]], mapping: str | None = None) -> dict[str, Any] | None:

@@ -26,6 +26,8 @@ from eagle3_tui.engines.read.safetensors_file import (
 )
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.schema import normalize
+import pickle
+import zipfile
 
 ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -192,6 +194,7 @@ def _inner_file():
 def check_tensors(obj: Any) -> None:
     """Refuse tensors the statistics cannot read or must not expand, with a message naming them."""
     for key, t in _tensors(obj, "", depth=0):
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         where = f"tensor {key!r}" if key else "the tensor"
@@ -216,6 +219,7 @@ def check_tensors(obj: Any) -> None:
 
 
 def _tensors(obj: Any, key: str, *, depth: int):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if isinstance(obj, torch.Tensor):
@@ -246,9 +250,8 @@ def _first_line(err: BaseException) -> str:
 
 def _torch_load(src, *, mmap: bool) -> Any:
     """The one torch.load of samples, drafter weights and vocab mappings: behind the gate."""
-    import pickle
-
     torch_gate.check()
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if isinstance(src, str) and not _utf8(src):
@@ -294,8 +297,6 @@ def without_advice(text: str) -> str:
 def _broken_zip(src) -> bool:
     """A path that starts like a zip but has no readable end record: a cut-off copy. (mmap of such
     a file fails with a bare "Invalid argument" before torch looks at the archive.)"""
-    import zipfile
-
     if isinstance(src, io.BytesIO):
         return src.getvalue()[:4] == b"PK\x03\x04" and not zipfile.is_zipfile(io.BytesIO(src.getvalue()))
     if not isinstance(src, str):

@@ -44,6 +44,7 @@ def looks_like_safetensors(head: bytes, file_size: int) -> bool:
 
 def read_safetensors(path: str) -> tuple[dict[str, Any], dict[str, str]]:
     """Return ({name: tensor}, metadata). Raises SampleError on a malformed file."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     with open(path, "rb") as fh:

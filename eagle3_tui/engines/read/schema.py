@@ -39,6 +39,7 @@ def normalize(
     hidden: int | None = None,
     metadata: dict[str, str] | None = None,
 ) -> Sample:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if slots is not None and slots < 1:
@@ -76,6 +77,7 @@ def _from_records(records, path: str, slots, hidden, metadata: dict[str, str]) -
 
 
 def _from_dict(d: dict, path: str, slots, hidden, metadata: dict[str, str]) -> Sample:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     _check_known_types(d)
@@ -253,6 +255,7 @@ def _speculators_current(states, scales, path: str, metadata: dict[str, str]) ->
 def _dequantize(x, scales):
     """speculators' FP8 connector: values = fp8 * per-token scale, in float32. Float8 without
     scales is widened as is (its magnitudes are then unknown, and said so)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     fp8 = str(x.dtype).startswith("torch.float8")
@@ -321,6 +324,7 @@ def _from_bare_tensor(t, path: str, slots, hidden, *, schema: str, key: str | No
 
 
 def _from_list(items, path: str, *, schema: str, key: str | None) -> Sample:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if not items:
@@ -339,6 +343,7 @@ def _from_list(items, path: str, *, schema: str, key: str | None) -> Sample:
 
 
 def _check_known_types(d: dict) -> None:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     for key in TENSOR_KEYS:
@@ -356,6 +361,7 @@ def _check_known_types(d: dict) -> None:
 
 
 def _kind(v: Any) -> str:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if isinstance(v, (list, tuple)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eagle3_tui.engines.read.sample import Sample, SampleError
+from eagle3_tui.engines.read.sample import Sample, SampleError, Slot
 
 DEFAULT_K = 3
 #: the CLI's way to set the split; the TUI, which takes no --slots/--hidden, leaves it out
@@ -70,6 +70,7 @@ def _dtype(t) -> str:
 
 
 def _vector(t, name: str):
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     x = t
@@ -105,6 +106,7 @@ def _check(sample: Sample) -> None:
 
 
 def _describe(v: Any) -> str:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if isinstance(v, torch.Tensor):
@@ -116,3 +118,22 @@ def _describe(v: Any) -> str:
 
 def _shape(t) -> str:
     return "[" + ", ".join(str(d) for d in t.shape) + "]"
+
+
+def split_like(b: Sample, a: Sample) -> Sample:
+    """A bare capture `b` whose width the loader split by guesswork, re-split with training sample
+    `a`'s hidden size (compare and an id borrowing line the two up after this)."""
+    import torch  # lazy: importing the engines never imports torch (start-up)
+
+    # the loader says what it guessed; slots cut from one tensor can be cut again
+    guessed = bool(b.assumptions) and "split into" in b.source_keys.get("slots", "")
+    if not guessed or not b.slots or not a.hidden or b.hidden == a.hidden:
+        return b
+    width = sum(s.tensor.shape[1] for s in b.slots)
+    if width % a.hidden:
+        return b
+    whole = torch.cat([s.tensor for s in b.slots], dim=1) if len(b.slots) > 1 else b.slots[0].tensor
+    k = width // a.hidden
+    b.slots = [Slot(whole[:, i * a.hidden:(i + 1) * a.hidden], f"aux{i}") for i in range(k)]
+    b.assumptions = [f"k = {k} slots of H = {a.hidden} (width {width}), H taken from the training sample"]
+    return b

@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
+from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
 from eagle3_tui.engines.results import ErrorResult, Summary, error_result
+from eagle3_tui.engines.read.load import load_sample
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
@@ -29,8 +31,6 @@ class Cancelled(Exception):
 def _not_sample(path: str, err: NotASample) -> ErrorResult:
     result = error_result(path, err)
     if {"d2t", "t2d"} <= set(err.contents):  # a draft vocabulary: say what it holds
-        from eagle3_tui.engines.model.vocab import VocabError, describe_file
-
         try:
             result["vocab_mapping"] = describe_file(path)
         except VocabError as bad:
@@ -47,8 +47,6 @@ def summarize_file(
     cancel: threading.Event | None = None,
 ) -> Summary:
     """Summary JSON object for one file; file problems become {"path", "error"}."""
-    from eagle3_tui.engines.read.load import load_sample
-
     try:
         sample = load_sample(path, slots=slots, hidden=hidden)
         return summarize(sample, k=k, cancel=cancel)
@@ -72,6 +70,7 @@ def _one_torch_thread():
     often descheduled: a 224 MiB sample took 2.3 s on two threads and 0.2 s on one (load 7 on
     2 cores; bench/bench_summary.py). Counted, so summaries running in parallel threads restore
     the setting only when the last one ends."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     global _threads_users, _threads_saved
@@ -172,6 +171,7 @@ def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> Sum
 def _slot_summary(
     slot: Slot, index: int | None, *, k: int, valid: int, listed: int, cancel: threading.Event | None
 ) -> dict[str, Any]:
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     x = slot.tensor
@@ -242,6 +242,7 @@ class _Tally:
 
     def finite_chunk(self, chunk, stat_rows: int, norms) -> bool:
         """The fast path; False (nothing counted) when the chunk holds NaN/Inf."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         c_lo, c_hi = (float(v) for v in torch.aminmax(chunk))
@@ -259,6 +260,7 @@ class _Tally:
 
     def nonfinite_chunk(self, chunk, r0: int, stat_rows: int, norms) -> None:
         """The slow path, only for chunks holding NaN/Inf (or float32 values whose squares overflow)."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         nan_rows, inf_rows = torch.isnan(chunk), torch.isinf(chunk)
@@ -280,6 +282,7 @@ class _Tally:
 
 def _row_norms(chunk):
     """Per-row L2 norms in float64; rows whose squares overflow are scaled by their absmax."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     n = torch.linalg.vector_norm(chunk, dim=-1).double()
@@ -340,6 +343,7 @@ def _rstrip_zeros(values: list) -> list:
 
 def _finite_list(t) -> list:
     """t.tolist() with NaN/Inf replaced by None (the common all-finite case stays fast)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if bool(torch.isfinite(t).all()):

@@ -43,6 +43,7 @@ def tokenizer_file(path: str) -> str:
 
 def load_tokenizer(path: str) -> TokenText:
     try:
+        # lazy: tokenizers (optional or heavy): loaded only when used
         from tokenizers import Tokenizer
     except ImportError:
         raise TokenizerError(

@@ -84,6 +84,7 @@ def torch_version() -> str | None:
     torch = sys.modules.get("torch")
     if torch is None:
         try:
+            # lazy: torch: loaded when used, never at start-up
             import torch
         except ImportError:
             return None
@@ -141,6 +142,7 @@ def _quiet_version() -> str | None:
 @functools.lru_cache(maxsize=1)
 def _installed_torch() -> str | None:
     try:
+        # lazy: optional: the ImportError is handled here
         from importlib import metadata
 
         return metadata.version("torch")

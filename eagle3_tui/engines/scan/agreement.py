@@ -24,6 +24,7 @@ from typing import Any
 
 from eagle3_tui.engines.results import Finding, ScanRecord, finding
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
+from eagle3_tui.engines.read.sample import SampleError
 
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)
 MAD_FACTOR = 3.0
@@ -35,8 +36,8 @@ SHOW = 5
 
 def check_drafter(drafter: str, model: str | None = None) -> str | None:
     """None when the folder loads as a drafter, else the one-line reason (checked once, up front)."""
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.model.accept import cached_drafter
-    from eagle3_tui.engines.read.sample import SampleError
 
     try:
         cached_drafter(drafter, model)
@@ -54,6 +55,7 @@ def check_drafter(drafter: str, model: str | None = None) -> str | None:
 
 def quick_prefix(sample, rows: int) -> int | None:
     """Rows to read so that `rows` scored rows have their step-1 target inside; None: all."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     n = sample.valid_len
@@ -69,8 +71,8 @@ def quick_prefix(sample, rows: int) -> int | None:
 
 def record_acceptance(sample, drafter: str, *, model: str | None = None, full: bool = False,
                       rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+    # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.model.accept import accept, cached_drafter
-    from eagle3_tui.engines.read.sample import SampleError
 
     try:
         d = cached_drafter(drafter, model)

@@ -27,6 +27,9 @@ import json
 import os
 import struct
 from typing import Any
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.read.load import ZIP_MAGIC
+from eagle3_tui.engines.read.safetensors_file import MAX_HEADER, _DTYPES, looks_like_safetensors
 
 PAGE = 4096
 #: what reading a sample's structure costs at most (zip directory, pickle, local headers), kept
@@ -110,6 +113,7 @@ class Reader(io.RawIOBase):
 
     def whole(self, x):
         """The real tensor behind a structure-only (meta) tensor x, read at its offset."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         start, nbytes = _offset(x), _extent(x)
@@ -123,6 +127,7 @@ class Reader(io.RawIOBase):
         """The picked rows of each part (structure-only [T, w] tensors) as real [R, w] tensors.
         The parts side by side in a row of the file (the slots of aux_hidden_state) come in one
         read per row."""
+        # lazy: torch: loaded when used, never at start-up
         import torch
 
         out = []
@@ -184,14 +189,10 @@ def _storage(x):
 def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
     """The object stored in the file with structure-only tensors (shapes, dtypes, offsets),
     and safetensors metadata; None when the file is neither a torch zip nor safetensors."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
-    from eagle3_tui.engines.read.load import ZIP_MAGIC
-    from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
-
     if head.startswith(ZIP_MAGIC):
-        from eagle3_tui.engines.read import torch_gate
-
         torch_gate.check()  # the unpickler runs here too (tensors on "meta"): the same gate
         reader.seek(0)
         # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
@@ -202,9 +203,8 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
 
 
 def _safetensors_structure(reader: Reader) -> tuple[dict, dict[str, str]] | None:
+    # lazy: torch: loaded when used, never at start-up
     import torch
-
-    from eagle3_tui.engines.read.safetensors_file import _DTYPES, MAX_HEADER
 
     (n,) = struct.unpack("<Q", reader.pread(8, 0))
     if n > min(MAX_HEADER, reader.size - 8):

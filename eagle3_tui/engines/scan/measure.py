@@ -7,7 +7,7 @@ Shipped to the box with the scan: torch and the standard library only.
 from __future__ import annotations
 
 from eagle3_tui.engines.model import vocab
-from eagle3_tui.engines.read.load import ZIP_MAGIC, maps_file
+from eagle3_tui.engines.read.load import ZIP_MAGIC, load_sample, maps_file
 from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET
@@ -24,6 +24,8 @@ from eagle3_tui.engines.scan.rows import (
     rows_pass,
     signature,
 )
+from eagle3_tui.engines.read.schema import normalize
+from eagle3_tui.engines.scan.agreement import record_acceptance
 
 #: from this size on a quick scan reads its rows with pread (see pread_rows); below it, parsing
 #: the zip costs more than the few pages a small file has
@@ -37,9 +39,8 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     A quick scan of a sample larger than `budget` reads its structure and rows with a counting
     reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
     False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
-
-    from eagle3_tui.engines.read.load import load_sample
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
     reader = sample = None
@@ -83,8 +84,6 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     read = (rows_of, pick) if rows_of is not None else None
     accepted = {}
     if drafter is not None:
-        from eagle3_tui.engines.scan.agreement import record_acceptance
-
         accepted["accept"] = record_acceptance(sample, drafter[0], model=drafter[1], full=full, rows=rows)
     return {
         **accepted,
@@ -131,6 +130,7 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
 def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
     """(per-part stats, signature, every row as float32 or None) of a sample's parts.
     rows_of: the picked rows of each part, read already (budget.Reader.rows)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     # every part in one batched pass when they share a width (the usual case: the per-op cost
@@ -173,8 +173,6 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
 def _structure_only(path: str, head: bytes):
     """(counting reader, Sample whose parts are structure-only tensors and whose ids and loss mask
     are read), or (None, None) when the file is not read so (the caller maps it)."""
-    from eagle3_tui.engines.read.schema import normalize
-
     reader = None
     try:
         reader = Reader(path)
@@ -199,6 +197,7 @@ def _structure_only(path: str, head: bytes):
 
 def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:
     """Loss-masked rows in a trailing run of id 0 of at least two rows (padding with loss)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if ids is None or mask is None or pad:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, replace
 from typing import Any
+import re
 
 #: rows per slot a quick scan reads
 DEFAULT_ROWS = 64
@@ -101,8 +102,6 @@ _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 
 def parse_size(text: str) -> int:
     """Bytes of a size as a user writes it: 512K, 2M, 1.5MiB, 65536 (K, M, G are powers of 1024).
     Raises ValueError with a one-line reason."""
-    import re
-
     m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text or "")
     unit = m.group(2).upper() if m else None
     if m is None or unit not in _UNITS:

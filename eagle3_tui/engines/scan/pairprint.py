@@ -25,6 +25,9 @@ import hashlib
 import struct
 from functools import lru_cache
 from typing import Any
+from eagle3_tui.engines.read.load import load_sample
+from eagle3_tui.engines.read.sample import SampleError, blank_ids
+from eagle3_tui.engines.results import error_result
 
 #: token ids a record keeps (the head a capture's prompt is matched on, exactly)
 PAIR_IDS = 256
@@ -83,6 +86,7 @@ def decode_ids(text: str | None) -> list[int] | None:
 @lru_cache(maxsize=8)
 def projection(width: int):
     """[width, PROJ] of +-1, the same on every machine (from a hash, not torch's generator)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     raw = hashlib.shake_128(f"eagle3-pair {width} {PROJ}".encode()).digest(width * PROJ // 8 + 1)
@@ -94,6 +98,7 @@ def projection(width: int):
 def project(parts: list, pos: list[int]):
     """int8 [len(parts), len(pos), PROJ]: each part's rows at `pos`, projected, unit length.
     Parts of one width go through one product (torch's per-op cost is most of a small file's)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     at = torch.tensor(pos, dtype=torch.long)
@@ -130,11 +135,8 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
                   hidden: int | None = None) -> dict[str, Any]:
     """What pairing needs of a capture: its valid ids (all of them) and, for each width in
     `widths` (the dataset's), its rows at positions(n) cut into parts of that width."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
-
-    from eagle3_tui.engines.read.load import load_sample
-    from eagle3_tui.engines.read.sample import SampleError, blank_ids
-    from eagle3_tui.engines.results import error_result
 
     try:
         s = load_sample(path, slots=slots, hidden=hidden)

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+from multiprocessing.connection import wait
 
 #: how often the parent looks at the cancel event while every worker is busy
 _TICK = 0.2
@@ -104,8 +105,6 @@ def run_tasks(
     initializer: Callable[[], None] | None = None,
 ) -> Iterator[tuple[Any, Any]]:
     """(task, fn(task) | TaskFailed | WorkerDied) for every task, in the order they finish."""
-    from multiprocessing.connection import wait
-
     pending = deque(tasks)
     idle: list[_Worker] = []
     busy: dict[Any, _Worker] = {}  # conn -> worker

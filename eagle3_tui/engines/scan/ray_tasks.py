@@ -32,6 +32,12 @@ from typing import Any
 
 from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.scan.options import CHUNK_FILES
+import time
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.scan.records import file_index, one_torch_thread, scan_file, walk
+import eagle3_tui
+import socket
+import subprocess
 
 INSTALL_HINT = 'Ray is not installed here: pip install "eagle3-tui[ray]"'
 #: retries of a batch whose worker process or node died (Ray's max_retries)
@@ -56,6 +62,7 @@ class RayMissing(RayUnavailable):
 
 def import_ray():
     try:
+        # lazy: ray (optional or heavy): loaded only when used
         import ray
     except ImportError:
         raise RayMissing(INSTALL_HINT) from None
@@ -81,8 +88,6 @@ def connect(address: str | None, package: str | None = None, *, quiet: bool = Fa
     within CONNECT_SECONDS for an explicit HOST:PORT. quiet: what Ray's C++ side writes on
     stderr while connecting (gcs_client retries) goes nowhere (the CLI, the agent: not the TUI,
     whose screen is that file)."""
-    import time
-
     if (problem := address_problem(address)) is not None:
         raise RayUnavailable(problem)
     ray = import_ray()
@@ -95,7 +100,6 @@ def connect(address: str | None, package: str | None = None, *, quiet: bool = Fa
         _answers(address, CONNECT_SECONDS)
         _head_answers(address, deadline)
     if package is None:  # the agent on an SSH box passes the shipped modules, written out
-        import eagle3_tui
 
         package = os.path.dirname(os.path.abspath(eagle3_tui.__file__))
     try:
@@ -126,9 +130,6 @@ def _head_answers(address: str, deadline: float) -> None:
     """A Ray head (its GCS) answers at `address` before `deadline`, or RayUnavailable. Asked in
     a child process: on a port where something else listens Ray's client waits 30 s and more,
     writing warnings on file descriptor 2; the child is killed at the deadline, its noise kept."""
-    import subprocess
-    import time
-
     try:
         asked = subprocess.run([sys.executable, "-c", _PROBE, address], capture_output=True, stdin=subprocess.DEVNULL,
                                timeout=max(0.5, deadline - time.monotonic()))
@@ -176,8 +177,6 @@ def _quiet(ray) -> None:
 
 
 def _answers(address: str, timeout: float) -> None:
-    import socket
-
     host, _, port = address.rpartition(":")
     try:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
@@ -201,9 +200,6 @@ def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_ma
     """One task: the records of a batch of files, by scan_file, as the local pool reads them.
     The node's own torch passes the gate (engines/read/torch_gate.py) or refuses each pickle;
     trust_data: the driver's --trust-data."""
-    from eagle3_tui.engines.read import torch_gate
-    from eagle3_tui.engines.scan.records import one_torch_thread, scan_file
-
     torch_gate.trust_data(trust_data)
 
     # rows: a count, or (rows, byte budget[, pair]) as scan_tree hands them to its executor
@@ -217,8 +213,6 @@ def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_ma
 
 def _list_here(root: str) -> list | None:
     """One task per node (--ray-local-roots): the files of the node's own tree, None without one."""
-    from eagle3_tui.engines.scan.records import walk
-
     if not os.path.isdir(root):
         return None
     return list(walk(root))
@@ -229,8 +223,6 @@ def _list_here(root: str) -> list | None:
 
 def lost_record(rel: str, size: int | None, mtime: float | None, reason: str) -> dict[str, Any]:
     """The record of a file whose batch did not come back: where it is, and why."""
-    from eagle3_tui.engines.scan.records import file_index
-
     return error_result(rel, reason, index=file_index(rel.rsplit("/", 1)[-1]),  # type: ignore[return-value]
                         shard=rel.rsplit("/", 1)[0] if "/" in rel else "", size=size, mtime=mtime, lost=True)
 
@@ -259,7 +251,6 @@ class RayScan:
         self.local_roots = local_roots
         self.batch = batch
         self.node_of: dict[str, str] = {}  # rel -> node id (local_roots)
-        from eagle3_tui.engines.read import torch_gate
 
         self.trust_data = torch_gate.trusted()  # --trust-data travels with every task
         self.read = ray.remote(_read_batch)  # .options() once per task: Ray's wrapper takes them once
@@ -275,14 +266,13 @@ class RayScan:
         """One CPU, retried on a lost worker or node; pinned to `node` (not soft) when given."""
         options: dict[str, Any] = {"num_cpus": 1, "max_retries": TASK_RETRIES}
         if node is not None:
+            # lazy: ray (optional or heavy): loaded only when used
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
         return options
 
     def walk(self, root: str, cancel: threading.Event) -> Iterator[tuple[str, int | None, float | None]]:
-        from eagle3_tui.engines.scan.records import walk
-
         if not self.local_roots:  # a shared file system: the driver sees the tree the nodes read
             yield from walk(root, cancel)
             return

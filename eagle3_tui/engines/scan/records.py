@@ -4,7 +4,7 @@ Headless and shipped to the remote box by the agent: torch and the standard libr
 This module walks the tree and runs the pool; measure.py computes one sample's numbers,
 options.py holds the options and their defaults.
 
-    for record in scan_tree(root, full=False, rows=64, workers=None, cancel=event, progress=cb):
+    for record in scan_tree(root, full=False, rows=DEFAULT_ROWS, workers=None, cancel=event, progress=cb):
         ...
 
 Two depths:
@@ -55,6 +55,10 @@ from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: t
     mapping_identity,
 )
 from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
+import gc
+from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
+import multiprocessing
+import signal
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
@@ -191,8 +195,6 @@ def _why_unread(path: str) -> str:
 
 
 def _known_magic(head: bytes, size: int) -> bool:
-    from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
-
     return head.startswith(_MAGIC) or looks_like_safetensors(head, size)
 
 
@@ -233,11 +235,8 @@ class ScanProgress:
 
 
 def _init_worker(trust_data: bool = False) -> None:
-    import signal
-
+    # lazy: torch: loaded when used, never at start-up
     import torch
-
-    from eagle3_tui.engines.read import torch_gate
 
     torch_gate.trust_data(trust_data)  # the parent's --trust-data, also where workers are spawned
 
@@ -262,6 +261,7 @@ def one_torch_thread(needed: bool = True):
     if not needed:
         yield
         return
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     before = torch.get_num_threads()
@@ -357,7 +357,6 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
                 yield scan_file(root, rel, size, mtime, full=full, rows=rows, budget=budget, drafter=drafter,
                                 vocab_mapping=vocab_mapping, pair=pair)
         return
-    import multiprocessing
 
     # fork after importing torch here: a worker then starts in milliseconds; one that imports
     # torch itself costs ~1.5 s of CPU each, taken from the cores the scan needs (spawn would too)
@@ -365,7 +364,6 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    import gc
 
     # frozen objects are left out of the children's collections, which would otherwise touch
     # (and so copy, page by page) the whole heap torch's import left in the parent

@@ -12,6 +12,10 @@ import hashlib
 import math
 import os
 from typing import Any
+import ctypes
+import mmap as mmap_mod
+import struct
+import zipfile
 
 #: padding rows looked at in quick mode to tell whether they carry non-zero states
 PAD_PROBE = 2
@@ -38,9 +42,7 @@ def pread_rows(path: str, parts: list, pick) -> list | None:
     torch.load(mmap=True) maps the whole file once, so every storage's address minus its offset
     in the file is one constant: found by pairing with the zip's record offsets, and checked
     against all of them."""
-    import struct
-    import zipfile
-
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     try:
@@ -110,9 +112,6 @@ _LIBC: list = []
 def no_readahead(x) -> None:
     """madvise(MADV_RANDOM) on the mapped storage behind x: without it, each of the few rows a
     quick scan touches pulls in megabytes of kernel readahead (most of a 224 MiB file)."""
-    import ctypes
-    import mmap as mmap_mod
-
     advice = getattr(mmap_mod, "MADV_RANDOM", None)
     if advice is None:
         return
@@ -132,6 +131,7 @@ def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     """Sorted row indices for quick mode: `rows` evenly spaced valid rows (the first included)
     and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway, or when
     every row (row_elements each, all parts; None: not asked) is cheaper to read than a pick."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     small = row_elements is not None and t * row_elements <= SMALL_ROWS_ELEMENTS
@@ -154,6 +154,7 @@ def rows_pass(parts: list, pick, t: int):
     the rows read as float32 [P, R, H] when they fit one chunk (else None).
     Full mode goes in chunks of rows so a 224 MiB sample never becomes a float32 copy at once.
     """
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     n_parts, h = len(parts), parts[0].shape[1]
@@ -189,6 +190,7 @@ def rows_pass(parts: list, pick, t: int):
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
     """Add the NaN/Inf counts (and first rows) of a chunk of rows starting at row r0."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     # norms are >= 0: their sum is finite exactly when they all are (or it overflowed: exact check)
@@ -206,6 +208,7 @@ def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
 def parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
     """rows_pass for parts of different widths: one part at a time, and the cosine only
     between neighbours that share a width (NaN where they do not)."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     n_rows = t if pick is None else len(pick)
@@ -286,6 +289,7 @@ def part_stats(norms, positions, valid: int, nan: list, inf: list, first: list, 
     """Per part: the slot record (norm mean and max over the valid rows read, and norm_bulk: the
     mean without the massive-activation rows, see massive_rows).
     finite_prefix: every norm is finite and the valid rows read are the first finite_prefix."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     if finite_prefix:
@@ -340,6 +344,7 @@ def signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width:
     the final state's, and the mean cosine between neighbouring slots, over `rows` (a slice or
     row indices) less the massive-activation rows (massive_rows; "massive": how many were set
     aside). finite: every norm and cosine is."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     count = (rows.stop - rows.start) if isinstance(rows, slice) else len(rows)
@@ -385,6 +390,7 @@ def fingerprint(ids, parts: list, valid: int, rows_f32=None, read: tuple | None 
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
         h.update(ids.contiguous().numpy().tobytes())
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     rows = sorted({0, valid - 1}) if valid else None

@@ -8,7 +8,10 @@ torch and the standard library only: shipped to the remote box by the agent.
 
 from __future__ import annotations
 
+from eagle3_tui.engines.compare.run import compare
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError, Slot
+from eagle3_tui.engines.read.shapes import split_like
 
 
 def borrow_ids(sample: Sample, ids_from: str) -> Sample:
@@ -18,16 +21,13 @@ def borrow_ids(sample: Sample, ids_from: str) -> Sample:
     if sample.ids is not None:
         sample.assumptions = [*sample.assumptions, f"--ids-from {ids_from} not used: the sample has token ids of its own"]
         return sample
-    from eagle3_tui.engines.compare.run import _split_like, compare
-    from eagle3_tui.engines.read.load import load_sample
-
     try:
         other = load_sample(ids_from)
     except SampleError as err:
         raise SampleError(f"{ids_from} (to borrow token ids from): {err}") from None
     if other.ids is None:
         raise SampleError(f"the sample has no token ids, nor has {ids_from} (to borrow them from)")
-    sample = _split_like(sample, other)
+    sample = split_like(sample, other)
     al = compare(other, sample)["alignment"]
     n = int(al.get("length") or 0)
     if al.get("method") != "hidden" or n <= 0:
