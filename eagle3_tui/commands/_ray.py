@@ -50,5 +50,5 @@ def scan_source(args: argparse.Namespace, target, open_source: Callable[[], Any]
         except RayMissing as err:
             say(f"scan: --ray: {err}")
             return 2
-    return ray_source(open_source() if target.is_remote else None, target.is_remote, args.ray,
+    return ray_source(open_source() if target.is_remote else None, args.ray,
                       local_roots=args.ray_local_roots, batch=args.ray_batch, quiet=True)

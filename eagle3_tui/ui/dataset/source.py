@@ -32,14 +32,11 @@ def dataset_source(app: RayHost, source: Source, folder: Target) -> Source:
     options = app.ray
     if options is None:
         return source
+    # lazy: the Ray runner only when --ray was given
+    from eagle3_tui.dataset.ray_choice import ray_source
+
     if folder.is_remote:
-        from eagle3_tui.sources.ssh import SshSource
-
-        if isinstance(source, SshSource):  # the box's agent runs the scan on its own cluster
-            source.ray, source.ray_local_roots, source.ray_batch = options.address, options.local_roots, options.batch
-        return source
+        return ray_source(source, options.address, local_roots=options.local_roots, batch=options.batch)
     if app.ray_source is None:
-        from eagle3_tui.dataset.ray_runner import RaySource
-
-        app.ray_source = RaySource(options.address, local_roots=options.local_roots, batch=options.batch)
+        app.ray_source = ray_source(None, options.address, local_roots=options.local_roots, batch=options.batch)
     return app.ray_source
