@@ -37,7 +37,7 @@ from eagle3_tui.ui.compare.panels import (
     CompareSides,
     CompareValues,
 )
-from eagle3_tui.ui.compare.tokens import TokenTable, massive_legend, token_texts
+from eagle3_tui.ui.compare.tokens import AlignedTokenTable, massive_legend, token_texts
 from eagle3_tui.ui.shared.status import KeysFooter, StatusLine
 
 
@@ -82,15 +82,15 @@ class CompareScreen(Screen[None]):
         with VerticalScroll(id="cmp-findings-box", can_focus=False):
             yield CompareFindings(id="cmp-findings")
         with Vertical(id="cmp-body"):
-            yield TokenTable(id="cmp-tokens")
+            yield AlignedTokenTable(id="cmp-tokens")
             yield CompareValues(id="cmp-values")
             yield CompareMetrics(id="cmp-metrics")
         yield StatusLine(id="cmp-status")
         yield KeysFooter(compact=True)
 
     @property
-    def table(self) -> TokenTable:
-        return self.query_one(TokenTable)
+    def table(self) -> AlignedTokenTable:
+        return self.query_one(AlignedTokenTable)
 
     def on_mount(self) -> None:
         self.query_one("#cmp-values").border_title = "token under the cursor"
@@ -272,7 +272,7 @@ class CompareScreen(Screen[None]):
 
     # ----- events
 
-    def on_token_table_cursor_moved(self, message: TokenTable.CursorMoved) -> None:
+    def on_aligned_token_table_cursor_moved(self, message: AlignedTokenTable.CursorMoved) -> None:
         self.query_one(CompareValues).set_index(message.index)
 
     def set_status(self, text: str, *, error: bool = False) -> None:

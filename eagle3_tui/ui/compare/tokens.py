@@ -40,7 +40,7 @@ TEXT_W = 12  # at most, per side: the text column is as wide as its longest toke
 TEXT_MIN = 6  # at least, per side: the text gives way to the pair columns down to this
 
 
-class TokenTable(RowCursor, ScrollView, can_focus=True):
+class AlignedTokenTable(RowCursor, ScrollView, can_focus=True):
     """Posts CursorMoved when the token under the cursor changes; does no I/O."""
 
     header_rows = HEADER_ROWS
@@ -63,7 +63,7 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [*keys.TOKENS]
 
     class CursorMoved(Message):
-        def __init__(self, table: TokenTable, index: int) -> None:
+        def __init__(self, table: AlignedTokenTable, index: int) -> None:
             super().__init__()
             self.table = table
             self.index = index

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from eagle3_tui.ui.dataset.model import DatasetRows, SlotBins, dataset_bins, part_bins
+from eagle3_tui.ui.dataset.bins import SlotBins, dataset_bins, part_bins
+from eagle3_tui.ui.dataset.model import DatasetRows
 
 #: the strips are re-binned at most this often while records stream in
 BINS_SECONDS = 1.0

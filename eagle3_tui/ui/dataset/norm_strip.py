@@ -1,6 +1,6 @@
 """One line per slot: how that slot's mean norm is spread across the files of the dataset.
 
-The counts are binned by ui/dataset/model.slot_bins (the strip only draws them); files whose
+The counts are binned by ui/dataset/bins.slot_bins (the strip only draws them); files whose
 norm is far from the rest (outliers) are counted at the ends of the strip, in the error colour."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from eagle3_tui.ui.dataset.model import SlotBins
+from eagle3_tui.ui.dataset.bins import SlotBins
 
 LEVELS = " ▁▂▃▄▅▆▇█"
 LABEL_W = 8

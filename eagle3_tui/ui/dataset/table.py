@@ -16,7 +16,8 @@ from textual.strip import Strip
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.dataset.model import Column, DatasetRows, Record, SlotBins
+from eagle3_tui.ui.dataset.bins import SlotBins
+from eagle3_tui.ui.dataset.model import Column, DatasetRows, Record
 from eagle3_tui.ui.shared.format import human_size
 from eagle3_tui.ui.shared.row_cursor import RowCursor, keep_row_in_view
 

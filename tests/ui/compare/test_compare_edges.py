@@ -12,7 +12,7 @@ from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.ui.browser.pins import Pin
 from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.main.screen import MainScreen
-from eagle3_tui.ui.compare.tokens import TokenTable
+from eagle3_tui.ui.compare.tokens import AlignedTokenTable
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.tree import write_specforge
 from tests.helpers.tui import make_app, screen_text, wait_until
@@ -120,7 +120,7 @@ async def test_a_long_capture_is_drawn_only_where_it_is_seen(tmp_path):
         await go_to(pilot, tmp_path, "b.ckpt")
         await pilot.press("c")
         await compare_done(pilot)
-        table = app.screen.query_one(TokenTable)
+        table = app.screen.query_one(AlignedTokenTable)
         assert table.count == 6000 and table.virtual_size.height == 6001
         await pilot.press("G")
         assert table.cursor == 5999

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.format import worst_row
-from eagle3_tui.ui.compare.tokens import TokenTable
+from eagle3_tui.ui.compare.tokens import AlignedTokenTable
 from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, grid_row, listing_done, started
 from tests.helpers.tui import make_app, screen_text
 
@@ -61,7 +61,7 @@ async def test_pin_choose_open_names_the_permutation(demo):
         grid = [grid_row(lines, f"B{j}") for j in range(3)]
         assert [cells.index("1.000") for cells in grid] == [2, 0, 1]
         # one row per aligned token
-        table = view.query_one(TokenTable)
+        table = view.query_one(AlignedTokenTable)
         # 107: tokenizers' encode of sample 10's chat text (the Pythagoras chat) gives 107 ids
         assert table.count == view.result["alignment"]["length"] == 107
 
@@ -94,7 +94,7 @@ async def test_worst_token_jump_lands_on_the_row_the_result_names(demo):
         measured = [m for m in r["slots"] + ([r["final"]] if r["final"] else []) if m.get("worst_rel_err") is not None]
         worst = max(measured, key=lambda m: m["worst_rel_err"])
         target = worst["worst_b_row"] - r["alignment"]["b_start"]
-        table = view.query_one(TokenTable)
+        table = view.query_one(AlignedTokenTable)
         assert table.cursor == 0 and target != 0, "the test needs the worst row away from the start"
         await pilot.press("w")
         assert table.cursor == target == worst_row(r)[0]

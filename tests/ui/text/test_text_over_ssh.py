@@ -17,7 +17,7 @@ from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.start.connect import open_target
 from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.panels import CompareFindings
-from eagle3_tui.ui.compare.tokens import TokenTable as CompareTable
+from eagle3_tui.ui.compare.tokens import AlignedTokenTable as CompareTable
 from eagle3_tui.ui.shared.status import StatusLine
 from eagle3_tui.ui.sample.token_table import LossText, TokenTable
 from tests.helpers.ssh import require_sshd

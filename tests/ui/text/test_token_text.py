@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle3_tui.ui.compare.tokens import TokenTable as CompareTable
+from eagle3_tui.ui.compare.tokens import AlignedTokenTable as CompareTable
 from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.sample.token_table import LossText, TokenTable
 from tests.helpers.tokens import CHATS
