@@ -12,6 +12,7 @@ import importlib.util
 import os
 import sys
 import textwrap
+
 from eagle3_tui import __version__
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.names import TerminalSafe

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
-from typing import Any
 import json
+import os
 import sys
+from typing import Any
+
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.names import json_for_terminal
 

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
+from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.scan.agreement import check_drafter
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.opener import open_source

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from eagle3_tui.names import json_for_terminal, printable, unfiltered
-import os
 from eagle3_tui.commands._options import add_connection_arguments, refused_by_gate
+from eagle3_tui.names import json_for_terminal, printable, unfiltered
 
 PROG = "eagle3-tui bookmarks"
 

@@ -17,9 +17,9 @@ from eagle3_tui.commands._options import (
     below_one,
     json_line,
 )
-from eagle3_tui.names import printable
 from eagle3_tui.commands.identify import add_model_argument
 from eagle3_tui.engines.results import blocking
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 
 

@@ -8,6 +8,7 @@ import argparse
 import importlib.util
 import os
 import sys
+
 from eagle3_tui.commands import tui
 
 DEFAULT_DIR = "eagle3-demo"

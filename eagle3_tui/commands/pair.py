@@ -12,8 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from eagle3_tui.names import printable
 from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.userdirs import writes_inside
 

@@ -23,15 +23,19 @@ import sys
 import time
 from typing import Any
 
-from eagle3_tui.commands.ls import printable
-from eagle3_tui.names import json_for_terminal, terminal_text, unfiltered
 from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready, with_trust_note
+from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.commands._scan_report import format_report
 from eagle3_tui.commands._scan_text import progress_line, rows_read
-from eagle3_tui.commands._ray import add_ray_arguments, scan_source
+from eagle3_tui.commands.ls import printable
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.acceptance import MAX_ACCEPT, format_acceptance
+from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, format_layers
+from eagle3_tui.dataset.pipeline import DatasetPipeline
+from eagle3_tui.dataset.stream import full_record
+from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.results import blocking
 from eagle3_tui.engines.scan.options import (
     ACCEPT_FILES,
     CHUNK_FILES,
@@ -41,11 +45,7 @@ from eagle3_tui.engines.scan.options import (
     format_size,
     parse_size,
 )
-from eagle3_tui.dataset.cache import ScanCache
-from eagle3_tui.dataset.pipeline import DatasetPipeline
-from eagle3_tui.dataset.stream import full_record
-from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import blocking
+from eagle3_tui.names import json_for_terminal, terminal_text, unfiltered
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.userdirs import writes_inside
 

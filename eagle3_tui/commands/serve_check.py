@@ -22,9 +22,9 @@ import posixpath
 import sys
 from typing import Any
 
-from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
 from eagle3_tui.commands.ls import printable
+from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import SourceError
 

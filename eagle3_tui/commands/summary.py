@@ -13,8 +13,8 @@ from eagle3_tui.commands._options import (
     json_line,
     refused_by_gate,
 )
-from eagle3_tui.names import printable
 from eagle3_tui.commands.identify import add_model_argument
+from eagle3_tui.names import printable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

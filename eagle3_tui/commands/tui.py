@@ -6,6 +6,7 @@ import argparse
 import gc
 import os
 import sys
+
 from eagle3_tui.commands._options import add_trust_argument
 from eagle3_tui.commands._ray import add_ray_arguments
 from eagle3_tui.engines.read import torch_gate
@@ -56,8 +57,8 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
     # it collects once, freezes what is left and turns back on (Eagle3App.on_mount).
     gc.disable()
     # lazy: pulls Textual in, kept off --help's imports
-    from eagle3_tui.ui.start.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
+    from eagle3_tui.ui.start.analysis import Analysis
 
     gc.freeze()  # the modules and classes just imported: never garbage
 

@@ -28,6 +28,7 @@ import posixpath
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
 from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore, DatasetRecord
 from eagle3_tui.engines.results import AcceptResult, Finding, error_result, finding
@@ -96,7 +97,6 @@ async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str
     """Source.accept of each planned file, group by group (results are appended to `done` as
     they come, so a cancelled run keeps what it has). A drafter that does not load stops the
     run at its first file: every other file would fail the same way."""
-    from eagle3_tui.dataset.ahead import Ahead, source_parallel
 
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []

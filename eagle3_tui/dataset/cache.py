@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from functools import cache
-from pathlib import Path
 from collections.abc import Iterable
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.engines.read import torch_gate
@@ -50,7 +51,6 @@ def code_version(names: tuple[str, ...]) -> str:
     """A digest of the source of the package's modules `names` (the code version in cache keys),
     read from the files: importing them would import torch, which an unchanged dataset's second
     scan never needs."""
-    from importlib.util import find_spec
 
     h = hashlib.blake2b(digest_size=8)
     for name in names:

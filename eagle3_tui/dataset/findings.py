@@ -14,9 +14,11 @@ import math
 from collections import Counter, defaultdict
 from typing import Any
 
-from eagle3_tui.dataset.layer_group import MIN_RUN
+from eagle3_tui.dataset.layer_group import MIN_RUN, in_process
 from eagle3_tui.dataset.norm_scale import norm_scale
+from eagle3_tui.dataset.outliers import exact_edges, outliers
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
+from eagle3_tui.engines.model.vocab import coverage_finding
 from eagle3_tui.engines.results import Finding, Severity, finding, sort_findings
 from eagle3_tui.engines.scan.agreement import low_acceptance
 
@@ -40,7 +42,6 @@ def dataset_findings(records: list[DatasetRecord], layer_runs: LayerSearch | Non
     found += _layout(samples)
     if len(samples) >= 2 * MIN_RUN:
         if layer_runs is None:
-            from eagle3_tui.dataset.layer_group import in_process
 
             layer_runs = in_process
         grouped = _layer_group(samples, layer_runs)
@@ -221,7 +222,6 @@ def _layer_group(samples: list[DatasetRecord], runner: LayerSearch) -> list[Find
     shard_of = [shard_ids.setdefault(r["shard"], len(shard_ids)) for r in rows]
     found = runner(values, shard_of)
     names = _feature_names(rows[0])
-    from eagle3_tui.dataset.outliers import exact_edges
 
 
     out = []
@@ -252,7 +252,6 @@ def _signature_outliers(samples: list[DatasetRecord], grouped: set[str]) -> list
     """Files whose signature stands apart from the bulk in any order (dataset/outliers.py): a
     minority captured at other layers, scattered among the files. Files a layer_group finding
     already names are not named again."""
-    from eagle3_tui.dataset.outliers import outliers
 
     if not samples:
         return []
@@ -317,7 +316,6 @@ def _show(name: str, value: float) -> str:
 
 def _draft_vocab(samples):
     # the draft vocabulary's coverage lives with the rest of the vocab code (engines/model/vocab.py)
-    from eagle3_tui.engines.model.vocab import coverage_finding
 
     found = coverage_finding(samples)
     return [found] if found else []

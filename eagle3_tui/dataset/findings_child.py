@@ -20,7 +20,7 @@ import tempfile
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import eagle3_tui
 

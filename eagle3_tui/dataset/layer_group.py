@@ -17,6 +17,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from eagle3_tui.engines.scan.records import one_torch_thread
+
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayerRun, LayerRuns
 
@@ -136,7 +138,6 @@ def in_process(values: list[list[float]], shard_of: list[int]) -> LayerRuns:
     only spin)."""
     import torch
 
-    from eagle3_tui.engines.scan.records import one_torch_thread
 
     with one_torch_thread():
         return layer_runs(torch.tensor(values, dtype=torch.float64), shard_of)
@@ -145,7 +146,6 @@ def in_process(values: list[list[float]], shard_of: list[int]) -> LayerRuns:
 def main() -> None:
     import torch
 
-    from eagle3_tui.engines.scan.records import one_torch_thread
 
     head = json.loads(sys.stdin.buffer.readline())
     n, d = head["n"], head["d"]

@@ -29,7 +29,9 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, LayerSlot, Pick, Reading, VerifyPlan
+from eagle3_tui.dataset.verify import verdicts, verify_picks
 from eagle3_tui.engines.results import Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
 
@@ -142,7 +144,6 @@ async def identify_picks(
     """Source.identify of each pick, in order (results are appended to `done` as they come, so a
     cancelled run keeps what it has). A drafter whose config names no layer ids is dropped for
     the rest of the run: the boundaries are still worth having."""
-    from eagle3_tui.dataset.ahead import Ahead, source_parallel
 
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []
@@ -198,7 +199,6 @@ def plan(records: list[DatasetRecord], findings: list[Finding], *, minority: flo
          identify_all: bool = False) -> tuple[list[Pick], VerifyPlan]:
     """(every file to identify: the representatives (choose), then the suspects and the random
     sample that verify the rest (verify.py), the verification plan)."""
-    from eagle3_tui.dataset.verify import verify_picks
 
     picks = choose(records, findings)
     more, checks = verify_picks(records, findings, {p["path"] for p in picks}, minority=minority,
@@ -211,7 +211,6 @@ def report(picks: list[Pick], results: list[IdentifyResult], drafter: str | None
     """(one "layers" entry per group identified, findings for the dataset). Picks beyond the
     results (an interrupted run) are left out; `drafter` is the folder identify was given; the
     verified files (suspects, the drawn sample) give findings of their own (verify.py)."""
-    from eagle3_tui.dataset.verify import verdicts
 
     entries: list[LayersEntry] = []
     findings: list[Finding] = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from eagle3_tui.dataset.findings import dataset_findings
+
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord, LayerRuns
     from eagle3_tui.engines.results import Finding
@@ -71,7 +73,6 @@ def folder_marks(records: list[DatasetRecord], findings: list[Finding] | None) -
     """The marks of a folder's records: with the findings of the dataset view's scan of the folder
     when the cache has them, else with the findings computed here over these records."""
     if findings is None:
-        from eagle3_tui.dataset.findings import dataset_findings
 
         findings = dataset_findings(records, layer_runs=_no_layer_search)
     return file_marks(records, findings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.engines.results import Finding, finding
 

@@ -21,14 +21,18 @@ shared_tokens counts the leading rows that agree (at least: only some positions 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
-from itertools import pairwise
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any, TypedDict
 
+from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.shapes import DatasetRecord
+from eagle3_tui.dataset.stream import scan_dataset
 from eagle3_tui.engines.results import ScanProgressData
+from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
 
 #: a record's "pair" field, or a capture's print (engines/scan/pairprint.py), as JSON: "ids", "n",
@@ -185,11 +189,7 @@ async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TO
     nothing in its folder is (the TUI's P: the other captures there are no training samples).
     progress: called with the scan's progress dicts (files_done, files_total, bytes_read, ...).
     Raises SourceError when a side cannot be read."""
-    import asyncio
 
-    from eagle3_tui.dataset.cache import ScanCache
-    from eagle3_tui.dataset.stream import scan_dataset
-    from eagle3_tui.engines.scan.options import ScanOptions
 
     cache = None
     if use_cache:

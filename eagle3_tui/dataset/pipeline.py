@@ -28,11 +28,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from eagle3_tui.dataset import acceptance as accept_step
+from eagle3_tui.dataset import layers as layers_step
 from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptScore, DatasetRecord, LayersEntry
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
 from eagle3_tui.dataset.verify import settle
 from eagle3_tui.engines.results import (
-    Finding, IdentifyResult, ScanProgressData, error_result, sort_findings,
+    Finding,
+    IdentifyResult,
+    ScanProgressData,
+    error_result,
+    sort_findings,
 )
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
@@ -343,17 +349,15 @@ class DatasetPipeline:
         return True
 
     async def _layers(self, findings: list[Finding]) -> AsyncIterator[StepProgress | Layers]:
-        from eagle3_tui.dataset.layers import identify_picks, plan, report
-
         o = self.options
         model = o.model
         assert model is not None  # the step runs with --model only
         picks, checks = await asyncio.to_thread(
-            lambda: plan(self.records, findings, minority=o.minority, identify_all=o.identify_all))
+            lambda: layers_step.plan(self.records, findings, minority=o.minority, identify_all=o.identify_all))
         reps = sum(p["group"] not in ("suspect", "sample") for p in picks)
 
         def run(shown: Shown, done: list[IdentifyResult]) -> Awaitable[list[IdentifyResult]]:
-            return identify_picks(self.source, self.path, picks, model=model, drafter=o.drafter,
+            return layers_step.identify_picks(self.source, self.path, picks, model=model, drafter=o.drafter,
                                   on_progress=shown, done=done)
 
         async for item in self._per_file("layers", run):
@@ -363,20 +367,18 @@ class DatasetPipeline:
             results, interrupted, error = item
             if error is not None and len(results) < len(picks):
                 results.append(cast(IdentifyResult, error_result(picks[len(results)]["path"], error)))
-            entries, extra = report(picks, results, o.drafter, checks)
+            entries, extra = layers_step.report(picks, results, o.drafter, checks)
             yield Layers(entries, reps, extra, interrupted, error)
 
     async def _acceptance(self, findings: list[Finding]) -> AsyncIterator[StepProgress | Acceptance]:
-        from eagle3_tui.dataset.acceptance import choose_files, report, score
-
         o = self.options
         drafter = o.accept
         assert drafter is not None  # the step runs with --accept only
-        plan = await asyncio.to_thread(choose_files, self.records, findings, o.accept_files)
+        plan = await asyncio.to_thread(accept_step.choose_files, self.records, findings, o.accept_files)
         paths = [p for g in plan for p in g["score"]]
 
         def run(shown: Shown, done: list[AcceptScore]) -> Awaitable[list[AcceptScore]]:
-            return score(self.source, self.path, plan, drafter=drafter, model=o.model, on_progress=shown, done=done)
+            return accept_step.score(self.source, self.path, plan, drafter=drafter, model=o.model, on_progress=shown, done=done)
 
         async for item in self._per_file("acceptance", run):
             if isinstance(item, StepProgress):
@@ -385,5 +387,5 @@ class DatasetPipeline:
             results, interrupted, error = item
             if error is not None and len(results) < len(paths):
                 results.append(cast(AcceptScore, error_result(paths[len(results)], error)))
-            entries, extra = report(plan, results, drafter)
+            entries, extra = accept_step.report(plan, results, drafter)
             yield Acceptance(entries, len(paths), len(results), extra, interrupted, error, tuple(results))

@@ -10,6 +10,7 @@ Ray is imported only when such a source connects; without it, RayMissing says ho
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +65,6 @@ class RaySource(LocalSource):
         self.where = f"ray:{address or 'auto'}" if local_roots else None
 
     async def connect(self) -> None:
-        import asyncio
 
         self._ray = await asyncio.to_thread(connect, self.address, self.quiet)
 
@@ -80,7 +80,6 @@ class RaySource(LocalSource):
 
     async def close(self) -> None:
         if self._releasing is not None:
-            import asyncio
 
             await asyncio.to_thread(self._releasing.join)
         await super().close()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from eagle3_tui.sources.base import SourceError
+
 
 async def read_config(source, drafter: str, join) -> dict[str, Any]:
     """The drafter's config.json (DRAFTER is the folder or the file), read where the data is."""
@@ -22,7 +24,6 @@ async def model_arch(source, path: str) -> str | None:
 
 
 async def _json(source, path: str, what: str) -> dict[str, Any]:
-    from eagle3_tui.sources.base import SourceError
 
     try:
         raw, size = await source.read_head(path, 4 << 20)

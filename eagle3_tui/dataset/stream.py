@@ -23,9 +23,11 @@ import json
 import os
 import sqlite3
 from collections.abc import AsyncGenerator
+from functools import partial
 from typing import Any
 
 from eagle3_tui.dataset.cache import ScanCache
+from eagle3_tui.dataset.findings import dataset_findings as judge
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
 from eagle3_tui.engines.results import Finding, ScanProgressItem
 from eagle3_tui.engines.scan.options import ScanOptions
@@ -113,9 +115,7 @@ def findings_for(source: Any, path: str, records: list[DatasetRecord], cache: Sc
     """dataset_findings(records), from the cache when the same records were judged before.
     Pass cache=None for a partial (cancelled) scan: its findings are not worth keeping.
     layer_runs: see dataset_findings (the TUI runs the torch part in a child process)."""
-    from functools import partial
 
-    from eagle3_tui.dataset.findings import dataset_findings as judge
 
     dataset_findings = partial(judge, layer_runs=layer_runs)
     if cache is None:

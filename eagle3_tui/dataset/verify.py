@@ -18,6 +18,8 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence, Set
 
+from eagle3_tui.dataset.findings import _features, _order_key
+from eagle3_tui.dataset.outliers import outliers
 from eagle3_tui.dataset.shapes import DatasetRecord, LayersEntry, Pick, VerifyPlan
 from eagle3_tui.engines.results import Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
@@ -77,10 +79,7 @@ def past_the_limit(records: list[DatasetRecord],
                    decoded: Callable[[DatasetRecord], DatasetRecord] = lambda r: r) -> list[str]:
     """The files whose signature goes past the outlier limit (dataset/outliers.py), named in a
     finding or not (a single file there may be an unusual prompt, or a file at other layers)."""
-    import math
 
-    from eagle3_tui.dataset.findings import _features, _order_key
-    from eagle3_tui.dataset.outliers import outliers
 
     rows = [r for r in (decoded(r) for r in records) if "error" not in r and r.get("signature")]
     if not rows:

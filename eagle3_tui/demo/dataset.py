@@ -27,9 +27,6 @@ import torch
 from eagle3_tui.demo import bpe, faults
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
-from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
-from eagle3_tui.demo.prompt import Prompt  # noqa: F401 - re-exported: tests build prompts from here
-
 from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the commands name them here
     BATCH,
     CONVENTION_DIR,
@@ -43,6 +40,8 @@ from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the 
     README_MARK,
     SHARD,
 )
+from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
+from eagle3_tui.demo.prompt import Prompt  # noqa: F401 - re-exported: tests build prompts from here
 from eagle3_tui.demo.readme import tiny_model_lines, write_readme
 from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
 from eagle3_tui.engines.read.load import load_sample

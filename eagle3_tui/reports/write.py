@@ -12,8 +12,8 @@ import json
 import math
 import os
 import re
-from datetime import datetime, timezone
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 
 from eagle3_tui.names import json_for_terminal, terminal_text

@@ -14,11 +14,16 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import (
-    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
+    AcceptResult,
+    ComparisonResult,
+    IdentifyResult,
+    ScanProgressItem,
+    ScanRecord,
+    Summary,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
-from eagle3_tui.engines.read import torch_gate
 
 _DIGITS = re.compile(r"(\d+)")
 

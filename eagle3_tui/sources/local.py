@@ -10,11 +10,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from eagle3_tui.engines.results import (
-    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary,
-)
-from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
-from eagle3_tui.sources.base import Entry, Source, SourceError
 from eagle3_tui.engines.compare import compare_files
 from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.engines.model.folder_check import check_folders
@@ -22,9 +17,19 @@ from eagle3_tui.engines.model.identify import identify_file, summarize_identifie
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.stats import summarize_file
 from eagle3_tui.engines.read.tokens import annotate
+from eagle3_tui.engines.results import (
+    AcceptResult,
+    ComparisonResult,
+    IdentifyResult,
+    ScanProgressItem,
+    ScanRecord,
+    Summary,
+)
 from eagle3_tui.engines.scan.agreement import check_drafter
+from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.engines.scan.pairprint import capture_print
 from eagle3_tui.engines.scan.records import scan_tree
+from eagle3_tui.sources.base import Entry, Source, SourceError
 
 #: seconds between progress items of a scan
 PROGRESS_EVERY = 0.2

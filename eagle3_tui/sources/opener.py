@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from eagle3_tui.target import Target
 from eagle3_tui.sources.local import LocalSource
+from eagle3_tui.target import Target
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source

@@ -26,8 +26,16 @@ from typing import Any
 
 import asyncssh
 
+from eagle3_tui.engines.read.tokens import TOKENIZER_FILE, annotate
 from eagle3_tui.engines.results import (
-    AcceptResult, ComparisonResult, IdentifyResult, ScanProgressItem, ScanRecord, Summary, error_result, finding,
+    AcceptResult,
+    ComparisonResult,
+    IdentifyResult,
+    ScanProgressItem,
+    ScanRecord,
+    Summary,
+    error_result,
+    finding,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
@@ -44,7 +52,6 @@ from eagle3_tui.sources.ssh_session import (  # noqa: F401 - re-exported for cal
     SshSession,
 )
 from eagle3_tui.sources.sshconnect import ConnectError
-from eagle3_tui.engines.read.tokens import TOKENIZER_FILE, annotate
 
 
 class SshSource(SshSession):

@@ -14,12 +14,12 @@ from typing import TypeVar
 
 import asyncssh
 
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.sources.agent_client import AgentClient, AgentLost, AgentUnavailable
 from eagle3_tui.sources.base import ConnectionLost, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
 from eagle3_tui.sources.sshconnect import ConnectError, Connector
 from eagle3_tui.target import Target
-from eagle3_tui.engines.read import torch_gate
 
 T = TypeVar("T")
 

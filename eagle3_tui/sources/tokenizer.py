@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.engines.read.tokens import annotate
+from eagle3_tui.target import Target, TargetError, parse_target
 
 NO_TOKENIZER_FILE = "no tokenizer.json"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.compare.faults import report_faults
 from eagle3_tui.engines.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
 from eagle3_tui.engines.compare.thresholds import (
@@ -22,6 +21,7 @@ from eagle3_tui.engines.compare.thresholds import (
     UNRELATED_COS,
     UNRELATED_GAIN,
 )
+from eagle3_tui.engines.read.sample import Sample
 
 
 class Judgement:

@@ -19,8 +19,16 @@ import math
 import threading
 from typing import Any
 
+from eagle3_tui.engines.compare.thresholds import (
+    BF16_ATOL,
+    BF16_RTOL,
+    CHUNK_ELEMENTS,
+    FIRST_K,
+    MATCH_COS,
+    RATIO_CV,
+    SCALE_TOL,
+)
 from eagle3_tui.engines.read.sample import Sample
-from eagle3_tui.engines.compare.thresholds import BF16_ATOL, BF16_RTOL, CHUNK_ELEMENTS, FIRST_K, MATCH_COS, RATIO_CV, SCALE_TOL
 from eagle3_tui.engines.read.stats import Cancelled
 
 

@@ -13,11 +13,11 @@ from typing import Any
 from eagle3_tui.engines.compare.align import Alignment
 from eagle3_tui.engines.compare.findings import Judgement
 from eagle3_tui.engines.compare.metrics import Measurement, in_workers
+from eagle3_tui.engines.model.identify import identify_pair
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.shapes import split_like
 from eagle3_tui.engines.results import ComparisonResult, error_result, finding, sort_findings
-from eagle3_tui.engines.model.identify import identify_pair
-from eagle3_tui.engines.read.load import load_sample
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,

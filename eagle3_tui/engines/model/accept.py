@@ -43,14 +43,14 @@ torch and stdlib only: shipped to the remote box by the agent.
 from __future__ import annotations
 
 import math
+import os
 import threading
 
 from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter, read_target_head, read_vocab
-from eagle3_tui.engines.results import AcceptResult, error_result
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.stats import Cancelled
-import os
-from eagle3_tui.engines.read.load import load_sample
+from eagle3_tui.engines.results import AcceptResult, error_result
 
 QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
 ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logits

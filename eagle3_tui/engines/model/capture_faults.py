@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eagle3_tui.engines.results import finding
 from eagle3_tui.engines.model.identify_run import MAX_SHIFT
+from eagle3_tui.engines.results import finding
 
 #: 1 - mean cosine within which a slot holds a state (a capture in bf16, fp16 or float32)
 TOLERANCE = 1.6e-3

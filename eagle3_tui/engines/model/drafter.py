@@ -25,6 +25,7 @@ torch and stdlib only: shipped to the remote box by the agent.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,11 +38,10 @@ from eagle3_tui.engines.model.folder_config import (
     safetensors_header,
     tokenizer_vocab,
 )
-from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
-from eagle3_tui.engines.read.sample import SampleError
-import math
 from eagle3_tui.engines.model.vocab import VocabError, check_offsets, mapping_from
 from eagle3_tui.engines.read.load import read_object
+from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
+from eagle3_tui.engines.read.sample import SampleError
 
 
 class DrafterError(SampleError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 
+from eagle3_tui.engines.model.drafter import KEY_RULES, WEIGHT_FILES
 from eagle3_tui.engines.model.folder_config import (
     ConfigError,
     drafter_values,
@@ -24,7 +25,6 @@ from eagle3_tui.engines.model.folder_config import (
     weight_shapes,
 )
 from eagle3_tui.engines.read.sample import SampleError
-from eagle3_tui.engines.model.drafter import KEY_RULES, WEIGHT_FILES
 from eagle3_tui.engines.read.tokens import TokenizerError, tokenizer_file
 
 

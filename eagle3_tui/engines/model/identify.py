@@ -37,11 +37,10 @@ from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's 
     score_states,
 )
 from eagle3_tui.engines.model.identify_verdicts import SCALE_TOL, UNRELATED_COS, result  # noqa: F401
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled, summarize
 from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
-from eagle3_tui.engines.read.load import load_sample
-
 
 # ------------------------------------------------------------------------------ entry points
 

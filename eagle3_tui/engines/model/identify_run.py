@@ -23,16 +23,16 @@ optional `model` extra). Shipped to the remote box with the rest of engines/.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
-from eagle3_tui.engines.read.stats import Cancelled
-import importlib.util
 from eagle3_tui.engines.model.folder_config import read_model_config
 from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
+from eagle3_tui.engines.read.stats import Cancelled
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
 CHUNK_ROWS = 256

@@ -12,10 +12,12 @@ import contextlib
 import gzip
 import io
 import os
+import pickle
 import re
 import stat
 import tempfile
 import warnings
+import zipfile
 import zlib
 from typing import Any
 
@@ -26,8 +28,6 @@ from eagle3_tui.engines.read.safetensors_file import (
 )
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.schema import normalize
-import pickle
-import zipfile
 
 ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"

@@ -13,10 +13,10 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
 from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
 from eagle3_tui.engines.results import ErrorResult, Summary, error_result
-from eagle3_tui.engines.read.load import load_sample
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22

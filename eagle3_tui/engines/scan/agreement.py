@@ -22,9 +22,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from eagle3_tui.engines.read.sample import SampleError
 from eagle3_tui.engines.results import Finding, ScanRecord, finding
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
-from eagle3_tui.engines.read.sample import SampleError
 
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)
 MAD_FACTOR = 3.0

@@ -27,9 +27,10 @@ import json
 import os
 import struct
 from typing import Any
+
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.load import ZIP_MAGIC
-from eagle3_tui.engines.read.safetensors_file import MAX_HEADER, _DTYPES, looks_like_safetensors
+from eagle3_tui.engines.read.safetensors_file import _DTYPES, MAX_HEADER, looks_like_safetensors
 
 PAGE = 4096
 #: what reading a sample's structure costs at most (zip directory, pickle, local headers), kept

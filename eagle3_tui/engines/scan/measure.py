@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import ZIP_MAGIC, load_sample, maps_file
+from eagle3_tui.engines.read.schema import normalize
 from eagle3_tui.engines.results import ScanRecord
+from eagle3_tui.engines.scan.agreement import record_acceptance
 from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET
 from eagle3_tui.engines.scan.pairprint import positions, record_print
@@ -24,8 +26,6 @@ from eagle3_tui.engines.scan.rows import (
     rows_pass,
     signature,
 )
-from eagle3_tui.engines.read.schema import normalize
-from eagle3_tui.engines.scan.agreement import record_acceptance
 
 #: from this size on a quick scan reads its rows with pread (see pread_rows); below it, parsing
 #: the zip costs more than the few pages a small file has

@@ -19,9 +19,9 @@ told by the mapping's identity in each record, see mapping_identity). The steps 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
-import re
 
 #: rows per slot a quick scan reads
 DEFAULT_ROWS = 64

@@ -25,6 +25,7 @@ import hashlib
 import struct
 from functools import lru_cache
 from typing import Any
+
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError, blank_ids
 from eagle3_tui.engines.results import error_result

@@ -22,8 +22,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 from multiprocessing.connection import wait
+from typing import Any
 
 #: how often the parent looks at the cancel event while every worker is busy
 _TICK = 0.2

@@ -24,20 +24,20 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
+import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+import eagle3_tui
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.scan.options import CHUNK_FILES
-import time
-from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.scan.records import file_index, one_torch_thread, scan_file, walk
-import eagle3_tui
-import socket
-import subprocess
 
 INSTALL_HINT = 'Ray is not installed here: pip install "eagle3-tui[ray]"'
 #: retries of a batch whose worker process or node died (Ray's max_retries)

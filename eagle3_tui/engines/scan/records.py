@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
+import multiprocessing
 import os
 import re
+import signal
 import stat as stat_mod
 import threading
 import time
@@ -43,6 +46,7 @@ from typing import Any
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
+from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
 from eagle3_tui.engines.read.sample import NotASample, SampleError
 from eagle3_tui.engines.results import ScanRecord, error_result
 from eagle3_tui.engines.scan.measure import measure
@@ -55,10 +59,6 @@ from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: t
     mapping_identity,
 )
 from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
-import gc
-from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
-import multiprocessing
-import signal
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")

@@ -8,14 +8,14 @@ torch and the standard library only (shipped to the remote box by the agent).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import math
-import os
-from typing import Any
-import ctypes
 import mmap as mmap_mod
+import os
 import struct
 import zipfile
+from typing import Any
 
 #: padding rows looked at in quick mode to tell whether they carry non-zero states
 PAD_PROBE = 2
