@@ -19,7 +19,7 @@ from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset.source import RayOptions
 from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.start.connect import Opened, open_target
-from eagle3_tui.ui.shared.messages import PinsSwapped
+from eagle3_tui.ui.compare.messages import PinsSwapped
 from eagle3_tui.ui.main.screen import MainScreen
 
 Opener = Callable[..., Awaitable[Opened]]

@@ -35,12 +35,21 @@ from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import accept as dataset_accept
-from eagle3_tui.ui.dataset.messages import FindingsReady, LayersReady, ScanEnded, layers_tail, model_hint
+from eagle3_tui.ui.dataset.messages import (
+    FileAction,
+    FindingsReady,
+    LayersReady,
+    ScanEnded,
+    ScanMarksWanted,
+    ShowSample,
+    layers_tail,
+    model_hint,
+)
 from eagle3_tui.ui.dataset.binning import StripBinning
 from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.model import DatasetRows, Record
 from eagle3_tui.ui.dataset.exporting import DatasetExporter
-from eagle3_tui.ui.shared.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
+from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths
 from eagle3_tui.dataset.verify import settle
 from eagle3_tui.ui.dataset.table import DatasetTable

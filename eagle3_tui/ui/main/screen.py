@@ -41,20 +41,11 @@ from eagle3_tui.ui.main.pinning import Pinning
 from eagle3_tui.ui.main.text_opening import TextOpener
 from eagle3_tui.ui.shared.format import is_sample_name
 from eagle3_tui.ui.shared.forwarded import Forwarded
-from eagle3_tui.ui.shared.messages import (
-    BookmarkJump,
-    FileAction,
-    ListingDone,
-    ListingPage,
-    MarksChanged,
-    ScanMarksWanted,
-    ShardsFound,
-    ShowSample,
-    SourceFailed,
-    SourceReady,
-    StatusMessage,
-    StoreOpened,
-)
+from eagle3_tui.ui.shared.messages import StatusMessage
+from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
+from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ShardsFound
+from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
+from eagle3_tui.ui.dataset.messages import FileAction, ScanMarksWanted, ShowSample
 from eagle3_tui.ui.browser.paths import describe_entry, parent_folder
 from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
 from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
