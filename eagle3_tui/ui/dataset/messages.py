@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.engines.results import Finding
 from eagle3_tui.target import Target
+
+if TYPE_CHECKING:  # only named in annotations: dataset/shapes.py stays off the first frame
+    from eagle3_tui.dataset.shapes import LayersEntry
 
 
 @dataclass
@@ -71,6 +73,7 @@ class ScanMarksWanted(Message):
 def layers_tail(entries: list[LayersEntry], model: str, planned: int | None,
                 error: str | None) -> list[tuple[str, str]]:
     """The lines the layers step adds under the findings, as (kind, text)."""
+    # lazy: the main screen imports this module; dataset/layers.py (~5 ms) is not for the first frame
     from eagle3_tui.dataset.layers import group_lines, layers_head
 
     lines = [("head", layers_head(entries, model, planned))]
