@@ -216,6 +216,7 @@ class SamplePane(VerticalScroll, can_focus=False):
             return  # the user has moved on; a newer load is on its way
         self.shown = message.path
         if message.path in self.identified:
+            # lazy: identify and its model code (~7 ms) only once a sample was identified
             from eagle3_tui.engines.model.identify import attach
 
             attach(plain(message.summary), self.identified[message.path])
@@ -338,7 +339,7 @@ class SamplePane(VerticalScroll, can_focus=False):
             return  # cancelled meanwhile
         self.identifying = None
         self.border_subtitle = ""
-        from eagle3_tui.engines.model.identify import attach, brief
+        from eagle3_tui.engines.model.identify import attach, brief  # lazy: ~7 ms not paid at start
 
         got = brief(plain(message.result))
         name = printable(posixpath.basename(message.path))
