@@ -19,14 +19,14 @@ from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset.source import RayOptions
 from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.start.connect import Opened, open_target
-from eagle3_tui.ui.shared.messages import PinsSwapped
+from eagle3_tui.ui.compare.messages import PinsSwapped
 from eagle3_tui.ui.main.screen import MainScreen
 
 Opener = Callable[..., Awaitable[Opened]]
 
 
 def _palette_provider():
-    # imported when the palette first opens: textual.command costs ~80 ms at start-up
+    # lazy: imported when the palette first opens: textual.command costs ~80 ms at start-up
     from eagle3_tui.ui.palette import Eagle3Commands
 
     return Eagle3Commands
@@ -90,7 +90,7 @@ class Eagle3App(App):
 
     async def confirm_host_key(self, prompt: Any) -> bool:
         """Ask the user whether to trust a host key seen for the first time."""
-        from eagle3_tui.ui.start.hostkey import HostKeyScreen
+        from eagle3_tui.ui.start.hostkey import HostKeyScreen  # lazy: a screen only an unknown host shows
 
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
@@ -102,7 +102,7 @@ class Eagle3App(App):
         return await answer
 
     def action_help(self) -> None:
-        from eagle3_tui.ui.help import HelpScreen
+        from eagle3_tui.ui.help import HelpScreen  # lazy: a screen opened only on ?
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -26,14 +26,11 @@ from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.target import Target, TargetError, parse_target
-from eagle3_tui.ui.shared.messages import (
-    BookmarkJump,
-    MarksChanged,
-    StatusMessage,
-    StoreOpened,
-)
+from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
+from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.browser.paths import folder_and_name
 from eagle3_tui.ui.shared.results import plain
+from eagle3_tui.userdirs import is_inside
 
 if TYPE_CHECKING:
     from eagle3_tui.ui.bookmarks.screen import BookmarksScreen, TextPrompt
@@ -95,8 +92,7 @@ class Bookmarking:
         return self._store
 
     def _open(self) -> BookmarkStore:
-        from eagle3_tui.bookmarks.store import store_path
-        from eagle3_tui.userdirs import is_inside
+        from eagle3_tui.bookmarks.store import store_path  # lazy: the sqlite3 store opens in this worker
 
         folder = store_path(self.data_dir).parent
         if self.forbidden is not None and is_inside(folder, self.forbidden):
@@ -202,7 +198,7 @@ class Bookmarking:
             self._say(("note saved: " if existing else "bookmarked with a note: ") + key)
             self.refresh_marks()
 
-        from eagle3_tui.ui.bookmarks.screen import TextPrompt  # with DataTable: ~10 ms not paid at start
+        from eagle3_tui.ui.bookmarks.screen import TextPrompt  # lazy: with DataTable, ~10 ms not paid at start
 
         title = ("Note for " if existing else "Bookmark with a note: ") + key
         return TextPrompt(title, existing.note if existing else "", placeholder="why is it suspect?"), save
@@ -212,7 +208,7 @@ class Bookmarking:
         store = self.store()
         if store is None:
             return None
-        from eagle3_tui.ui.bookmarks.screen import BookmarksScreen
+        from eagle3_tui.ui.bookmarks.screen import BookmarksScreen  # lazy: a screen opened only on a key
 
         select = self.key_of(path) if path else None
         return BookmarksScreen(store, select=select), self._list_closed

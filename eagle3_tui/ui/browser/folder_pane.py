@@ -19,9 +19,10 @@ from textual.widgets import Input
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui.browser import listing_stream
-from eagle3_tui.ui.shared.messages import ListingDone, ListingPage, ScanMarksLoaded, ShardsFound
+from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ScanMarksLoaded, ShardsFound
 from eagle3_tui.ui.browser.paths import entry_note, shard_pattern
 from eagle3_tui.ui.browser.browser import BrowserList
+from eagle3_tui.ui.browser.scan_marks import scan_marks
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -238,8 +239,7 @@ class FolderPane(Vertical):
 
     @work(exclusive=True, group="scan-marks", thread=True)
     def _scan_marks_worker(self, folder: str, generation: int) -> None:
-        from eagle3_tui.dataset.stream import cache_host
-        from eagle3_tui.ui.browser.scan_marks import scan_marks
+        from eagle3_tui.dataset.stream import cache_host  # lazy: the record cache (sqlite3), in this worker
 
         # read here, not passed in: Textual repr()s a worker's arguments on the event loop
         # (~200 ms for 100,000 entries) and a finished thread worker stays referenced by its

@@ -1,5 +1,5 @@
 """Reading folders from a Source for the browser, off the event loop: the streamed listing and
-the n/p walk into the next shard folder. Each posts messages (ui/shared/messages.py); the main screen
+the n/p walk into the next shard folder. Each posts messages (ui/browser/messages.py); the main screen
 runs them as workers and decides what is shown."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from textual.worker import get_current_worker
 
 from eagle3_tui.sources.base import Entry, NaturalListing, Source, SourceError
 from eagle3_tui.ui.browser.listing import merge_batch, merge_due
-from eagle3_tui.ui.shared.messages import ListingDone, ListingPage, ShardsFound
+from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ShardsFound
 from eagle3_tui.ui.browser.paths import parent_folder, sample_at_end, shard_pattern
 
 PAGE_SIZE = 500

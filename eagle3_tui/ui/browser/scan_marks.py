@@ -21,7 +21,7 @@ MTIME_SLACK = 1.0
 
 def scan_marks(host: str, folder: str, local: bool, entries: list[Entry]) -> dict[str, str]:
     """name -> "ok" | "warning" | "error" for the scanned files among `entries`."""
-    from eagle3_tui.dataset.cache import ScanCache
+    from eagle3_tui.dataset.cache import ScanCache  # lazy: the record cache (sqlite3), in a worker
 
     if local:
         folder = os.path.abspath(folder)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
+from eagle3_tui.reports.compare import compare_report
 
 if TYPE_CHECKING:
     from eagle3_tui.engines.results import ComparisonResult
@@ -37,8 +38,6 @@ class CompareExporter(Exporter):
         self.view = screen
 
     def report(self) -> Report | str:
-        from eagle3_tui.reports.compare import compare_report
-
         view = self.view
         if view.running or view.result is None:
             return "nothing to export yet: the comparison is running (or was cancelled: r runs it again)"

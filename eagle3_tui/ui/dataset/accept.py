@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from eagle3_tui.dataset import pipeline as pl
+from eagle3_tui.dataset.acceptance import format_acceptance
+from eagle3_tui.ui.dataset.messages import layers_tail
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayersEntry
@@ -62,8 +64,6 @@ def progress(view: AcceptView, event: pl.StepProgress) -> None:
 
 
 def ready(view: AcceptView, event: pl.Acceptance) -> None:
-    from eagle3_tui.dataset.acceptance import format_acceptance
-
     view.accept_state = "failed" if event.error else "cancelled" if event.interrupted else "done"
     view.rows.set_top1(event.files)
     if event.extra:
@@ -83,8 +83,6 @@ def ready(view: AcceptView, event: pl.Acceptance) -> None:
 
 def _layers_lines(view: AcceptView) -> list[tuple[str, str]]:
     """The layers step's lines, kept above the acceptance's (both run with --model and --drafter)."""
-    from eagle3_tui.ui.dataset.messages import layers_tail
-
     if not view.layer_entries:
         return []
     return layers_tail(view.layer_entries, view.model_given or view.model or "", None, None)

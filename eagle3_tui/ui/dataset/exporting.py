@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
+from eagle3_tui.reports.dataset import dataset_report
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayersEntry
@@ -43,8 +44,6 @@ class DatasetExporter(Exporter):
         self.view = screen
 
     def report(self) -> Report | str:
-        from eagle3_tui.reports.dataset import dataset_report
-
         view = self.view
         if view.state in ("scanning", "findings"):
             return "nothing to export yet: the findings come when the scan ends (esc cancels it)"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def kept(app: App[Any]) -> DatasetScreen | None:
+    # lazy: the main screen imports this module; the dataset view loads only when D opens it
     from eagle3_tui.ui.dataset.screen import KEPT, DatasetScreen
 
     view = app.get_screen(KEPT) if app.is_screen_installed(KEPT) else None

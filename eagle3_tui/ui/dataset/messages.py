@@ -1,47 +1,79 @@
 """What the dataset view (ui/dataset/screen.py) is told and tells: the messages its pipeline
-worker posts, and the text of its progress line and of the layers' lines under the findings."""
+worker posts to it, those it posts to the main screen (ShowSample, FileAction, ScanMarksWanted),
+and the text of the layers' lines under the findings."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.engines.results import Finding
+from eagle3_tui.target import Target
+
+if TYPE_CHECKING:  # only named in annotations: dataset/shapes.py stays off the first frame
+    from eagle3_tui.dataset.shapes import LayersEntry
 
 
+@dataclass
 class ScanEnded(Message):
-    def __init__(self, generation: int, outcome: str, error: str | None = None) -> None:
-        super().__init__()
-        self.generation = generation
-        #: "done", "cancelled" or "failed"
-        self.outcome = outcome
-        self.error = error
+    generation: int
+    #: "done", "cancelled" or "failed"
+    outcome: str
+    error: str | None = None
 
 
+@dataclass
 class FindingsReady(Message):
-    def __init__(self, generation: int, findings: list[Finding]) -> None:
-        super().__init__()
-        self.generation = generation
-        self.findings = findings
+    generation: int
+    findings: list[Finding]
 
 
+@dataclass
 class LayersReady(Message):
     """The layers step ended: `entries` and `extra` as dataset/layers.py's report gives them."""
 
-    def __init__(self, generation: int, entries: list[LayersEntry], extra: list[Finding],
-                 planned: int, *, interrupted: bool = False, error: str | None = None) -> None:
-        super().__init__()
-        self.generation = generation
-        self.entries, self.extra, self.planned = entries, extra, planned
-        self.interrupted, self.error = interrupted, error
+    generation: int
+    entries: list[LayersEntry]
+    extra: list[Finding]
+    planned: int
+    interrupted: bool = field(default=False, kw_only=True)
+    error: str | None = field(default=None, kw_only=True)
+
+
+# posted to the main screen through the `post` callable the view is opened with
+
+@dataclass
+class ShowSample(Message):
+    """The dataset view asks the main screen to show a sample: open `folder` (a Target) with the
+    cursor on `name`, as a bookmark jump does."""
+
+    folder: Target
+    name: str
+
+
+@dataclass
+class FileAction(Message):
+    """The dataset view asks the main screen to bookmark (`what` = "bookmark") or pin for compare
+    ("pin") the file `path` of the open source; the answer goes back through `reply` as a
+    StatusMessage."""
+
+    what: str
+    path: str
+    reply: Callable[[Message], object]
+
+
+@dataclass
+class ScanMarksWanted(Message):
+    """A dataset scan wrote records: the browser's ok/warning/error marks of the open folder are due."""
 
 
 def layers_tail(entries: list[LayersEntry], model: str, planned: int | None,
                 error: str | None) -> list[tuple[str, str]]:
     """The lines the layers step adds under the findings, as (kind, text)."""
+    # lazy: the main screen imports this module; dataset/layers.py (~5 ms) is not for the first frame
     from eagle3_tui.dataset.layers import group_lines, layers_head
 
     lines = [("head", layers_head(entries, model, planned))]
@@ -55,6 +87,8 @@ def layers_tail(entries: list[LayersEntry], model: str, planned: int | None,
     if error:
         lines.append(("note", f"identify stopped: {error}"))
     return lines
+
+
 def model_hint(model_given: str | None, model: str | None, records: Iterable[Any]) -> list[tuple[str, str]]:
     """The findings' tail when no layers step runs: why the layers are not named."""
     if model_given and model is None:

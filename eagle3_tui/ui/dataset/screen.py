@@ -28,19 +28,28 @@ from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline, progress_text
-from eagle3_tui.engines.results import Finding, finding
+from eagle3_tui.engines.results import Finding, finding, sort_findings
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import accept as dataset_accept
-from eagle3_tui.ui.dataset.messages import FindingsReady, LayersReady, ScanEnded, layers_tail, model_hint
+from eagle3_tui.ui.dataset.messages import (
+    FileAction,
+    FindingsReady,
+    LayersReady,
+    ScanEnded,
+    ScanMarksWanted,
+    ShowSample,
+    layers_tail,
+    model_hint,
+)
 from eagle3_tui.ui.dataset.binning import StripBinning
 from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.model import DatasetRows, Record
 from eagle3_tui.ui.dataset.exporting import DatasetExporter
-from eagle3_tui.ui.shared.messages import FileAction, ScanMarksWanted, ShowSample, StatusMessage
+from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths
 from eagle3_tui.dataset.verify import settle
 from eagle3_tui.ui.dataset.table import DatasetTable
@@ -276,7 +285,7 @@ class DatasetScreen(Screen[str | None]):
 
     @staticmethod
     def make_cache():
-        from eagle3_tui.dataset.cache import ScanCache
+        from eagle3_tui.dataset.cache import ScanCache  # lazy: sqlite3, opened in the pipeline's thread
 
         return ScanCache()
 
@@ -324,8 +333,6 @@ class DatasetScreen(Screen[str | None]):
     def add_findings(self, extra: list[Finding]) -> None:
         """Findings a later step made (the layers, the acceptance): sorted in, their files
         marked; the filter and the highlight follow their finding into the longer list."""
-        from eagle3_tui.engines.results import sort_findings
-
         shown = self.findings_list.highlighted
         keep = [self.findings[i] if i is not None and i < len(self.findings) else None
                 for i in (self._filter_index, shown)]

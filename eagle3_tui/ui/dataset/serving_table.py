@@ -28,6 +28,9 @@ from eagle3_tui.names import printable
 from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.sources.base import Source
 from eagle3_tui.ui.shared.messages import StatusMessage
+from eagle3_tui.dataset import serving
+from eagle3_tui.dataset.serving import bset, label, table_rows
+from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.serving import ServingCheck
@@ -70,9 +73,6 @@ class ServingTable(VerticalScroll):
 
     @work(exclusive=True, group="serving")
     async def check(self, source: Source, drafter: str, model: str, entries: list[LayersEntry]) -> None:
-        from eagle3_tui.dataset import serving
-        from eagle3_tui.dataset.serving_inputs import model_arch, read_config
-
         try:
             join = posixpath.join if source.host is not None else os.path.join
             config = await read_config(source, drafter, join)
@@ -89,8 +89,6 @@ class ServingTable(VerticalScroll):
             self.body.update(self._render_check())
 
     def verdict(self) -> str:
-        from eagle3_tui.dataset.serving import bset, label
-
         r = self.result
         assert r is not None
         held = bset(r["data"]["boundaries"], r["data"]["layers"])
@@ -105,8 +103,6 @@ class ServingTable(VerticalScroll):
         if self.result is None:
             return Text(printable(f"serve-check: {self.error}", message=True),
                         style=self.get_component_rich_style("serving--differs"))
-        from eagle3_tui.dataset.serving import bset, label
-
         r = self.result
         L = r["data"]["layers"]
         bad = self.get_component_rich_style("serving--differs")
@@ -140,7 +136,5 @@ class ServingTable(VerticalScroll):
             return None
         if self.result is None:
             return {"drafter_path": self.drafter, "error": self.error}
-        from eagle3_tui.dataset.serving import table_rows
-
         # "table": serve-check's text columns (engine and versions, what it captures, "=" / "differs", why)
         return {"drafter_path": self.drafter, **self.result, "table": [list(row) for row in table_rows(self.result)]}

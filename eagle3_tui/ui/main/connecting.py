@@ -10,7 +10,8 @@ from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.ui.browser.paths import parent_folder
 from eagle3_tui.ui.main.host import Host, Parts
-from eagle3_tui.ui.shared.messages import SourceFailed, SourceReady, StatusMessage
+from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
+from eagle3_tui.ui.shared.messages import StatusMessage
 
 
 

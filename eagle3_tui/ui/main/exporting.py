@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.main.host import Parts
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
+from eagle3_tui.reports.sample import sample_report
 
 if TYPE_CHECKING:
     from eagle3_tui.engines.results import AcceptResult
@@ -24,8 +25,6 @@ class SampleExporter(Exporter):
         self.main = screen
 
     def report(self) -> Report | str:
-        from eagle3_tui.reports.sample import sample_report
-
         view = self.main.pane.view
         if view.summary is None:
             return "nothing to export: e exports the sample shown (move onto a sample file)"

@@ -73,7 +73,7 @@ class Pairing:
         return True
 
     async def _run(self, source: Source, capture: str, dataset: str) -> None:
-        from eagle3_tui.dataset.pair import pair_capture
+        from eagle3_tui.dataset.pair import pair_capture  # lazy: hashlib and the pairing, off the first frame
 
         screen = self.screen
         say = screen.status_line.say

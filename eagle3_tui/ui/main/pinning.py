@@ -50,7 +50,7 @@ class Pinning:
         self.say(problem)
         if problem is not None:
             return
-        # the compare view is imported on first use: it is not needed for the first frame
+        # lazy: the compare view is imported on first use: it is not needed for the first frame
         from eagle3_tui.ui.compare.screen import CompareScreen
 
         assert screen.source is not None and pins.a is not None and pins.b is not None

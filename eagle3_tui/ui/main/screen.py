@@ -41,20 +41,11 @@ from eagle3_tui.ui.main.pinning import Pinning
 from eagle3_tui.ui.main.text_opening import TextOpener
 from eagle3_tui.ui.shared.format import is_sample_name
 from eagle3_tui.ui.shared.forwarded import Forwarded
-from eagle3_tui.ui.shared.messages import (
-    BookmarkJump,
-    FileAction,
-    ListingDone,
-    ListingPage,
-    MarksChanged,
-    ScanMarksWanted,
-    ShardsFound,
-    ShowSample,
-    SourceFailed,
-    SourceReady,
-    StatusMessage,
-    StoreOpened,
-)
+from eagle3_tui.ui.shared.messages import StatusMessage
+from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
+from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ShardsFound
+from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
+from eagle3_tui.ui.dataset.messages import FileAction, ScanMarksWanted, ShowSample
 from eagle3_tui.ui.browser.paths import describe_entry, parent_folder
 from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
 from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
@@ -63,6 +54,7 @@ from eagle3_tui.ui.browser.folder_pane import FolderPane
 from eagle3_tui.ui.sample.pane import SamplePane
 from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.shared.status import KeysFooter, Line, StatusLine
+from eagle3_tui.ui.dataset.source import dataset_source
 
 __all__ = ["MainScreen", "parent_folder"]
 
@@ -347,8 +339,7 @@ class MainScreen(Screen[None]):
         data = self.target.with_path(folder)
         if kept_dataset.back_to(self.app, data, partial(kept_dataset.closed, self)):
             return  # the view left by enter on a file, as it was
-        from eagle3_tui.ui.dataset.source import dataset_source
-        from eagle3_tui.ui.dataset.screen import DatasetScreen
+        from eagle3_tui.ui.dataset.screen import DatasetScreen  # lazy: a view opened only on D
         host = cast("Host", self.app)  # the Eagle3App, which the screens do not import
         analysis = host.analysis  # --model names the layers (on the data's machine only)
         self.app.push_screen(DatasetScreen(dataset_source(host, self.source, data), data, self.where, self.post_message,

@@ -8,6 +8,8 @@ import posixpath
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui.main.host import Parts
+from eagle3_tui.ui.shared.format import is_sample_name
+from eagle3_tui.sources.text_head import TEXT_LIMIT, as_text
 
 
 class TextOpener:
@@ -15,8 +17,6 @@ class TextOpener:
         self.screen = screen
 
     def open(self, path: str) -> None:
-        from eagle3_tui.ui.shared.format import is_sample_name
-
         screen = self.screen
         if is_sample_name(posixpath.basename(path)) or screen.source is None:
             screen.pane.follow(path, delay=0)
@@ -25,8 +25,6 @@ class TextOpener:
         screen.run_worker(self._read(path), name="read_text_file", group="text-file", exclusive=True)
 
     async def _read(self, path: str) -> None:
-        from eagle3_tui.sources.text_head import TEXT_LIMIT, as_text
-
         screen, source = self.screen, self.screen.source
         name = printable(posixpath.basename(path))
         try:
@@ -43,7 +41,7 @@ class TextOpener:
             screen.status_line.say(f"{why}; tried as a sample, the panel says what it holds", error=True)
             screen.pane.follow(path, delay=0)
             return
-        from eagle3_tui.ui.shared.text_view import TextViewScreen
+        from eagle3_tui.ui.shared.text_view import TextViewScreen  # lazy: a screen opened only on a text file
 
         screen.status_line.say(f"{name}: text, shown read-only (esc back)")
         screen.app.push_screen(TextViewScreen(path, screen.where, text, size, truncated))

@@ -3,6 +3,7 @@ vocabulary's coverage (no widget: it reads files through the Source and the engi
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from eagle3_tui.engines.results import Summary
@@ -28,8 +29,6 @@ class SampleText:
 
     async def finish(self, summary: Summary, *, analysis: Analysis, source: Source | None, target: Target | None,
                      folder: str) -> Summary:
-        import asyncio
-
         if target is not None:
             choice = analysis.tokenizer_choice()
             if choice.decodes_here(target):  # a tokenizer here, the data on a box: decode here
@@ -41,7 +40,7 @@ class SampleText:
         mapping = analysis.path_for("vocab_mapping", target) if target is not None else None
         if mapping is None:
             if folder not in self._found:
-                from eagle3_tui.engines.model.vocab import find_mapping
+                from eagle3_tui.engines.model.vocab import find_mapping  # lazy: ~12 ms not paid at start
 
                 self._found[folder] = await asyncio.to_thread(find_mapping, folder)
             mapping = self._found[folder]
@@ -49,7 +48,7 @@ class SampleText:
             return summary
 
         def run() -> Summary:
-            from eagle3_tui.engines.model.vocab import annotate_summary
+            from eagle3_tui.engines.model.vocab import annotate_summary  # lazy: ~12 ms not paid at start
 
             return as_summary(annotate_summary(plain(summary), mapping))
 

@@ -31,6 +31,8 @@ from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.shared.format import num
 from eagle3_tui.ui.shared.row_cursor import RowCursor
+from eagle3_tui.ui.shared.messages import StatusMessage
+from eagle3_tui.engines.read.tokens import visible
 
 TEXT_LINES = 6  # the text block's height when the text is longer
 NORM_W = 7
@@ -135,7 +137,8 @@ def _short(message: str) -> str:
 
 
 def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
-    from eagle3_tui.engines.model.vocab import WARN_BELOW  # stdlib-only at import: no torch here
+    # lazy: vocab.py (stdlib-only at import: no torch) costs ~12 ms the first frame does not pay
+    from eagle3_tui.engines.model.vocab import WARN_BELOW
 
     line = Text(no_wrap=False, overflow="fold")
     total = v["in"] + v["out"]
@@ -271,8 +274,6 @@ class TokenTable(RowCursor, ScrollView, can_focus=True):
     def search(self, query: str, *, step: int = 1) -> str:
         """Move the cursor to the next (step 1) or previous (-1) token whose text holds the start
         of a match of `query` (whitespace as the table shows it); returns a status line."""
-        from eagle3_tui.engines.read.tokens import visible
-
         if query != self.query_text:
             self.query_text = query
             self.refresh_bindings()  # n/N and esc belong to the search while one is active
@@ -436,6 +437,4 @@ class TokenPanel(Vertical):
 
 
 def _status(text: str, *, error: bool = False) -> Message:
-    from eagle3_tui.ui.shared.messages import StatusMessage
-
     return StatusMessage(text, error=error)

@@ -7,6 +7,7 @@ sample costs as much to draw as a 40-token one.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -443,7 +444,5 @@ def _render_vocab_mapping(out: Text, vm: dict[str, Any], label: Style, dim: Styl
 
 def _wrap(text: str, width: int, *, first: int = 0) -> str:
     """Wrap `text` to `width` columns; the first line already has `first` columns used."""
-    import textwrap
-
     lines = textwrap.wrap(" " * first + text, max(10, width - 1), subsequent_indent="  ")
     return "\n".join(lines)[first:] if lines else ""

@@ -14,6 +14,7 @@ Rendering helpers only read dicts; no I/O here except through the Source in the 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,9 @@ from textual.widget import Widget
 from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui.shared.results import plain
+from eagle3_tui.sources.base import SourceError
+from eagle3_tui.ui.shared.format import append_parts
+from eagle3_tui.engines.read.tokens import annotate
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
@@ -60,8 +64,6 @@ async def run_accept(source, path: str, drafter: str, model: str | None,
                      order: list[int] | None = None, ids_from: str | None = None) -> AcceptResult:
     """Source.accept with every failure turned into {"error": one line} (the views show it).
     ids_from: a sample whose ids an id-less `path` borrows (the compare view's A, for B)."""
-    from eagle3_tui.sources.base import SourceError
-
     try:
         result: AcceptResult = await source.accept(path, drafter, model=model, order=order,
                                                    **({"ids_from": ids_from} if ids_from else {}))
@@ -86,8 +88,6 @@ def decode_guesses(result: AcceptResult, analysis: Analysis, target: Target | No
     if choice.decodes_here(target):
         return choice.finish(plain(result), target)
     if getattr(source, "host", None) is None:
-        from eagle3_tui.engines.read.tokens import annotate
-
         decoded = annotate(plain(result), choice.on_source(target))
         decoded.pop("text_error", None)  # the sample's own text line says what is wrong with it
         return decoded
@@ -133,8 +133,6 @@ def header_line(out: Text, acc: Shown | None, style: Callable[[str], Style], wid
     between its parts where the panel is narrow."""
     if acc is None:
         return
-    from eagle3_tui.ui.shared.format import append_parts
-
     if acc.get("running"):
         parts = [("⟳ running on this sample…", style("sample--loading"))]
     elif acc.get("error"):
@@ -156,8 +154,6 @@ def miss_bins(acc: Shown | None, ranges: list[tuple[int, int]]) -> list[float | 
     scored = [0] * len(ranges)
     missed = [0] * len(ranges)
     if acc and acc.get("per_token") and ranges:
-        import bisect
-
         starts = [a for a, _b in ranges]
         for t in acc["per_token"]:
             i = bisect.bisect_right(starts, t["row"]) - 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+from rich.cells import cell_len
 
 if TYPE_CHECKING:
     from rich.style import Style
@@ -90,8 +91,6 @@ def fit_line(text: str, width: int) -> str:
     """`text` on `width` cells: when too long, the middle of its longest path goes (its start and
     its file name's end stay) so the sentence around it is whole; a line with no path long
     enough to give the room is cut at the end with "…"."""
-    from rich.cells import cell_len
-
     over = cell_len(text) - width
     if over <= 0 or width <= 0:
         return text

@@ -8,6 +8,7 @@ A model or drafter on the data's SSH box is checked there, by the agent (Source.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -32,7 +33,7 @@ class AnalysisChecked(Message):
 
 def check(analysis: Analysis, data: Target, data_here: bool) -> dict[str, str]:
     """option -> one line of what is wrong with it (blocking: run it in a thread)."""
-    from eagle3_tui.engines.model import folder_check
+    from eagle3_tui.engines.model import folder_check  # lazy: with the drafter's code, ~23 ms not paid at start
 
     model = analysis.path_for("model", data) if data_here else None
     drafter = analysis.path_for("drafter", data) if data_here else None
@@ -48,8 +49,6 @@ def check(analysis: Analysis, data: Target, data_here: bool) -> dict[str, str]:
 
 async def check_with(source: Source, analysis: Analysis, data: Target) -> dict[str, str]:
     """check(), with a model and drafter on the data's SSH box checked on the box."""
-    import asyncio
-
     if source.host is None:
         return await asyncio.to_thread(check, analysis, data, True)
     problems = await asyncio.to_thread(check, analysis, data, False)  # a tokenizer on this machine

@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from eagle3_tui.sources.base import Source
+from eagle3_tui.sources.base import Source, SourceError
+from eagle3_tui.target import TargetError, parse_target
 
 
 @dataclass
@@ -33,9 +34,7 @@ async def open_target(
     known_hosts: str | None = None,
 ) -> Opened:
     """Parse `text`, open its Source and connect (raises SourceError with one line to show)."""
-    from eagle3_tui.sources.base import SourceError
-    from eagle3_tui.sources.opener import open_source
-    from eagle3_tui.target import TargetError, parse_target
+    from eagle3_tui.sources.opener import open_source  # lazy: the sources (multiprocessing, asyncssh)
 
     try:
         target = parse_target(text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from eagle3_tui.engines.read import torch_gate
+
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
 
@@ -12,8 +14,6 @@ if TYPE_CHECKING:
 def runtime_tag(source: Source | None) -> str:
     """" · py 3.11.7 · torch 2.5.1 · .pt refused" once the source knows which Python computes
     (an SSH box: after the agent's hello), else ""."""
-    from eagle3_tui.engines.read import torch_gate
-
     if source is None or not source.runtime_known:
         return ""
     rt = source.runtime()
@@ -27,8 +27,6 @@ def runtime_tags(source: Source | None) -> list[str]:
     """runtime_tag() and, for this machine with a safe torch, shorter ones the location line may
     fall back to when the path would not fit: there the path matters more than versions the user
     installed. A box's tag, a refusal and --trust-data are never shortened."""
-    from eagle3_tui.engines.read import torch_gate
-
     tag = runtime_tag(source)
     if source is None or not tag or torch_gate.trusted() or source.computed != "local" or tag.endswith(".pt refused"):
         return [tag]
@@ -37,8 +35,6 @@ def runtime_tags(source: Source | None) -> list[str]:
 
 def pickle_line(source: Source | None) -> str | None:
     """The gate's line for the status line when this source's torch may not unpickle."""
-    from eagle3_tui.engines.read import torch_gate
-
     if source is None or source.pickle_problem is None:
         return None
     if torch_gate.trusted():

@@ -1,0 +1,16 @@
+"""What the compare view (ui/compare/screen.py) posts: it bubbles to the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+
+@dataclass
+class PinsSwapped(Message):
+    """The compare view swapped its sides: `a` is now the training side, `b` the inference one.
+    Posted by the compare screen; it bubbles to the app, which tells the main screen."""
+
+    a: str
+    b: str
