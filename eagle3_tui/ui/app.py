@@ -16,11 +16,11 @@ from textual.screen import Screen
 
 from eagle3_tui.sources.base import Source
 from eagle3_tui.ui import keys
+from eagle3_tui.ui.compare.messages import PinsSwapped
 from eagle3_tui.ui.dataset.source import RayOptions
+from eagle3_tui.ui.main.screen import MainScreen
 from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.start.connect import Opened, open_target
-from eagle3_tui.ui.compare.messages import PinsSwapped
-from eagle3_tui.ui.main.screen import MainScreen
 
 Opener = Callable[..., Awaitable[Opened]]
 

@@ -27,8 +27,8 @@ from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
-from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.browser.paths import folder_and_name
+from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.shared.results import plain
 from eagle3_tui.userdirs import is_inside
 

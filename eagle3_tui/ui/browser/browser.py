@@ -7,16 +7,15 @@ moves, it stays on the first row so the first screen reads from the top.
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol, runtime_checkable
-
 import textwrap
 from bisect import bisect_left
 from collections.abc import Callable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import BindingType
 from textual import events
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -25,8 +24,8 @@ from textual.strip import Strip
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.shared.format import human_size, is_sample_name
 from eagle3_tui.ui.browser.listing import merge_batch, sort_key
+from eagle3_tui.ui.shared.format import human_size, is_sample_name
 
 SIZE_WIDTH = 6
 MARKER_WIDTH = 2

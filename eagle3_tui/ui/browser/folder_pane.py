@@ -19,9 +19,9 @@ from textual.widgets import Input
 
 from eagle3_tui.names import printable
 from eagle3_tui.ui.browser import listing_stream
+from eagle3_tui.ui.browser.browser import BrowserList
 from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ScanMarksLoaded, ShardsFound
 from eagle3_tui.ui.browser.paths import entry_note, shard_pattern
-from eagle3_tui.ui.browser.browser import BrowserList
 from eagle3_tui.ui.browser.scan_marks import scan_marks
 
 if TYPE_CHECKING:

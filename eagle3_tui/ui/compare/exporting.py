@@ -5,9 +5,9 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Any, Protocol
 
+from eagle3_tui.reports.compare import compare_report
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
-from eagle3_tui.reports.compare import compare_report
 
 if TYPE_CHECKING:
     from eagle3_tui.engines.results import ComparisonResult

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eagle3_tui.engines.results import ComparisonResult, Finding
 from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
+from eagle3_tui.engines.results import ComparisonResult, Finding
 
 #: the finding codes in plain words (the code itself stays visible for searching the docs)
 TITLES = {

@@ -15,20 +15,20 @@ from textual.widget import Widget
 
 from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.names import printable
-from eagle3_tui.ui.shared.format import fixed, left_trim, num
 from eagle3_tui.ui.compare.format import (
     SEVERITY_MARK,
     TITLES,
     alignment_text,
-    text_error,
     cos_kind,
     cos_text,
     pairs,
     row_count,
     serious,
     side_facts,
+    text_error,
     within_bf16,
 )
+from eagle3_tui.ui.shared.format import fixed, left_trim, num
 
 #: screens shorter than this show one line per side and one bottom panel at a time
 TALL = 34

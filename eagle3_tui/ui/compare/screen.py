@@ -26,10 +26,8 @@ from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.compare.exporting import CompareExporter
-from eagle3_tui.ui.compare.messages import PinsSwapped
-from eagle3_tui.ui.shared import acceptance
-from eagle3_tui.ui.shared.results import as_comparison, plain
 from eagle3_tui.ui.compare.format import text_error, worst_row
+from eagle3_tui.ui.compare.messages import PinsSwapped
 from eagle3_tui.ui.compare.panels import (
     TALL,
     CompareFindings,
@@ -38,6 +36,8 @@ from eagle3_tui.ui.compare.panels import (
     CompareValues,
 )
 from eagle3_tui.ui.compare.tokens import AlignedTokenTable, massive_legend, token_texts
+from eagle3_tui.ui.shared import acceptance
+from eagle3_tui.ui.shared.results import as_comparison, plain
 from eagle3_tui.ui.shared.status import KeysFooter, StatusLine
 
 

@@ -22,7 +22,6 @@ from textual.strip import Strip
 from eagle3_tui.engines.read.massive import massive_note, massive_rows, median_norm
 from eagle3_tui.engines.results import ComparisonResult
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.shared.format import num
 from eagle3_tui.ui.compare.format import (
     cos_kind,
     cos_text,
@@ -30,6 +29,7 @@ from eagle3_tui.ui.compare.format import (
     row_count,
     worst_row,
 )
+from eagle3_tui.ui.shared.format import num
 from eagle3_tui.ui.shared.norm_marks import MASSIVE_MARK
 from eagle3_tui.ui.shared.row_cursor import RowCursor, keep_row_in_view
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from eagle3_tui.reports.dataset import dataset_report
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
-from eagle3_tui.reports.dataset import dataset_report
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayersEntry

@@ -23,18 +23,22 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import OptionList, ProgressBar
 
-from eagle3_tui.dataset.shapes import LayersEntry
-from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline, progress_text
-from eagle3_tui.engines.results import Finding, finding, sort_findings
+from eagle3_tui.dataset.shapes import LayersEntry
+from eagle3_tui.dataset.verify import settle
+from eagle3_tui.engines.results import Finding, ScanProgressData, finding, sort_findings
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import accept as dataset_accept
+from eagle3_tui.ui.dataset.binning import StripBinning
+from eagle3_tui.ui.dataset.bins import SlotBins
+from eagle3_tui.ui.dataset.exporting import DatasetExporter
+from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths
 from eagle3_tui.ui.dataset.messages import (
     FileAction,
     FindingsReady,
@@ -45,16 +49,11 @@ from eagle3_tui.ui.dataset.messages import (
     layers_tail,
     model_hint,
 )
-from eagle3_tui.ui.dataset.binning import StripBinning
-from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.model import DatasetRows, Record
-from eagle3_tui.ui.dataset.exporting import DatasetExporter
-from eagle3_tui.ui.shared.messages import StatusMessage
-from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths
-from eagle3_tui.dataset.verify import settle
-from eagle3_tui.ui.dataset.table import DatasetTable
 from eagle3_tui.ui.dataset.norm_strip import NormStrip
 from eagle3_tui.ui.dataset.serving_table import ServingTable
+from eagle3_tui.ui.dataset.table import DatasetTable
+from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.shared.status import KeysFooter, Line, StatusLine
 
 FLUSH_SECONDS = 0.1

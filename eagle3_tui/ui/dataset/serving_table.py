@@ -24,13 +24,13 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from eagle3_tui.names import printable
-from eagle3_tui.dataset.shapes import LayersEntry
-from eagle3_tui.sources.base import Source
-from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.dataset import serving
 from eagle3_tui.dataset.serving import bset, label, table_rows
 from eagle3_tui.dataset.serving_inputs import model_arch, read_config
+from eagle3_tui.dataset.shapes import LayersEntry
+from eagle3_tui.names import printable
+from eagle3_tui.sources.base import Source
+from eagle3_tui.ui.shared.messages import StatusMessage
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.serving import ServingCheck

@@ -14,7 +14,6 @@ from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
 from eagle3_tui.ui.shared.messages import StatusMessage
 
 
-
 class Connector:
     def __init__(self, screen: Parts, target: str) -> None:
         self.screen = screen

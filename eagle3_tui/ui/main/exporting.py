@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, cast
 
 from eagle3_tui.reports.model import Report
+from eagle3_tui.reports.sample import sample_report
 from eagle3_tui.ui.main.host import Parts
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
-from eagle3_tui.reports.sample import sample_report
 
 if TYPE_CHECKING:
     from eagle3_tui.engines.results import AcceptResult

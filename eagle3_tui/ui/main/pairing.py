@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
-from eagle3_tui.ui.shared.format import human_size
 from eagle3_tui.ui.browser.pins import ComparePins, Pin
 from eagle3_tui.ui.main.host import Parts
+from eagle3_tui.ui.shared.format import human_size
 
 if TYPE_CHECKING:
-    from eagle3_tui.engines.results import ScanProgressData
     from textual.worker import Worker
 
+    from eagle3_tui.engines.results import ScanProgressData
     from eagle3_tui.target import Target
 
 

@@ -19,8 +19,8 @@ from functools import partial
 from typing import ClassVar, cast
 
 from textual import on
-from textual.binding import BindingType
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.markup import escape
 from textual.screen import Screen
@@ -31,30 +31,30 @@ from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
-from eagle3_tui.ui.dataset import kept as kept_dataset
 from eagle3_tui.ui.bookmarks.bookmarking import POLL_SECONDS, Bookmarking
+from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
+from eagle3_tui.ui.browser.browser import BrowserList
+from eagle3_tui.ui.browser.folder_pane import FolderPane
+from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ShardsFound
+from eagle3_tui.ui.browser.paths import describe_entry, parent_folder
+from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
+from eagle3_tui.ui.dataset import kept as kept_dataset
+from eagle3_tui.ui.dataset.messages import FileAction, ScanMarksWanted, ShowSample
+from eagle3_tui.ui.dataset.source import dataset_source
 from eagle3_tui.ui.main.connecting import Connector
 from eagle3_tui.ui.main.exporting import SampleExporter
 from eagle3_tui.ui.main.host import Host
+from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
 from eagle3_tui.ui.main.pairing import Pairing
 from eagle3_tui.ui.main.pinning import Pinning
 from eagle3_tui.ui.main.text_opening import TextOpener
+from eagle3_tui.ui.sample.pane import SamplePane
+from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.shared.format import is_sample_name
 from eagle3_tui.ui.shared.forwarded import Forwarded
 from eagle3_tui.ui.shared.messages import StatusMessage
-from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
-from eagle3_tui.ui.browser.messages import ListingDone, ListingPage, ShardsFound
-from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
-from eagle3_tui.ui.dataset.messages import FileAction, ScanMarksWanted, ShowSample
-from eagle3_tui.ui.browser.paths import describe_entry, parent_folder
-from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
-from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
-from eagle3_tui.ui.browser.browser import BrowserList
-from eagle3_tui.ui.browser.folder_pane import FolderPane
-from eagle3_tui.ui.sample.pane import SamplePane
-from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.shared.status import KeysFooter, Line, StatusLine
-from eagle3_tui.ui.dataset.source import dataset_source
+from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
 
 __all__ = ["MainScreen", "parent_folder"]
 

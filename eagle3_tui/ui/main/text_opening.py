@@ -7,9 +7,9 @@ from __future__ import annotations
 import posixpath
 
 from eagle3_tui.names import printable
+from eagle3_tui.sources.text_head import TEXT_LIMIT, as_text
 from eagle3_tui.ui.main.host import Parts
 from eagle3_tui.ui.shared.format import is_sample_name
-from eagle3_tui.sources.text_head import TEXT_LIMIT, as_text
 
 
 class TextOpener:

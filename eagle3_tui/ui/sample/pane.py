@@ -25,13 +25,13 @@ from textual.timer import Timer
 from eagle3_tui.engines.results import IdentifyResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
-from eagle3_tui.ui.start import analysis_check
 from eagle3_tui.ui.sample.messages import SummaryLoaded
+from eagle3_tui.ui.sample.text import SampleText
+from eagle3_tui.ui.sample.token_table import TokenPanel, TokenTable
+from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.shared import acceptance
 from eagle3_tui.ui.shared.results import as_summary, plain
-from eagle3_tui.ui.sample.text import SampleText
-from eagle3_tui.ui.sample.view import SampleView
-from eagle3_tui.ui.sample.token_table import TokenPanel, TokenTable
+from eagle3_tui.ui.start import analysis_check
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -26,13 +26,13 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input
 
+from eagle3_tui.engines.read.tokens import visible
 from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.shared.format import num
-from eagle3_tui.ui.shared.row_cursor import RowCursor
 from eagle3_tui.ui.shared.messages import StatusMessage
-from eagle3_tui.engines.read.tokens import visible
+from eagle3_tui.ui.shared.row_cursor import RowCursor
 
 TEXT_LINES = 6  # the text block's height when the text is longer
 NORM_W = 7

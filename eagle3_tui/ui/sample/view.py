@@ -19,6 +19,7 @@ from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
 from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
+from eagle3_tui.ui.shared import acceptance, norm_marks
 from eagle3_tui.ui.shared.format import (
     append_parts,
     bin_kind,
@@ -28,8 +29,6 @@ from eagle3_tui.ui.shared.format import (
     num,
     spark_levels,
 )
-from eagle3_tui.ui.shared import norm_marks
-from eagle3_tui.ui.shared import acceptance
 
 PLACEHOLDER = "Move the cursor onto a sample file (.pt, .ckpt, .safetensors)."
 COMPACT_BELOW = 30  # rows available; below this the panel leaves out what the title bars repeat

@@ -23,12 +23,12 @@ from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
+from eagle3_tui.engines.read.tokens import annotate
 from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
 from eagle3_tui.names import printable
-from eagle3_tui.ui.shared.results import plain
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.ui.shared.format import append_parts
-from eagle3_tui.engines.read.tokens import annotate
+from eagle3_tui.ui.shared.results import plain
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source

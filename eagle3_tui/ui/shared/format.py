@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
 
 if TYPE_CHECKING:
