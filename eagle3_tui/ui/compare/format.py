@@ -1,6 +1,6 @@
 """Pure helpers for the compare view: what a comparison's numbers read as, without Textual.
 
-The thresholds are the engine's own (engines/compare.py), so a cell is coloured "match" exactly
+The thresholds are the engine's own (engines/compare/thresholds.py), so a cell is coloured "match" exactly
 when the engine would call the two parts the same. Importing them does not import torch.
 """
 
