@@ -36,7 +36,7 @@ def layer_runs(raw: Any, shard_of: list[int]) -> LayerRuns:
     positions, "p", "col", "effect", "inside", "rest"}], "rest": files left outside every run}:
     each run is a stretch of rows whose mean departs from the rest's (the finding's numbers,
     computed here so that in-process and child give the same floats)."""
-    import torch
+    import torch  # lazy: torch, only when a layer group is searched
 
     med = raw.nanmedian(dim=0).values
     raw = torch.where(torch.isnan(raw), med, raw)
@@ -102,7 +102,7 @@ def _runs(positions: list[int]) -> list[list[int]]:
 
 
 def _candidates(shards: list[int]):
-    import torch
+    import torch  # lazy: torch, only when a layer group is searched
 
     n = len(shards)
     if n + 1 <= MAX_CANDIDATES:
@@ -116,7 +116,7 @@ def _candidates(shards: list[int]):
 
 def _epidemic_max(x, cand) -> tuple[float, int, int]:
     """max over runs [a, b) (a, b in cand) of m(n-m)/n * ||mean inside - mean outside||^2."""
-    import torch
+    import torch  # lazy: torch, only when a layer group is searched
 
     n = x.shape[0]
     s = torch.cat([torch.zeros(1, x.shape[1], dtype=x.dtype), torch.cumsum(x, dim=0)])
@@ -136,7 +136,7 @@ def _epidemic_max(x, cand) -> tuple[float, int, int]:
 def in_process(values: list[list[float]], shard_of: list[int]) -> LayerRuns:
     """layer_runs() here, on one torch thread (199 permutations of small tensors: more threads
     only spin)."""
-    import torch
+    import torch  # lazy: torch, only when a layer group is searched
 
 
     with one_torch_thread():
@@ -144,7 +144,7 @@ def in_process(values: list[list[float]], shard_of: list[int]) -> LayerRuns:
 
 
 def main() -> None:
-    import torch
+    import torch  # lazy: torch, only when a layer group is searched
 
 
     head = json.loads(sys.stdin.buffer.readline())

@@ -109,7 +109,7 @@ def match_ids(cap: list[int], p: PairPrint) -> Match | None:
 
 
 def _rows(text: str, parts: int, n_pos: int):
-    import torch
+    import torch  # lazy: torch, only to compare a capture's rows
 
     raw = bytearray(base64.b64decode(text))
     return torch.frombuffer(raw, dtype=torch.int8).view(parts, n_pos, PROJ).float()

@@ -20,6 +20,7 @@ import asyncio
 from typing import Any
 
 from eagle3_tui.engines.results import AcceptResult, IdentifyResult, error_result
+from eagle3_tui.engines.scan.ray_tasks import lost_reason
 
 #: restarts of an actor whose process or node died, and retries of the call it was running
 ACTOR_RESTARTS = 1
@@ -29,12 +30,12 @@ class _Models:
     """The actor: the engines' own functions, in a process that keeps its model."""
 
     def identify(self, path: str, model: str, options: dict[str, Any]) -> IdentifyResult:
-        from eagle3_tui.engines.model.identify import identify_file
+        from eagle3_tui.engines.model.identify import identify_file  # lazy: in the actor only
 
         return identify_file(path, model, **options)
 
     def accept(self, path: str, drafter: str, options: dict[str, Any]) -> AcceptResult:
-        from eagle3_tui.engines.model.accept import accept_file
+        from eagle3_tui.engines.model.accept import accept_file  # lazy: in the actor only
 
         return accept_file(path, drafter, **options)
 
@@ -91,8 +92,6 @@ class ModelPool:
                 self.ray.cancel(ref)
             raise
         except self.ray.exceptions.RayError as err:
-            from eagle3_tui.engines.scan.ray_tasks import lost_reason
-
             result = error_result(path, lost_reason(err))
         finally:
             free.put_nowait(actor)

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from eagle3_tui.dataset.ray_models import ModelPool
 from eagle3_tui.engines.results import AcceptResult, IdentifyResult
 from eagle3_tui.engines.scan import ray_tasks
 from eagle3_tui.engines.scan.ray_tasks import INSTALL_HINT, RayScan  # noqa: F401 - the hint, for callers
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.local import LocalSource
-
-if TYPE_CHECKING:
-    from eagle3_tui.dataset.ray_models import ModelPool
 
 
 class RayMissing(SourceError):
@@ -88,8 +86,6 @@ class RaySource(LocalSource):
 
     def models(self) -> ModelPool:
         if self._models is None:
-            from eagle3_tui.dataset.ray_models import ModelPool
-
             self._models = ModelPool(self._ray or connect(self.address, self.quiet))
         return self._models
 

@@ -27,28 +27,18 @@ from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline, progress_text
 from eagle3_tui.dataset.shapes import LayersEntry
-from eagle3_tui.dataset.verify import settle
-from eagle3_tui.engines.results import Finding, ScanProgressData, finding, sort_findings
+from eagle3_tui.engines.results import Finding, ScanProgressData, finding
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.target import Target
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.dataset import accept as dataset_accept
+from eagle3_tui.ui.dataset import messages
 from eagle3_tui.ui.dataset.binning import StripBinning
 from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.exporting import DatasetExporter
-from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths
-from eagle3_tui.ui.dataset.messages import (
-    FileAction,
-    FindingsReady,
-    LayersReady,
-    ScanEnded,
-    ScanMarksWanted,
-    ShowSample,
-    layers_tail,
-    model_hint,
-)
+from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths, merged
 from eagle3_tui.ui.dataset.model import DatasetRows, Record
 from eagle3_tui.ui.dataset.norm_strip import NormStrip
 from eagle3_tui.ui.dataset.serving_table import ServingTable
@@ -184,8 +174,9 @@ class DatasetScreen(Screen[str | None]):
             raise
         except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
             why = f"{type(err).__name__}: {err}"
-            self.post_message(ScanEnded(generation, "failed", why) if pipeline.ended is None else FindingsReady(
-                generation, [finding("findings_failed", "error", why)]))
+            failed = finding("findings_failed", "error", why)
+            self.post_message(messages.ScanEnded(generation, "failed", why) if pipeline.ended is None
+                              else messages.FindingsReady(generation, [failed]))
 
     def _on_event(self, generation: int, event, pipeline: DatasetPipeline) -> None:
         if isinstance(event, pl.Progress):
@@ -196,13 +187,13 @@ class DatasetScreen(Screen[str | None]):
             if pipeline.cache_error:
                 self.post_message(StatusMessage(f"record cache unavailable ({pipeline.cache_error}); scanning every file"))
             outcome = {"lost": "cancelled"}.get(event.outcome, event.outcome)
-            self.post_message(ScanEnded(generation, outcome, event.error))
+            self.post_message(messages.ScanEnded(generation, outcome, event.error))
         elif isinstance(event, pl.Findings):
-            self.post_message(FindingsReady(generation, event.findings))
+            self.post_message(messages.FindingsReady(generation, event.findings))
         elif isinstance(event, (pl.StepProgress, pl.Acceptance)):
             dataset_accept.step_event(self, event)
         elif isinstance(event, pl.Layers):
-            self.post_message(LayersReady(generation, event.entries, event.extra, event.planned,
+            self.post_message(messages.LayersReady(generation, event.entries, event.extra, event.planned,
                                           interrupted=event.interrupted, error=event.error))
 
     def _flush(self) -> None:
@@ -239,7 +230,7 @@ class DatasetScreen(Screen[str | None]):
         text = progress_text(p, done, time.monotonic() - self._started, self.state == "cancelled")
         self.query_one("#ds-progress-text", Line).update(text)
 
-    def on_scan_ended(self, message: ScanEnded) -> None:
+    def on_scan_ended(self, message: messages.ScanEnded) -> None:
         if message.generation != self.generation:
             return
         self._flush_all()
@@ -271,7 +262,7 @@ class DatasetScreen(Screen[str | None]):
             self.table.rows_changed()
         self._show_bins(self.binning.all(self.rows))
         self.findings_list.show_note(f"computing the findings over {files:,} files…")
-        self._post_main(ScanMarksWanted())
+        self._post_main(messages.ScanMarksWanted())
 
     def _flush_all(self) -> None:
         if self.rows.waiting:
@@ -288,7 +279,7 @@ class DatasetScreen(Screen[str | None]):
 
         return ScanCache()
 
-    def on_findings_ready(self, message: FindingsReady) -> None:
+    def on_findings_ready(self, message: messages.FindingsReady) -> None:
         if message.generation != self.generation:
             return
         self.findings = message.findings
@@ -302,7 +293,7 @@ class DatasetScreen(Screen[str | None]):
             self.layers_state = "identifying"  # the pipeline goes on with them
             self.findings_list.show_tail([("note", "choosing the files to identify…")])
         else:
-            self.findings_list.show_tail(model_hint(self.model_given, self.model, self.rows.records))
+            self.findings_list.show_tail(messages.model_hint(self.model_given, self.model, self.rows.records))
         if not cancelled:
             self.say_findings()
 
@@ -335,18 +326,15 @@ class DatasetScreen(Screen[str | None]):
         shown = self.findings_list.highlighted
         keep = [self.findings[i] if i is not None and i < len(self.findings) else None
                 for i in (self._filter_index, shown)]
-        before = self.findings
-        self.findings = sort_findings([*settle(before, extra), *extra])
-        cleared = {p for f in before for p in finding_paths(f)} - {p for f in self.findings for p in finding_paths(f)}
+        self.findings, cleared, at = merged(self.findings, extra, keep)
         if cleared:  # --model verified files a signature warning named: their marks go with it
             self.rows.unmark(cleared)
             self._mark_files(self.findings)
         self._mark_files(extra)
-        at = [next((j for j, f in enumerate(self.findings) if f is k), None) if k is not None else None for k in keep]
         self._filter_index = at[0]
         self.findings_list.show(self.findings, len(self.rows), False, highlight=at[1] or 0)
 
-    def on_layers_ready(self, message: LayersReady) -> None:
+    def on_layers_ready(self, message: messages.LayersReady) -> None:
         if message.generation != self.generation:
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
@@ -355,7 +343,7 @@ class DatasetScreen(Screen[str | None]):
         self.add_findings(message.extra)
         self.table.rows_changed()
         planned = message.planned if message.interrupted or message.error else None
-        lines = layers_tail(message.entries, self.model_given or self.model or "", planned, message.error)
+        lines = messages.layers_tail(message.entries, self.model_given or self.model or "", planned, message.error)
         self.findings_list.show_tail(lines)
         if message.error:
             self.set_status(f"--model: {message.error}", error=True)
@@ -399,12 +387,12 @@ class DatasetScreen(Screen[str | None]):
         path = posixpath.join(self.folder.path, r.path)
         if message.what == "open":
             folder, name = posixpath.split(path)
-            self._post_main(ShowSample(self.folder.with_path(folder), name))
+            self._post_main(messages.ShowSample(self.folder.with_path(folder), name))
             if not self.app.is_screen_installed(self):  # kept as it is: esc or D comes back
                 self.app.install_screen(self, KEPT)
             self.dismiss(path)
         else:
-            self._post_main(FileAction(message.what, path, self.post_message))
+            self._post_main(messages.FileAction(message.what, path, self.post_message))
 
     def on_dataset_table_sort_changed(self, message: DatasetTable.SortChanged) -> None:
         col = self.rows.column(self.rows.sort_col)
