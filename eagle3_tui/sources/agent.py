@@ -48,7 +48,6 @@ import sys
 import tempfile
 import threading
 import time
-from importlib import metadata
 
 PROTOCOL = 1
 HELLO = "EAGLE3-AGENT"
@@ -104,6 +103,9 @@ def module_version(name):
     except (ImportError, ValueError):  # a broken or blocked install is no install
         return None
     try:
+        # lazy: importlib.metadata is Python 3.8+; an older box's agent must start to say it is too old
+        from importlib import metadata
+
         return metadata.version(name)
     except Exception:
         return "unknown"
