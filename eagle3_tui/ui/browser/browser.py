@@ -18,7 +18,6 @@ from textual import events
 from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from eagle3_tui.names import printable
@@ -26,6 +25,7 @@ from eagle3_tui.sources.base import Entry
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.browser.listing import merge_batch, sort_key
 from eagle3_tui.ui.shared.format import human_size, is_sample_name
+from eagle3_tui.ui.shared.styled_view import StyledScrollView
 
 SIZE_WIDTH = 6
 MARKER_WIDTH = 2
@@ -40,7 +40,7 @@ class Filters(Protocol):
     def action_filter(self) -> None: ...
 
 
-class BrowserList(ScrollView, can_focus=True):
+class BrowserList(StyledScrollView, can_focus=True):
     """Entries of one folder. Posts CursorChanged / Opened / ParentRequested; does no I/O."""
 
     COMPONENT_CLASSES = {
@@ -90,7 +90,6 @@ class BrowserList(ScrollView, can_focus=True):
         self.marker: Callable[[Entry], str | None] | None = None
         #: name -> "ok" | "warning" | "error" from dataset scans (drawn after the bookmark marker)
         self.scan_marks: dict[str, str] = {}
-        self._styles: dict[str, Style] | None = None
 
     # ----- state changes (called by the screen's handlers)
 
@@ -243,16 +242,6 @@ class BrowserList(ScrollView, can_focus=True):
         self.post_message(self.ParentRequested())
 
     # ----- rendering
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles = None
-
-    def _style(self, name: str) -> Style:
-        if self._styles is None:
-            self._styles = {c: self.get_component_rich_style(c, partial=True)
-                            for c in self.COMPONENT_CLASSES}
-        return self._styles[name]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -16,7 +16,6 @@ from rich.style import Style
 from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from eagle3_tui.engines.read.massive import massive_note, massive_rows, median_norm
@@ -32,6 +31,7 @@ from eagle3_tui.ui.compare.format import (
 from eagle3_tui.ui.shared.format import num
 from eagle3_tui.ui.shared.norm_marks import MASSIVE_MARK
 from eagle3_tui.ui.shared.row_cursor import RowCursor, keep_row_in_view
+from eagle3_tui.ui.shared.styled_view import StyledScrollView
 
 NUM_W = 6  # a norm or a cosine
 GROUP_W = 1 + NUM_W + 1 + NUM_W + 1 + NUM_W  # "│‖A‖ ‖B‖ cos"
@@ -40,7 +40,7 @@ TEXT_W = 12  # at most, per side: the text column is as wide as its longest toke
 TEXT_MIN = 6  # at least, per side: the text gives way to the pair columns down to this
 
 
-class AlignedTokenTable(RowCursor, ScrollView, can_focus=True):
+class AlignedTokenTable(RowCursor, StyledScrollView, can_focus=True):
     """Posts CursorMoved when the token under the cursor changes; does no I/O."""
 
     header_rows = HEADER_ROWS
@@ -74,7 +74,6 @@ class AlignedTokenTable(RowCursor, ScrollView, can_focus=True):
         self.cursor = 0
         self.count = 0
         self.message = "Comparing…"
-        self._styles: dict[str, Style] | None = None
         self._pairs: list[tuple[str, dict[str, Any]]] = []
         self._massive: dict[tuple[str, str], set[int]] = {}
         self._worst: int | None = None
@@ -173,15 +172,6 @@ class AlignedTokenTable(RowCursor, ScrollView, can_focus=True):
         keep_row_in_view(self, self.cursor, HEADER_ROWS)
 
     # ----- rendering
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles = None
-
-    def _style(self, name: str) -> Style:
-        if self._styles is None:
-            self._styles = {c: self.get_component_rich_style(c, partial=True) for c in self.COMPONENT_CLASSES}
-        return self._styles[name]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

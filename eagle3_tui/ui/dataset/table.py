@@ -11,7 +11,6 @@ from rich.style import Style
 from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from eagle3_tui.names import printable
@@ -20,12 +19,13 @@ from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.model import Column, DatasetRows, Record
 from eagle3_tui.ui.shared.format import human_size
 from eagle3_tui.ui.shared.row_cursor import RowCursor, keep_row_in_view
+from eagle3_tui.ui.shared.styled_view import StyledScrollView
 
 STATUS_GLYPH = {"ok": "✓", "warning": "!", "error": "✗", None: "·"}
 PATH_MIN = 14
 
 
-class DatasetTable(RowCursor, ScrollView, can_focus=True):
+class DatasetTable(RowCursor, StyledScrollView, can_focus=True):
     COMPONENT_CLASSES = {
         "table--head", "table--sorted", "table--cursor", "table--ok", "table--warning",
         "table--error", "table--dim", "table--outlier", "table--message",
@@ -52,7 +52,6 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
         self._on: int | None = None  # the record the cursor is on, kept through re-sorts
         self.message = "scanning…"
         self.bins: dict[str, SlotBins] = {}
-        self._styles: dict[str, Style] | None = None
         self._last_shown: tuple = ()
         #: rows drawn since mounted (tests and the benchmark read it: only visible rows are drawn)
         self.lines_rendered = 0
@@ -150,15 +149,6 @@ class DatasetTable(RowCursor, ScrollView, can_focus=True):
             self.post_message(self.Chosen(what, self.current))
 
     # ----- rendering
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles = None
-
-    def _style(self, name: str) -> Style:
-        if self._styles is None:
-            self._styles = {c: self.get_component_rich_style(c, partial=True) for c in self.COMPONENT_CLASSES}
-        return self._styles[name]
 
     def _width(self) -> int:
         return self.scrollable_content_region.width or self.size.width
