@@ -32,13 +32,12 @@ from eagle3_tui.dataset import acceptance as accept_step
 from eagle3_tui.dataset import layers as layers_step
 from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptScore, DatasetRecord, LayersEntry
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
-from eagle3_tui.dataset.verify import settle
+from eagle3_tui.dataset.verify import merge_later
 from eagle3_tui.engines.results import (
     Finding,
     IdentifyResult,
     ScanProgressData,
     error_result,
-    sort_findings,
 )
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, SourceError
@@ -226,7 +225,7 @@ class DatasetPipeline:
                     layers = step
                 yield step
             assert layers is not None  # _layers ends with one
-            findings = sort_findings([*settle(findings, layers.extra), *layers.extra])
+            findings = merge_later(findings, layers.extra)
             stopped = "layers" if layers.interrupted else None
         if stopped is None and self.options.accept and self.records:
             scored: Acceptance | None = None
@@ -235,7 +234,7 @@ class DatasetPipeline:
                     scored = scoring
                 yield scoring
             assert scored is not None  # _acceptance ends with one
-            findings = sort_findings([*findings, *scored.extra])
+            findings = merge_later(findings, scored.extra)
             stopped = "acceptance" if scored.interrupted else None
         yield Finished(findings, stopped)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence, Set
 from eagle3_tui.dataset.findings import _features, _order_key
 from eagle3_tui.dataset.outliers import outliers
 from eagle3_tui.dataset.shapes import DatasetRecord, LayersEntry, Pick, VerifyPlan
-from eagle3_tui.engines.results import Finding, IdentifyResult, finding
+from eagle3_tui.engines.results import Finding, IdentifyResult, finding, sort_findings
 from eagle3_tui.sources.base import natural_key
 
 #: the chance that a minority of the stated share shows up among the drawn files
@@ -177,3 +177,9 @@ def guarantee(plan: VerifyPlan, checked: int) -> str:
     return (f"layers checked on {checked} files ({parts} + {plan['drawn']} drawn at random of {plan['pool']}): "
             f"a minority of {plan['minority'] * 100:g}% or more would have shown up with {plan['confidence']:.0%} "
             "confidence")
+
+
+def merge_later(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
+    """`findings` with those a later step made (the layers, the acceptance) sorted in, and what
+    --model verified settled (settle)."""
+    return sort_findings([*settle(findings, extra), *extra])

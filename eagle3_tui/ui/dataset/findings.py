@@ -12,8 +12,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from eagle3_tui.dataset.marks import finding_paths
-from eagle3_tui.dataset.verify import settle
-from eagle3_tui.engines.results import Finding, sort_findings
+from eagle3_tui.dataset.verify import merge_later
+from eagle3_tui.engines.results import Finding
 from eagle3_tui.names import printable
 from eagle3_tui.ui.keys import DATASET_FINDINGS
 
@@ -107,7 +107,7 @@ def merged(before: list[Finding], extra: list[Finding],
     """Findings a later step made (the layers, the acceptance) sorted in among `before`: the new
     list, the files no finding names any more (--model verified files a signature warning named)
     and where each finding of `keep` (the filter's, the highlighted one) now sits."""
-    findings = sort_findings([*settle(before, extra), *extra])
+    findings = merge_later(before, extra)
     cleared = {p for f in before for p in finding_paths(f)} - {p for f in findings for p in finding_paths(f)}
     at = [next((j for j, f in enumerate(findings) if f is k), None) if k is not None else None for k in keep]
     return findings, cleared, at
