@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 import torch
 
 from eagle3_tui.engines.model.accept import accept_file
+from tests.helpers import warm_cli
 from tests.helpers.drafter import save_drafter
 from tests.helpers.ssh import write_sample
 
@@ -72,8 +72,8 @@ def test_a_sample_that_does_not_fit_the_drafter_width(trained, tmp_path):
 
 def _cli(*args, cwd=None):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", "accept", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=120)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", "accept", *args], text=True, env=env, cwd=cwd,
+                        timeout=120)
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"]])

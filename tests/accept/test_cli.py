@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from eagle3_tui.sources.local import LocalSource
+from tests.helpers import warm_cli
 
 KEYS = {"path", "drafter", "rows", "top1", "steps", "tau", "per_token", "computed"}
 
 
 def _cli(*args):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", "accept", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", "accept", *args], text=True, env=env, timeout=120)
 
 
 def test_cli_json_and_human_output(trained):

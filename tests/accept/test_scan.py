@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.dataset.findings import dataset_findings
+from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.engines.scan.records import scan_tree
 from eagle3_tui.sources.local import LocalSource
+from tests.helpers import warm_cli
 from tests.helpers.accept import _save_sample
 from tests.helpers.drafter import AUX
 
@@ -77,8 +77,7 @@ def test_low_acceptance_names_the_permuted_captures(trained, datasets):
 
 def _cli(*args):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", *args], capture_output=True, text=True,
-                          env=env, timeout=180)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", *args], text=True, env=env, timeout=180)
 
 
 def test_cli_scan_with_drafter(trained, datasets):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import pytest
 import torch
 
 from eagle3_tui.demo.train_drafter import write_safetensors
+from tests.helpers import warm_cli
 from tests.helpers.drafter import config as drafter_config
 from tests.helpers.drafter import init_weights
 from tests.helpers.identify_world import World
@@ -101,16 +101,10 @@ class Folders:
 def run_cli(*args, timeout: float = TIMEOUT, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`eagle3-tui ARGS` as a user runs it; a run past `timeout` fails the test as a hang."""
     try:
-        return subprocess.run([sys.executable, "-m", "eagle3_tui", *map(str, args)], check=False, capture_output=True,
-                              text=True,
-                              env=subprocess_env(), cwd=str(cwd) if cwd else None, timeout=timeout,
-                              preexec_fn=_limit_memory)
+        return warm_cli.run([sys.executable, "-m", "eagle3_tui", *map(str, args)], text=True, env=subprocess_env(),
+                            cwd=cwd, timeout=timeout, memory=MEMORY)
     except subprocess.TimeoutExpired:
         pytest.fail(f"eagle3-tui {' '.join(map(str, args))}: no answer in {timeout} s (a hang)")
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
 def said_in_one_line(p: subprocess.CompletedProcess, *, code: int = 2) -> str:

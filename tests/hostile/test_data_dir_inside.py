@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import warm_cli
 from tests.helpers.processes import subprocess_env
 from tests.helpers.ssh import write_sample
 
@@ -29,8 +30,8 @@ def dataset(tmp_path) -> Path:
 
 def run(args: list[str], **env: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([sys.executable, "-m", "eagle3_tui", *args], capture_output=True, text=True,
-                              timeout=60, stdin=subprocess.DEVNULL, env=subprocess_env(**env))
+        return warm_cli.run([sys.executable, "-m", "eagle3_tui", *args], capture_output=True, text=True,
+                            timeout=60, stdin=subprocess.DEVNULL, env=subprocess_env(**env))
     except subprocess.TimeoutExpired:
         pytest.fail(f"{args}: the TUI started instead of refusing the folder")
 

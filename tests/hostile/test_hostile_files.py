@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from eagle3_tui.cli import main
+from tests.helpers import warm_cli
 from tests.hostile import files as F
 
 LOADABLE = F.SAFETENSORS + F.TORCH  # quick to refuse; gzip bombs and special files have own tests
@@ -26,8 +27,7 @@ def _build(d, builders):
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", *args], text=True, timeout=timeout)
 
 
 def _good(d):

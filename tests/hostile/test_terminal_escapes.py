@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import warm_cli
 from tests.helpers.processes import subprocess_env
 
 EVIL = "x\x1b]0;PWN\x07\x1b[31mRED\x7f\x9b2J\u202eevil"
@@ -22,8 +22,8 @@ STEERING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def run(*args: str, data_dir: Path, stdin: str | None = None) -> tuple[int, str, str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "eagle3_tui", *args], input=stdin, capture_output=True, timeout=120,
+    proc = warm_cli.run(
+        [sys.executable, "-m", "eagle3_tui", *args], input=stdin, timeout=120,
         env=subprocess_env(EAGLE3_TUI_DATA_DIR=str(data_dir), EAGLE3_TUI_CACHE_DIR=str(data_dir / "cache")),
     )
     out = proc.stdout.decode("utf-8", "surrogateescape")

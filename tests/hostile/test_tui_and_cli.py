@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
+from tests.helpers import warm_cli
 from tests.helpers.tui import make_app, screen_text, wait_until
 from tests.hostile import files as F
 
@@ -25,8 +25,8 @@ async def test_sample_panel_shows_the_one_line_error(tmp_path):
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", *args], capture_output=True, text=True,
-                          timeout=120, **kw)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", *args], capture_output=True, text=True,
+                        timeout=120, **kw)
 
 
 def test_top_level_help_shows_the_tui_arguments():

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import warm_cli
 from tests.helpers.identify_world import DEFAULT, L
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def cli(*args: str, pre: str = "") -> subprocess.CompletedProcess:
     code = f"{pre}import sys; from eagle3_tui.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, "identify", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+    return warm_cli.run([sys.executable, "-c", code, "identify", *args], text=True,
+                        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
 
 
 def test_json_and_exit_0_when_everything_is_identified(world):

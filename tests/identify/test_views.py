@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from tests.helpers import warm_cli
 from tests.helpers.identify_world import DEFAULT, L
 from tests.identify.test_cli import ROOT
 
@@ -20,8 +21,8 @@ DEEPER = tuple(b + 1 for b in DEFAULT)
 
 def run(*args: str) -> subprocess.CompletedProcess:
     code = "import sys; from eagle3_tui.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+    return warm_cli.run([sys.executable, "-c", code, *args], text=True,
+                        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
 
 
 def table_rows(out: str) -> dict[str, str]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import gzip
 import json
 import pickle
-import subprocess
 import sys
 
 import pytest
 import torch
+
+from tests.helpers import warm_cli
 
 
 class _RunsCode:
@@ -56,7 +57,7 @@ def _bad_files(d, marker):
 
 
 def _summary(*args):
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", "summary", *args], capture_output=True, text=True)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", "summary", *args], capture_output=True, text=True)
 
 
 def test_every_bad_file_gives_one_line_and_exit_1(tmp_path):
@@ -90,7 +91,7 @@ def test_json_error_lines_and_mixed_exit_code(tmp_path):
     good = tmp_path / "good.pt"
     torch.save(torch.randn(4, 9), good)
     (tmp_path / "empty.pt").write_bytes(b"")
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", "--json", str(good), str(tmp_path / "empty.pt")],
         capture_output=True,
         text=True,
@@ -105,13 +106,13 @@ def test_json_error_lines_and_mixed_exit_code(tmp_path):
 @pytest.mark.parametrize("argv", [["summary"], ["summary", "-k", "-1", "x"], ["summary", "--slots", "two", "x"],
                                   ["summary", "--slots", "0", "x"], ["summary", "--hidden", "-3", "x"]])
 def test_usage_errors_exit_2(argv):
-    out = subprocess.run([sys.executable, "-m", "eagle3_tui", *argv], capture_output=True, text=True)
+    out = warm_cli.run([sys.executable, "-m", "eagle3_tui", *argv], capture_output=True, text=True)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
 
 
 def test_missing_file_and_folder(tmp_path):
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", str(tmp_path / "nope.pt"), str(tmp_path)],
         capture_output=True,
         text=True,

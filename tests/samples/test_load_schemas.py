@@ -7,7 +7,6 @@ import torch
 
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, SampleError
-
 from tests.helpers.sample_files import H, K, T
 
 

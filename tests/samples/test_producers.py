@@ -12,15 +12,15 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import subprocess
 import sys
 
 import pytest
 import torch
 
-from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.demo.model import build_model
+from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.stats import summarize_file
+from tests.helpers import warm_cli
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
 
 L = 10  # demo model depth
@@ -350,7 +350,7 @@ def test_cli_shows_modelopt_slots_and_fp8_assumption(tmp_path, model, prompts):
     torch.save({"hidden_states": fp8, "token_ids": prompts[0], "hidden_states_scales": scale}, buf)
     (tmp_path / "hs_0.pt").write_bytes(buf.getvalue())
 
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", str(tmp_path / "c1.pt"), str(tmp_path / "hs_0.pt")],
         capture_output=True, text=True,
     )
@@ -361,7 +361,7 @@ def test_cli_shows_modelopt_slots_and_fp8_assumption(tmp_path, model, prompts):
     assert "schema speculators (FP8)" in text and "final   pre-norm" in text
     assert "dequantized: hidden_states (float8_e4m3fn) x hidden_states_scales" in text
 
-    js = subprocess.run(
+    js = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", "--json", str(tmp_path / "c1.pt")],
         capture_output=True, text=True,
     )

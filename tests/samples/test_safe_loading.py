@@ -5,13 +5,13 @@ with its one line, in the library, `summary` and `compare`, and the payload neve
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from eagle3_tui.engines.read.load import load_sample, read_object
 from eagle3_tui.engines.read.sample import SampleError
+from tests.helpers import warm_cli
 from tests.helpers.evil_files import write_evil_files, write_safetensors_with_pickle_metadata
 
 
@@ -44,7 +44,7 @@ def test_every_path_refuses_in_the_library(evil):
 def test_summary_and_compare_refuse_with_one_line(evil):
     folder, files, marker = evil
     names = list(files)
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", "--json", *(str(folder / n) for n in names)],
         capture_output=True, text=True,
     )
@@ -54,7 +54,7 @@ def test_summary_and_compare_refuse_with_one_line(evil):
     for name, result in zip(names, results):
         assert files[name] in result["error"], (name, result)
     for name in ("legacy.ckpt.gz", "raw.pt"):
-        out = subprocess.run(
+        out = warm_cli.run(
             [sys.executable, "-m", "eagle3_tui", "compare", str(folder / name), str(folder / "zip.ckpt.gz")],
             capture_output=True, text=True,
         )

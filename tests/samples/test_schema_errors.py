@@ -7,13 +7,13 @@ some other schema. Valid neighbours (int32 ids, a float loss mask) must still lo
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 import torch
 
 from eagle3_tui.engines.read.stats import summarize_file
+from tests.helpers import warm_cli
 
 T, H = 9, 16
 
@@ -24,7 +24,7 @@ def _states(k=3, h=H, t=T):
 
 
 def _summary_json(*paths):
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", "--json", *map(str, paths)],
         capture_output=True, text=True,
     )

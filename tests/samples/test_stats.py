@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 
 import pytest
@@ -12,7 +11,7 @@ import torch
 
 from eagle3_tui.engines.read import stats
 from eagle3_tui.engines.read.stats import summarize_file
-
+from tests.helpers import warm_cli
 from tests.helpers.sample_files import make_tensors
 
 
@@ -89,7 +88,7 @@ def test_nan_and_inf_counted_with_first_row_and_json_stays_valid(tmp_path):
     p = tmp_path / "nan.pt"
     torch.save({"input_ids": ids, "loss_mask": mask, "aux_hidden_state": x, "hidden_state": final}, p)
 
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", "--json", str(p)],
         capture_output=True,
         text=True,
@@ -129,7 +128,7 @@ def test_cancel_stops_between_chunks(files, monkeypatch):
 
 def test_human_output_has_one_row_per_slot(files):
     paths, _ = files
-    out = subprocess.run(
+    out = warm_cli.run(
         [sys.executable, "-m", "eagle3_tui", "summary", str(paths["specforge"])],
         capture_output=True,
         text=True,

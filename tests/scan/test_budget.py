@@ -11,12 +11,12 @@ import ctypes
 import json
 import mmap
 import os
-import subprocess
 import sys
 
 import pytest
 
 from eagle3_tui.cli import main
+from tests.helpers import warm_cli
 from tests.helpers.real_size import T, write_dataset
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -104,9 +104,9 @@ def test_the_budget_is_honoured_and_counted_by_the_scan_itself(real, capsys, bud
     for f in files:
         _drop(f)
     # in another process: this one holds nothing of the files then (the page cache is shared)
-    run = subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache",
-                          "--workers", "1", *(["--budget", budget] if budget else [])],
-                         capture_output=True, text=True, timeout=600, check=False)  # 1: findings
+    run = warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache",
+                        "--workers", "1", *(["--budget", budget] if budget else [])],
+                       capture_output=True, text=True, timeout=600, check=False)  # 1: findings
     records = {r["path"]: r for r in map(json.loads, run.stdout.splitlines()[:-1])}
     for f in files:
         rec = records[str(f.relative_to(root))]

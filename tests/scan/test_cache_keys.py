@@ -11,6 +11,7 @@ from eagle3_tui.cli import main
 from eagle3_tui.dataset.cache import ScanCache, mode_name
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.engines.scan.options import ScanOptions
+from tests.helpers import warm_cli
 from tests.helpers.vocab import write_mapping
 from tests.scan.test_engine import copy_dataset, scan_json
 
@@ -99,15 +100,14 @@ def test_the_findings_key_holds_every_option_that_changes_a_record_or_a_finding(
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_gets_a_record_with_the_reason_and_is_never_opened(clean, tmp_path, capsys):
     import json
-    import subprocess
     import sys
 
     root = copy_dataset(clean, tmp_path / "ds")
     os.mkfifo(root / "rows_0-12" / "data_99.ckpt")
     os.mkfifo(root / "control")
     # a separate process with a timeout: opening a FIFO would block it, not this test run
-    run = subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache"],
-                         capture_output=True, text=True, timeout=300)
+    run = warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache"],
+                       capture_output=True, text=True, timeout=300)
     lines = [json.loads(x) for x in run.stdout.splitlines()]
     by_path = {r["path"]: r for r in lines[:-1]}
     fifo = by_path["rows_0-12/data_99.ckpt"]
@@ -118,9 +118,9 @@ def test_a_fifo_gets_a_record_with_the_reason_and_is_never_opened(clean, tmp_pat
 
 
 def test_workers_are_bounded_by_the_cores_and_the_work_and_the_scan_says_so(clean, capsys):
-    from eagle3_tui.engines.scan.options import bounded_workers, default_workers
-
     import json
+
+    from eagle3_tui.engines.scan.options import bounded_workers, default_workers
 
     main(["scan", str(clean), "--json", "--no-cache", "--workers", "1000"])
     out, err = capsys.readouterr()

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from eagle3_tui.engines.read.tokens import TokenizerError, load_tokenizer, visible
+from tests.helpers import warm_cli
 from tests.helpers.tokens import CHATS, SPECIAL, encode_chat
 
 
 def run_cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", *args], text=True, timeout=120, env=env)
 
 
 def test_each_token_shows_its_own_bytes_and_together_they_are_the_text(tokenizer_dir, hf_tokenizer):

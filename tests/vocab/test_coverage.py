@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 import torch
 
 from eagle3_tui.dataset.findings import dataset_findings
-from eagle3_tui.engines.scan.records import scan_tree
+from eagle3_tui.engines.model.vocab import VocabError, annotate_summary, find_mapping, load_mapping
 from eagle3_tui.engines.read.stats import summarize_file
 from eagle3_tui.engines.read.tokens import annotate
-from eagle3_tui.engines.model.vocab import VocabError, annotate_summary, find_mapping, load_mapping
+from eagle3_tui.engines.scan.records import scan_tree
+from tests.helpers import warm_cli
 from tests.helpers.vocab import hand_count, write_mapping
 
 
@@ -87,11 +87,11 @@ def test_scan_cli_takes_vocab_mapping(dataset, tmp_path, hf_tokenizer):
     other = tmp_path / "elsewhere.pt"
     write_mapping(other, [0, 1, 2], hf_tokenizer.get_vocab_size())
     (dataset / "vocab_mapping" / "vocab_mapping.pt").unlink()
-    run = subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", str(dataset), "--json", "--no-cache",
-                          "--workers", "1", "--vocab-mapping", str(other)], capture_output=True, text=True, timeout=180)
+    run = warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", str(dataset), "--json", "--no-cache",
+                        "--workers", "1", "--vocab-mapping", str(other)], capture_output=True, text=True, timeout=180)
     last = json.loads(run.stdout.strip().splitlines()[-1])
     found = {f["code"]: f for f in last["findings"]}["draft_vocab_coverage"]
     assert found["coverage"] < 0.1 and run.returncode == 1
-    run = subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", str(dataset), "--vocab-mapping",
-                          str(tmp_path / "missing.pt")], capture_output=True, text=True, timeout=120)
+    run = warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", str(dataset), "--vocab-mapping",
+                        str(tmp_path / "missing.pt")], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "missing.pt" in run.stderr and "Traceback" not in run.stderr
