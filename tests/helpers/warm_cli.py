@@ -7,8 +7,8 @@ stderr, cwd, environment, exit status and memory limit, and a timeout that kills
 is the 2-5 s of CPU a fresh `python` spends importing torch and transformers: the parent imported
 them once, before any eagle3_tui module (a child imports the package fresh, under its own
 environment). The tests of startup itself (tests/test_startup_imports.py, `--help` without torch,
-the documented commands, the installed entry point) keep real subprocesses, and so does any run of
-another interpreter (the old-torch Python) or one a test signals mid-run (Popen).
+the documented commands, the installed entry point) keep real subprocesses, and so does a run a
+test signals mid-run (Popen).
 
 One server per test worker, started at the first run and gone with the worker."""
 
@@ -32,23 +32,27 @@ from pathlib import Path
 from tests.helpers.processes import REPO_ROOT, subprocess_env
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-_server: tuple[subprocess.Popen, str] | None = None
+_servers: dict[str, tuple[subprocess.Popen, str]] = {}  # python -> (server, its socket)
+#: what the warm interpreter imports; another Python (the old-torch venv's, where transformers
+#: refuses that torch with a notice) imports torch and numpy only
+PRELOAD = ("numpy", "torch", "safetensors.torch", "tokenizers", "transformers",
+           "transformers.models.llama.modeling_llama")
 
 
-def _zygote() -> str:
-    """The socket of this worker's warm interpreter, started on first use."""
-    global _server
-    if _server is not None and _server[0].poll() is None:
-        return _server[1]
+def _zygote(python: str) -> str:
+    """The socket of this worker's warm `python`, started on first use."""
+    if python in _servers and _servers[python][0].poll() is None:
+        return _servers[python][1]
     path = os.path.join(tempfile.mkdtemp(prefix="eagle3-zygote-"), "sock")
-    proc = subprocess.Popen([sys.executable, str(ZYGOTE), path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env=subprocess_env(), cwd=str(REPO_ROOT))
+    modules = PRELOAD if python == sys.executable else PRELOAD[:2]
+    proc = subprocess.Popen([python, str(ZYGOTE), path, ",".join(modules)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=subprocess_env(), cwd=str(REPO_ROOT))
     ready = proc.stdout.readline()
     if ready != b"ready\n":
         proc.kill()
         raise RuntimeError(f"the warm interpreter did not start (exit {proc.wait()})")
     atexit.register(proc.kill)
-    _server = (proc, path)
+    _servers[python] = (proc, path)
     return path
 
 
@@ -56,7 +60,8 @@ def run(args, *, input: bytes | str | None = None, capture_output: bool = True, 
         encoding: str | None = None, errors: str | None = None, env: dict[str, str] | None = None,
         cwd: str | os.PathLike | None = None, timeout: float | None = None, check: bool = False,
         memory: int | None = None, stdin: int | None = None) -> subprocess.CompletedProcess:
-    """subprocess.run(args, capture_output=True, ...) for `[sys.executable, "-m" | "-c", ...]`;
+    """subprocess.run(args, capture_output=True, ...) for `[PYTHON, "-m" | "-c", ...]` (one warm
+    interpreter per PYTHON: sys.executable, the old-torch venv's);
     `memory` is the run's RLIMIT_AS in bytes. A run without input reads an empty stdin (stdin may
     only be None or DEVNULL). Anything else runs as a plain subprocess."""
     if stdin not in (None, subprocess.DEVNULL):
@@ -65,7 +70,7 @@ def run(args, *, input: bytes | str | None = None, capture_output: bool = True, 
     if not capture_output:
         raise ValueError("a warm run always captures its output")
     text = text or encoding is not None or errors is not None
-    if argv[0] != sys.executable or len(argv) < 3 or argv[1] not in ("-m", "-c"):
+    if not Path(argv[0]).name.startswith("python") or len(argv) < 3 or argv[1] not in ("-m", "-c"):
         return subprocess.run(argv, input=input, capture_output=True, text=text, encoding=encoding, errors=errors,
                               env=env, cwd=cwd, timeout=timeout, check=check)
     if isinstance(input, str):
@@ -76,7 +81,7 @@ def run(args, *, input: bytes | str | None = None, capture_output: bool = True, 
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.connect(_zygote())
+        conn.connect(_zygote(argv[0]))
         socket.send_fds(conn, [struct.pack("!Q", len(request))], [in_r, out_w, err_w])
         conn.sendall(request)
         for fd in (in_r, out_w, err_w):

@@ -6,7 +6,7 @@ the top level of this script and ends as Python ends a run: an uncaught exceptio
 status 1, SystemExit's status, threads joined, atexit handlers run, stdio flushed; only the
 modules are not freed (see `leave`).
 
-Run as a script (`python zygote.py SOCKET`): it imports nothing of eagle3_tui or the tests, so a
+Run as a script (`python zygote.py SOCKET MODULE,MODULE,...`): it imports nothing of eagle3_tui or the tests, so a
 child imports the package fresh, under its own environment. Exits when its stdin closes (the test
 worker is gone)."""
 
@@ -21,11 +21,31 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import threading
 import types
 
-PRELOAD = ("numpy", "torch", "safetensors.torch", "tokenizers", "transformers",
-           "transformers.models.llama.modeling_llama")
+
+def preload(names: list[str]) -> None:
+    """Import `names` with stdout and stderr going to a scratch file: a module that says something
+    as it is imported (a warning, a notice) would say it here, not in a run, so it fails the start."""
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as said:
+        for fd in (1, 2):
+            os.dup2(said.fileno(), fd)
+        try:
+            for name in names:
+                __import__(name)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            for fd, old in zip((1, 2), saved):
+                os.dup2(old, fd)
+                os.close(old)
+        said.seek(0)
+        text = said.read().decode(errors="replace")
+    if text:
+        sys.exit(f"importing {', '.join(names)} printed (a fresh run would show it):\n{text}")
 
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
@@ -139,8 +159,7 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    for name in PRELOAD:
-        __import__(name)
+    preload(sys.argv[2].split(","))
     gc.freeze()  # the children's collections leave the parent's objects (and their pages) alone
     request = become(*serve(sys.argv[1]))
     try:

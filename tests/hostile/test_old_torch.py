@@ -10,12 +10,12 @@ import ast
 import gzip
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests.helpers import warm_cli
 from tests.helpers.evil_files import RunsShell
 from tests.helpers.old_torch import OLD
 from tests.helpers.sample_files import write_safetensors
@@ -52,8 +52,7 @@ def data(tmp_path_factory) -> Path:
 def run(old_torch, *args: str, **env_vars: str) -> tuple[int, str, str]:
     """`eagle3-tui ARGS` run by the old-torch Python, as its user would run it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
-    proc = subprocess.run([old_torch.python, "-m", "eagle3_tui", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = warm_cli.run([old_torch.python, "-m", "eagle3_tui", *args], text=True, env=env, timeout=300)
     return proc.returncode, proc.stdout, proc.stderr
 
 

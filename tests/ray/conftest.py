@@ -27,8 +27,10 @@ def ray_or_skip():
         pytest.skip(problem)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster():
+    """The two-node cluster, for this folder's tests only: its idle nodes would tick on the 2 cores
+    through the rest of the session (the group below keeps the folder's tests together)."""
     ray_or_skip()
     with local_cluster(workers=1) as cluster:
         yield cluster
