@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import warm_cli
 from tests.helpers.processes import subprocess_env
 
 
@@ -32,8 +33,6 @@ def cli(data_dir: Path):
         argv = [sys.executable, "-m", "eagle3_tui", "bookmarks", *args]
         if data:
             argv += ["--data-dir", str(data_dir)]
-        return subprocess.run(
-            argv, input=stdin, capture_output=True, text=True, env=subprocess_env(), timeout=60
-        )
+        return warm_cli.run(argv, input=stdin, text=True, env=subprocess_env(), timeout=60)
 
     return run

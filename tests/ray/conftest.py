@@ -27,10 +27,8 @@ def ray_or_skip():
         pytest.skip(problem)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def ray_cluster():
-    """The two-node cluster, for this folder's tests only: its idle nodes would tick on the 2 cores
-    through the rest of the session (the group below keeps the folder's tests together)."""
     ray_or_skip()
     with local_cluster(workers=1) as cluster:
         yield cluster

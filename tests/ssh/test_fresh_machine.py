@@ -2,9 +2,10 @@
 with a reason a newcomer can act on, and under EAGLE3_TUI_REQUIRE_SSHD=1 (CI) they fail instead."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.helpers import warm_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 # One test that needs sshd through the session fixture, one through its own module fixture,
@@ -18,10 +19,8 @@ SELECTED = [
 def run_without_sshd(tmp_path, **env):
     environment = {k: v for k, v in os.environ.items() if k != "EAGLE3_TUI_REQUIRE_SSHD"}
     environment.update(PYTHONPATH=str(ROOT), EAGLE3_TUI_TEST_SSHD=str(tmp_path / "no-sshd"), **env)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n0", "-rs", "-p", "no:cacheprovider", *SELECTED],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600,
-    )
+    return warm_cli.run([sys.executable, "-m", "pytest", "-q", "-n0", "-rs", "-p", "no:cacheprovider", *SELECTED],
+                        cwd=ROOT, env=environment, text=True, timeout=600)
 
 
 def test_without_sshd_the_openssh_tests_skip_with_a_reason(tmp_path):
