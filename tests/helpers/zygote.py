@@ -122,9 +122,10 @@ def become(request: dict, fds: list[int]) -> list[str]:
     return request["argv"]
 
 
-def leave(code: int) -> None:
+def leave(code: int, signum: int | None = None) -> None:
     """What Python does at exit, less freeing the modules: joining threads, atexit handlers and
-    flushing stdio. Freeing torch and transformers copies every page the parent shares (3 s)."""
+    flushing stdio. Freeing torch and transformers copies every page the parent shares (3 s).
+    With `signum` (Ctrl+C), the process dies of that signal, as Python's does, for the parent to see."""
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
@@ -132,6 +133,9 @@ def leave(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):
             code = 120
+    if signum is not None:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
     os._exit(code)
 
 
@@ -168,12 +172,7 @@ if __name__ == "__main__":
         leave(exit_code(exit))
     except KeyboardInterrupt:
         sys.excepthook(*sys.exc_info())
-        leave_on = signal.SIGINT  # as Python does: die of the signal, for the parent to see
-        threading._shutdown()  # type: ignore[attr-defined]
-        atexit._run_exitfuncs()
-        sys.stderr.flush()
-        signal.signal(leave_on, signal.SIG_DFL)
-        os.kill(os.getpid(), leave_on)
+        leave(130, signal.SIGINT)
     except BaseException:
         sys.excepthook(*sys.exc_info())
         leave(1)
