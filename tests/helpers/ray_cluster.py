@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,10 @@ class Cluster:
     killed: set[int] = field(default_factory=set)  # pids of the nodes taken away on purpose
 
     def start_node(self, *args: str) -> subprocess.Popen:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "RAY_USAGE_STATS_ENABLED": "0",
+               # explicit, so a ~/.ray/auth_token left by another Ray on this machine never turns
+               # token auth on for this loopback cluster (its drivers connect by address, tokenless)
+               "RAY_AUTH_MODE": "disabled"}
         log = open(os.path.join(self.temp, f"node{len(self.nodes)}.log"), "wb")  # noqa: SIM115 - kept for the node
         # every port of the node its own: Ray's defaults (52365, 10001, ...) are one per machine,
         # and a second cluster on them (a benchmark's, another run's) dies at start
@@ -90,6 +94,14 @@ class Cluster:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+    def stop_in_background(self) -> threading.Thread:
+        """stop() in a thread: `ray start`'s own shutdown waits ~15 s on its grace periods, idle
+        time the caller need not spend. Join the thread before the process ends."""
+        thread = threading.Thread(target=self.stop, name="ray-cluster-stop")
+        thread.start()
+        return thread
 
 
 _PORTS = ("dashboard-agent-listen-port", "dashboard-agent-grpc-port", "metrics-export-port", "runtime-env-agent-port",
@@ -110,8 +122,8 @@ def _answers(port: int) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def local_cluster(workers: int = 1):
+def start_cluster(workers: int = 1) -> Cluster:
+    """A head and `workers` worker nodes, all joined; nothing is left running when one fails."""
     temp = tempfile.mkdtemp(prefix="e3ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     port = free_port()
     cluster = Cluster(f"127.0.0.1:{port}", temp)
@@ -122,7 +134,16 @@ def local_cluster(workers: int = 1):
         cluster.wait_for(lambda: cluster.alive() >= 1, f"the Ray head did not start on {cluster.address}")
         for _ in range(workers):
             cluster.add_worker()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int = 1):
+    cluster = start_cluster(workers)
+    try:
         yield cluster
     finally:
         cluster.stop()
-        shutil.rmtree(temp, ignore_errors=True)

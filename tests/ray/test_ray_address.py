@@ -79,3 +79,28 @@ def test_a_port_out_of_range_is_refused_without_trying(dataset, argv):
     assert rc == 2
     assert err.splitlines() == [f"eagle3-tui: {'scan: ' if argv[0] == 'scan' else ''}--ray {argv[-1]}: "
                                 f"{port} is not a port (1-65535)"], err
+
+
+_CALL_WITHOUT_A_CLUSTER = """
+from eagle3_tui.engines.scan.ray_tasks import import_ray
+ray = import_ray()
+try:
+    ray.put(1)
+except Exception as err:
+    print("refused:", type(err).__name__)
+else:
+    print("started a cluster of its own")
+"""
+
+
+def test_a_ray_call_with_the_cluster_gone_starts_no_cluster_of_its_own(tmp_path):
+    """Ray answers a call made without a connection (the cluster went away mid-scan) by starting
+    a local cluster, which writes ~/.ray/auth_token and turns token auth on for every later
+    `ray start` of the user's: eagle3-tui's Ray refuses the call instead."""
+    ray_or_skip()
+    env = subprocess_env(HOME=str(tmp_path))
+    env.pop("RAY_ADDRESS", None)
+    r = subprocess.run([sys.executable, "-c", _CALL_WITHOUT_A_CLUSTER], capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL, env=env, check=False)
+    assert r.stdout.startswith("refused:"), (r.stdout, r.stderr[-2000:])
+    assert not (tmp_path / ".ray").exists()

@@ -61,6 +61,10 @@ class RayMissing(RayUnavailable):
 
 
 def import_ray():
+    # Ray's auto-init would answer a call made after the connection is gone (ray.get, ray.remote)
+    # by starting a new local cluster on this machine, writing ~/.ray/auth_token, which then turns
+    # token auth on for every later `ray start` here. A lost cluster must stay an error.
+    os.environ["RAY_ENABLE_AUTO_CONNECT"] = "0"
     try:
         # lazy: ray (optional or heavy): loaded only when used
         import ray
