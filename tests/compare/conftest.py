@@ -6,6 +6,7 @@ import pytest
 
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
 from tests.helpers.compare_world import World
+from tests.helpers.demo_world import demo_once
 
 
 @pytest.fixture(scope="session")
@@ -14,8 +15,5 @@ def world():
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory):
-    from eagle3_tui.demo.dataset import write_demo
-
-    d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    return d, write_demo(str(d), seed=0)
+def demo(tmp_path_factory, untouched):
+    return demo_once(tmp_path_factory, untouched)

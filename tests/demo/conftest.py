@@ -3,14 +3,11 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.demo_world import demo_once
 
 
 @pytest.fixture(scope="session")
-def demo_dir(tmp_path_factory):
-    """One demo dataset (seed 0) shared by the demo tests: writing it takes about 1.5 s."""
-    from eagle3_tui.demo.dataset import write_demo
-
-    d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    manifest = write_demo(str(d), seed=0)
-    return d, manifest
+def demo_dir(tmp_path_factory, untouched):
+    """The demo dataset (seed 0) the other areas read too (tests/helpers/demo_world.py)."""
+    return demo_once(tmp_path_factory, untouched)
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 import pytest
 
 from eagle3_tui.engines.model.accept import accept_file
+from tests.helpers.demo_world import demo_once
 
 
 @pytest.fixture(scope="module")
-def demo_with_drafter(tmp_path_factory):
-    from eagle3_tui.demo.dataset import write_demo
-
-    root = tmp_path_factory.mktemp("demo-drafter")
-    manifest = write_demo(str(root), seed=0, drafter=True)
+def demo_with_drafter(tmp_path_factory, untouched):
+    root, manifest = demo_once(tmp_path_factory, untouched, drafter=True)
     assert manifest["drafter"] == "drafter"
     return root, manifest
 

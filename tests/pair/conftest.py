@@ -3,12 +3,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
+from tests.helpers.demo_world import demo_once
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory):
-    from eagle3_tui.demo.dataset import write_demo
-
-    d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    write_demo(str(d), seed=0, drafter=True)  # accept --ids-from runs it
-    return d
+def demo(tmp_path_factory, untouched):
+    return demo_once(tmp_path_factory, untouched, drafter=True)[0]  # accept --ids-from runs its drafter

@@ -7,15 +7,12 @@ import pytest
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample
 from eagle3_tui.engines.read.stats import summarize_file
+from tests.helpers.demo_world import demo_once
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    from eagle3_tui.demo.dataset import write_demo
-
-    d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    write_demo(str(d), seed=0)
-    return d
+def demo(tmp_path_factory, untouched):
+    return demo_once(tmp_path_factory, untouched)[0]
 
 
 EXPECTED = {

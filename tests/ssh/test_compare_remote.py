@@ -6,15 +6,13 @@ import json
 
 import pytest
 
+from tests.helpers.demo_world import demo_once
 from tests.helpers.ssh import cli
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory):
-    from eagle3_tui.demo.dataset import write_demo
-
-    d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    return d, write_demo(str(d), seed=0)
+def demo(tmp_path_factory, untouched):
+    return demo_once(tmp_path_factory, untouched)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from eagle3_tui.dataset.pair import pair_capture
+from tests.helpers.demo_world import demo_once
 from tests.helpers.pair import dataset_of, demo_pairs
 from tests.helpers.ssh import cli
 
@@ -16,12 +17,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory):
-    from eagle3_tui.demo.dataset import write_demo
-
-    d = tmp_path_factory.mktemp("demo") / "eagle3-demo"
-    write_demo(str(d), seed=0, drafter=True)
-    return d
+def demo(tmp_path_factory, untouched):
+    return demo_once(tmp_path_factory, untouched, drafter=True)[0]
 
 
 async def test_every_demo_capture_pairs_on_the_box(server, shared_box, demo):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.demo_world import demo_once
 from tests.helpers.tree import make_tree, write_specforge
 
 
@@ -37,20 +38,13 @@ def big_folder(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory) -> Path:
-    from eagle3_tui.demo.dataset import write_demo
-
-    root = tmp_path_factory.mktemp("demo")
-    manifest = write_demo(root, seed=0)
+def demo(tmp_path_factory, untouched) -> Path:
+    root, manifest = demo_once(tmp_path_factory, untouched)
     assert manifest["infer"], "the demo lists its inference captures"
     return root
 
 
 @pytest.fixture(scope="session")
-def demo_drafter(tmp_path_factory) -> Path:
-    """The demo with its trained drafter (drafter/): a few seconds more than `demo`."""
-    from eagle3_tui.demo.dataset import write_demo
-
-    root = tmp_path_factory.mktemp("demo_drafter")
-    write_demo(root, seed=0, drafter=True)
-    return root
+def demo_drafter(tmp_path_factory, untouched) -> Path:
+    """The demo with its trained drafter (drafter/)."""
+    return demo_once(tmp_path_factory, untouched, drafter=True)[0]

@@ -12,16 +12,6 @@ from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, sta
 from tests.helpers.tui import make_app, make_drafter_app, screen_text, wait_until
 
 
-@pytest.fixture(scope="session")
-def demo_drafter(tmp_path_factory):
-    """The demo with its trained drafter (write_demo(drafter=True))."""
-    from eagle3_tui.demo.dataset import write_demo
-
-    root = tmp_path_factory.mktemp("demo_drafter")
-    write_demo(str(root), seed=0, drafter=True)
-    return root
-
-
 async def pair_with_p(pilot, demo, capture: str) -> CompareScreen:
     app = pilot.app
     await started(pilot)
