@@ -21,6 +21,9 @@ import pytest
 from eagle3_tui.cli import COMMANDS
 from tests.helpers.tui import screen_text, wait_until
 
+# the documented demo is written once: the module's tests share one xdist worker
+pytestmark = pytest.mark.xdist_group("documented-commands")
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: exit statuses the docs give for a run that worked: 1 is "a warning or error finding"

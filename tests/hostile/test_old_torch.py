@@ -20,6 +20,9 @@ from tests.helpers.evil_files import RunsShell
 from tests.helpers.old_torch import OLD
 from tests.helpers.sample_files import write_safetensors
 
+# its old-torch Python is made once: the module's tests share one xdist worker
+pytestmark = pytest.mark.xdist_group("old-torch")
+
 ROOT = Path(__file__).resolve().parents[2]
 LINE = (f"this Python's torch {OLD} cannot load .pt files safely (CVE-2025-32434, CVE-2026-24747): "
         "install torch>=2.10 in it, or run eagle3-tui with a Python that has it")

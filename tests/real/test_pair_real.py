@@ -14,6 +14,9 @@ import torch
 from eagle3_tui.commands import pair as pair_cmd
 from tests.helpers.cli import run_command
 
+# its real-model captures are computed once: the module's tests share one xdist worker
+pytestmark = pytest.mark.xdist_group("real-pair")
+
 N = 16
 
 

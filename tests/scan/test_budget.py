@@ -19,7 +19,8 @@ from eagle3_tui.cli import main
 from tests.helpers import warm_cli
 from tests.helpers.real_size import T, write_dataset
 
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+# its 1 GB of real-size files is written once: the module's tests share one xdist worker
+pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.xdist_group("scan-budget")]
 
 CODES = ("layer_group", "duplicate", "padding_states", "nonfinite")
 

@@ -11,6 +11,9 @@ import pytest
 from eagle3_tui.cli import main
 from tests.helpers.outlier_world import copy_set, modelopt_set, replant, specforge_set
 
+# its datasets are built once: the module's tests share one xdist worker
+pytestmark = pytest.mark.xdist_group("scan-outliers")
+
 LAYER_CODES = ("layer_group", "signature_outliers")
 
 

@@ -14,6 +14,9 @@ from eagle3_tui.dataset.verify import sample_size
 from tests.helpers.hf_target import make_target
 from tests.helpers.outlier_world import modelopt_set, replant
 
+# its datasets are built once: the module's tests share one xdist worker
+pytestmark = pytest.mark.xdist_group("scan-verify")
+
 
 def test_the_sample_size_is_the_hypergeometric_bound():
     assert sample_size(100_000, 0.01) == 458  # 1 - 0.99^458 >= 0.99
