@@ -4,13 +4,13 @@ actors (one model each) gives what the local scan gives, file for file and group
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests.helpers import warm_cli
 from tests.helpers.drafter import config as drafter_config
 from tests.helpers.drafter import init_weights, save_drafter
 from tests.helpers.hf_target import make_target
@@ -41,8 +41,8 @@ def drafter(tmp_path_factory) -> Path:
 
 
 def last_line(*args) -> tuple[int, dict, list[dict]]:
-    done = subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", *map(str, args), "--json", "--no-cache"],
-                          check=False, capture_output=True, text=True, timeout=TIMEOUT)
+    done = warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", *map(str, args), "--json", "--no-cache"],
+                        check=False, capture_output=True, text=True, timeout=TIMEOUT)
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines, done.stderr
     return done.returncode, lines[-1], lines[:-1]

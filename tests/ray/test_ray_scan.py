@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import warm_cli
 from tests.helpers.processes import first_line
 from tests.ray.conftest import ray_or_skip
 
@@ -17,8 +18,8 @@ TIMEOUT = 300
 
 
 def scan(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "eagle3_tui", "scan", *map(str, args)], check=False,
-                          capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    return warm_cli.run([sys.executable, "-m", "eagle3_tui", "scan", *map(str, args)], check=False,
+                        capture_output=True, text=True, timeout=TIMEOUT, env=env)
 
 
 def parsed(out: str) -> tuple[dict[str, dict], dict]:
@@ -163,8 +164,8 @@ def test_scan_leaves_the_cluster_while_the_findings_are_computed(ray_cluster, pl
     """issue 32, scan_ray_2000: leaving the cluster (ray.shutdown and its exit handlers) took
     0.6-0.8 s after the report; it now overlaps the findings, and the report is the same."""
     args = [planted, "--json", "--no-cache", "--ray", ray_cluster.address]
-    out = subprocess.run([sys.executable, "-c", _LEAVES_EARLY, "scan", *map(str, args)], check=False,
-                         capture_output=True, text=True, timeout=TIMEOUT)
+    out = warm_cli.run([sys.executable, "-c", _LEAVES_EARLY, "scan", *map(str, args)], check=False,
+                       capture_output=True, text=True, timeout=TIMEOUT)
     assert out.returncode == 1, out.stderr  # planted has warnings
     assert "LEAVING_DURING_FINDINGS True" in out.stderr
     assert "INITIALIZED_AT_EXIT False" in out.stderr
