@@ -11,7 +11,8 @@ code), the record cache and the findings are the local scan's own.
   max_retries); when it still fails, each of its files gets an error record with the reason and
   "lost": true (left out of the record cache: the next scan reads them again). No file is
   dropped.
-- Cancelling (ctrl+c, the view closed) cancels every batch not yet returned (ray.cancel).
+- Cancelling (ctrl+c, the view closed) submits no more batches and drops those still out; they
+  are not ray.cancel()ed (see run()).
 - Data locality: by default the tree is on a file system every node sees (NFS, Lustre, a
   bucket mount): the driver lists it and any node reads any batch. local_roots=True: each node
   holds its own files under the same root; each node lists its own tree and reads only its own
@@ -320,8 +321,12 @@ class RayScan:
                 for ref in ready:
                     yield from self._records(ref, pending.pop(ref))
         finally:
-            for ref in pending:  # cancelled, or the caller stopped: nothing keeps running for us
-                self.ray.cancel(ref)
+            # cancelled, or the caller stopped: the batches still out are dropped, not ray.cancel()ed.
+            # Cancelling a batch whose reply is on its way aborts this process on a Ray race
+            # ("Tried to complete task that was not pending", ray-project/ray#54738): a CLI would
+            # lose its report, the TUI its screen. They end with their batch (a few files), or when
+            # this driver leaves the cluster, as Ray ends what a departed owner left running.
+            pending.clear()
 
     def _batches(self, todo: list, size: int) -> Iterator[tuple[str | None, list]]:
         if not self.local_roots:
