@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -149,3 +150,48 @@ def _decoded(data: bytes, encoding: str | None, errors: str | None) -> str:
     """What subprocess's text mode gives: the locale's encoding, universal newlines."""
     wrapper = io.TextIOWrapper(io.BytesIO(data), encoding=encoding or locale.getencoding(), errors=errors)
     return wrapper.read()
+
+
+class Popen:
+    """The part of subprocess.Popen that a caller waiting on a child uses (pid, poll, wait with a
+    timeout, kill, returncode), for a warm run of `[PYTHON, "-m" | "-c", ...]` whose stdin, stdout
+    and stderr are files (or descriptors) of the caller's: the child reads and writes them itself."""
+
+    def __init__(self, args, *, stdin, stdout, stderr, env: dict[str, str] | None = None,
+                 cwd: str | os.PathLike | None = None) -> None:
+        self.args = [str(a) for a in args]
+        self.returncode: int | None = None
+        request = json.dumps({"argv": self.args, "env": dict(os.environ if env is None else env),
+                              "cwd": str(cwd if cwd is not None else os.getcwd()), "memory": None}).encode()
+        fds = [f if isinstance(f, int) else f.fileno() for f in (stdin, stdout, stderr)]
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._conn.connect(_zygote(self.args[0]))
+        socket.send_fds(self._conn, [struct.pack("!Q", len(request))], fds)
+        self._conn.sendall(request)
+        self._answers = self._conn.makefile("rb")
+        self.pid = int(self._answers.readline())
+        self._ended = threading.Event()
+        threading.Thread(target=self._reap, name=f"warm-{self.pid}", daemon=True).start()
+
+    def _reap(self) -> None:
+        line = self._answers.readline()  # the zygote writes the exit status when it reaped the child
+        self._answers.close()
+        self._conn.close()
+        self.returncode = int(line) if line.strip() else -signal.SIGKILL
+        self._ended.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -5,12 +5,29 @@ tests/helpers/tui.py."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from tests.helpers import warm_cli
 from tests.helpers.demo_world import demo_once
 from tests.helpers.tree import make_tree, write_specforge
+
+
+@pytest.fixture(autouse=True)
+def _warm_findings_child(request, monkeypatch):
+    """The dataset view's findings child (`python -m eagle3_tui.dataset.layer_group`,
+    dataset/findings_child.py) forks from the warm interpreter (tests/helpers/warm_cli.py): the
+    same separate process on the same files, without the ~2 s of importing torch each scan in a
+    view paid. A module about that child itself sets REAL_FINDINGS_CHILD = True and gets real ones."""
+    if getattr(request.module, "REAL_FINDINGS_CHILD", False):
+        return
+    from eagle3_tui.dataset import findings_child
+
+    monkeypatch.setattr(findings_child, "subprocess",
+                        SimpleNamespace(Popen=warm_cli.Popen, TimeoutExpired=subprocess.TimeoutExpired))
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,9 @@ from eagle3_tui.dataset.findings import dataset_findings
 from eagle3_tui.ui.dataset.screen import DatasetScreen
 from tests.helpers.dataset_view import StreamSource, open_dataset, scan_done
 from tests.helpers.tui import make_app, screen_text, wait_until
+
+# the child process is what this module is about: real ones (tests/ui/conftest.py)
+REAL_FINDINGS_CHILD = True
 class GatedRuns(ChildRuns):
     """The real child, started only when the test opens the gate: the findings are held at a
     known point. Every instance is kept, with the pid of its child."""
