@@ -59,3 +59,27 @@ def test_a_run_past_its_timeout_is_killed():
         warm_cli.run([sys.executable, "-c", "print('begun', flush=True); import time; time.sleep(60)"], timeout=2)
     assert time.monotonic() - started < 30
     assert expired.value.stdout == b"begun\n"
+
+
+def test_a_warm_popen_waits_kills_and_uses_the_callers_files_as_a_popen_does(tmp_path):
+    """warm_cli.Popen stands in for subprocess.Popen in the dataset view's findings child."""
+    code = "import sys; data = sys.stdin.read(); print(data.upper()); print('err', file=sys.stderr); sys.exit(4)"
+    ends = []
+    for popen in (warm_cli.Popen, subprocess.Popen):
+        with open(tmp_path / "in", "w+b") as stdin, open(tmp_path / "out", "w+b") as stdout, \
+                open(tmp_path / "err", "w+b") as stderr:
+            stdin.write(b"rows")
+            stdin.seek(0)
+            proc = popen([sys.executable, "-c", code], stdin=stdin, stdout=stdout, stderr=stderr, env=subprocess_env())
+            code_at_end = proc.wait(60)
+            stdout.seek(0)
+            stderr.seek(0)
+            ends.append((code_at_end, proc.poll(), stdout.read(), stderr.read()))
+    assert ends[0] == ends[1] == (4, 4, b"ROWS\n", b"err\n")
+    with open(os.devnull, "rb") as null, open(tmp_path / "out", "wb") as out:
+        proc = warm_cli.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdin=null, stdout=out, stderr=out)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(0.2)
+        assert proc.poll() is None
+        proc.kill()
+        assert proc.wait(30) == -9 == proc.returncode
