@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,13 +94,6 @@ class Cluster:
             except ProcessLookupError:
                 pass
         shutil.rmtree(self.temp, ignore_errors=True)
-
-    def stop_in_background(self) -> threading.Thread:
-        """stop() in a thread: `ray start`'s own shutdown waits ~15 s on its grace periods, idle
-        time the caller need not spend. Join the thread before the process ends."""
-        thread = threading.Thread(target=self.stop, name="ray-cluster-stop")
-        thread.start()
-        return thread
 
 
 _PORTS = ("dashboard-agent-listen-port", "dashboard-agent-grpc-port", "metrics-export-port", "runtime-env-agent-port",

@@ -20,6 +20,7 @@ import json
 import locale
 import os
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -53,6 +54,7 @@ def _zygote(python: str) -> str:
         proc.kill()
         raise RuntimeError(f"the warm interpreter did not start (exit {proc.wait()})")
     atexit.register(proc.kill)
+    atexit.register(shutil.rmtree, os.path.dirname(path), True)
     _servers[python] = (proc, path)
     return path
 

@@ -1,17 +1,16 @@
 """A local Ray cluster on loopback for the `scan --ray` tests (tests/helpers/ray_cluster.py): a
-head and one worker node, one CPU each, for this folder's tests, stopped after them even on failure."""
+head and one worker node, one CPU each, for the session, stopped at its end even on failure."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import sys
-import threading
 
 import pytest
 
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
-from tests.helpers.ray_cluster import start_cluster
+from tests.helpers.ray_cluster import local_cluster
 
 
 def ray_or_skip():
@@ -30,27 +29,16 @@ def ray_or_skip():
 
 
 @pytest.fixture(scope="session")
-def _ray_cluster_stops():
-    """The clusters still stopping in the background: joined before the worker ends."""
-    stops: list[threading.Thread] = []
-    yield stops
-    for thread in stops:
-        thread.join()
-
-
-@pytest.fixture(scope="package")
-def ray_cluster(_ray_cluster_stops):
-    """For this folder only (its tests run in one worker, back to back): its nodes would
-    otherwise idle on the shared cores for the rest of the suite."""
+def ray_cluster():
+    """For the session, not only this folder's tests: the TUI's scan connects the worker's own
+    process to it. Stopped mid-session, a worker that had held that connection died minutes later
+    (a segfault in a thread; the driver is the likely cause), and pytest-xdist's scheduling with it."""
     ray_or_skip()
-    cluster = start_cluster(workers=1)
-    yield cluster
-    # the TUI's scan connected this very process: it leaves first, or its driver would end the
-    # process a minute after the cluster is gone
-    ray = sys.modules.get("ray")
-    if ray is not None and ray.is_initialized():
-        ray.shutdown()
-    _ray_cluster_stops.append(cluster.stop_in_background())
+    with local_cluster(workers=1) as cluster:
+        yield cluster
+        ray = sys.modules.get("ray")
+        if ray is not None and ray.is_initialized():
+            ray.shutdown()  # this process's driver leaves before the cluster goes
 
 
 def pytest_collection_modifyitems(config, items):
