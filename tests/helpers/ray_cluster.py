@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: seconds the nodes get to end on SIGTERM when the cluster stops, before SIGKILL
+STOP_GRACE_SECONDS = 2.0
 #: seconds a node may take to join (2 shared cores: ray start alone takes ~5 s, a minute under load)
 JOIN_SECONDS = 240
 
@@ -86,13 +88,23 @@ class Cluster:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=15)
 
-    def stop(self) -> None:
-        for proc in reversed(self.nodes):
-            self.kill(proc)
-            try:  # Ray's helpers outlive `ray start` by a moment: then the rest of the group goes
+    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Every node's process group: SIGTERM, `grace` seconds for all of them together, then
+        SIGKILL. `ray start`'s own shutdown waits ~15 s on its helpers: nothing here needs that."""
+        live = [proc for proc in reversed(self.nodes) if proc.pid not in self.killed]
+        for proc in live:
+            self.killed.add(proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for proc in live:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        for proc in self.nodes:  # Ray's helpers outlive `ray start`: the rest of each group goes
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=15)
         shutil.rmtree(self.temp, ignore_errors=True)
 
 
