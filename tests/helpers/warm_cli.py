@@ -78,23 +78,18 @@ def run(args, *, input: bytes | str | None = None, capture_output: bool = True, 
                               env=env, cwd=cwd, timeout=timeout, check=check)
     if isinstance(input, str):
         input = input.encode(encoding or locale.getencoding(), errors or "strict")
-    request = json.dumps({"argv": argv, "env": dict(os.environ if env is None else env),
-                          "cwd": str(cwd if cwd is not None else os.getcwd()), "memory": memory}).encode()
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.connect(_zygote(argv[0]))
-        socket.send_fds(conn, [struct.pack("!Q", len(request))], [in_r, out_w, err_w])
-        conn.sendall(request)
+    try:
+        proc = Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w, env=env, cwd=cwd, memory=memory)
+    finally:  # the child has its own copies
         for fd in (in_r, out_w, err_w):
             os.close(fd)
-        answers = conn.makefile("rb")
-        pid = int(answers.readline())
-        out, err, expired = _communicate(in_w, out_r, err_r, input or b"", timeout)
-        if expired:
-            os.kill(pid, signal.SIGKILL)
-        code = int(answers.readline())
+    out, err, expired = _communicate(in_w, out_r, err_r, input or b"", timeout)
+    if expired:
+        proc.kill()
+    code = proc.wait()
     if text:
         out, err = _decoded(out, encoding, errors), _decoded(err, encoding, errors)
     if expired:
@@ -157,14 +152,15 @@ def _decoded(data: bytes, encoding: str | None, errors: str | None) -> str:
 class Popen:
     """The part of subprocess.Popen that a caller waiting on a child uses (pid, poll, wait with a
     timeout, kill, returncode), for a warm run of `[PYTHON, "-m" | "-c", ...]` whose stdin, stdout
-    and stderr are files (or descriptors) of the caller's: the child reads and writes them itself."""
+    and stderr are files (or descriptors) of the caller's: the child reads and writes them itself.
+    run() is this with pipes; `memory` is the child's RLIMIT_AS in bytes."""
 
     def __init__(self, args, *, stdin, stdout, stderr, env: dict[str, str] | None = None,
-                 cwd: str | os.PathLike | None = None) -> None:
+                 cwd: str | os.PathLike | None = None, memory: int | None = None) -> None:
         self.args = [str(a) for a in args]
         self.returncode: int | None = None
         request = json.dumps({"argv": self.args, "env": dict(os.environ if env is None else env),
-                              "cwd": str(cwd if cwd is not None else os.getcwd()), "memory": None}).encode()
+                              "cwd": str(cwd if cwd is not None else os.getcwd()), "memory": memory}).encode()
         fds = [f if isinstance(f, int) else f.fileno() for f in (stdin, stdout, stderr)]
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._conn.connect(_zygote(self.args[0]))
