@@ -88,15 +88,14 @@ class Cluster:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=15)
 
-    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
-        """Every node's process group: SIGTERM, `grace` seconds for all of them together, then
+    def stop(self) -> None:
+        """Every node's process group: SIGTERM, STOP_GRACE_SECONDS for all of them together, then
         SIGKILL. `ray start`'s own shutdown waits ~15 s on its helpers: nothing here needs that."""
         live = [proc for proc in reversed(self.nodes) if proc.pid not in self.killed]
         for proc in live:
-            self.killed.add(proc.pid)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
         for proc in live:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -126,8 +125,8 @@ def _answers(port: int) -> bool:
     return True
 
 
-def start_cluster(workers: int = 1) -> Cluster:
-    """A head and `workers` worker nodes, all joined; nothing is left running when one fails."""
+@contextlib.contextmanager
+def local_cluster(workers: int = 1):
     temp = tempfile.mkdtemp(prefix="e3ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     port = free_port()
     cluster = Cluster(f"127.0.0.1:{port}", temp)
@@ -138,16 +137,6 @@ def start_cluster(workers: int = 1) -> Cluster:
         cluster.wait_for(lambda: cluster.alive() >= 1, f"the Ray head did not start on {cluster.address}")
         for _ in range(workers):
             cluster.add_worker()
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
-
-
-@contextlib.contextmanager
-def local_cluster(workers: int = 1):
-    cluster = start_cluster(workers)
-    try:
         yield cluster
     finally:
         cluster.stop()
