@@ -307,26 +307,23 @@ class RayScan:
         queue = deque(self._batches(todo, size))
         window = max(1, workers) * IN_FLIGHT_PER_CPU
         pending: dict[Any, list] = {}
-        try:
-            while queue or pending:
-                while queue and len(pending) < window:
-                    node, batch = queue.popleft()
-                    task = self.read.options(**self._task_options(node))
-                    pending[task.remote(root, batch, full, rows, drafter, vocab_mapping, self.trust_data)] = batch
-                ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
-                if cancel.is_set():
-                    return
-                if ready:
-                    ready, _ = self.ray.wait(list(pending), num_returns=len(pending), timeout=0)
-                for ref in ready:
-                    yield from self._records(ref, pending.pop(ref))
-        finally:
-            # cancelled, or the caller stopped: the batches still out are dropped, not ray.cancel()ed.
-            # Cancelling a batch whose reply is on its way aborts this process on a Ray race
-            # ("Tried to complete task that was not pending", ray-project/ray#54738): a CLI would
-            # lose its report, the TUI its screen. They end with their batch (a few files), or when
-            # this driver leaves the cluster, as Ray ends what a departed owner left running.
-            pending.clear()
+        while queue or pending:
+            while queue and len(pending) < window:
+                node, batch = queue.popleft()
+                task = self.read.options(**self._task_options(node))
+                pending[task.remote(root, batch, full, rows, drafter, vocab_mapping, self.trust_data)] = batch
+            ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
+            if cancel.is_set():
+                # the batches still out are dropped with `pending`, not ray.cancel()ed (nor when the
+                # caller stops early): cancelling one whose reply is on its way aborts this process
+                # on a Ray race ("Tried to complete task that was not pending", ray-project/ray#54738),
+                # a CLI's report or the TUI's screen with it. They end with their few files, or when
+                # this driver leaves the cluster, as Ray ends what a departed owner left running.
+                return
+            if ready:
+                ready, _ = self.ray.wait(list(pending), num_returns=len(pending), timeout=0)
+            for ref in ready:
+                yield from self._records(ref, pending.pop(ref))
 
     def _batches(self, todo: list, size: int) -> Iterator[tuple[str | None, list]]:
         if not self.local_roots:
