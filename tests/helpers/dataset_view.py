@@ -61,6 +61,14 @@ def synth(template: dict, i: int) -> dict:
     return r
 
 
+def without_cache(monkeypatch) -> None:
+    """The dataset views opened from now on scan without the record cache. Setting the screen's
+    use_cache once it is shown is too late: its scan opens the cache as it starts."""
+    from eagle3_tui.ui.dataset.screen import DatasetScreen
+
+    monkeypatch.setattr(DatasetScreen, "make_cache", staticmethod(lambda: None))
+
+
 async def open_dataset(pilot, folder: Path, on: str | None = None) -> object:
     """Open `folder` in the browser (cursor on `on`), press D; returns the dataset screen."""
     from eagle3_tui.ui.dataset.screen import DatasetScreen

@@ -13,7 +13,7 @@ import pytest
 from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
 from eagle3_tui.dataset.findings import dataset_findings
 from eagle3_tui.ui.dataset.screen import DatasetScreen
-from tests.helpers.dataset_view import StreamSource, open_dataset, scan_done
+from tests.helpers.dataset_view import StreamSource, open_dataset, scan_done, without_cache
 from tests.helpers.tui import make_app, screen_text, wait_until
 
 # the child process is what this module is about: real ones (tests/ui/conftest.py)
@@ -132,10 +132,10 @@ async def test_keys_are_answered_and_rows_redrawn_while_records_stream_in(plante
     # the records' arrival alone
     monkeypatch.setattr("eagle3_tui.ui.dataset.binning.BINS_SECONDS", 1e9)
     source = HeldStream(template, 6000, holds=(2000, 4000))
+    without_cache(monkeypatch)
     app = make_app(planted, source)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, planted, on="README.txt")
-        screen.use_cache = False
         table = screen.table
         await wait_until(pilot, lambda: len(screen.rows) == 2000, timeout=60, what="the first 2,000 records")
         # sorted by index, descending: the next records land above the rows on screen, which

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.helpers.dataset_view import SlowSource, StreamSource, open_dataset, scan_done
+from tests.helpers.dataset_view import SlowSource, StreamSource, open_dataset, scan_done, without_cache
 from tests.helpers.tui import make_app, screen_text, wait_until
 def scan_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "eagle3-scan" and t.is_alive()]
@@ -38,12 +38,12 @@ async def test_cancel_mid_scan_leaves_a_usable_screen(planted):
         await wait_until(pilot, lambda: app.screen is app.main_screen, what="back on the main screen")
 
 
-async def test_100k_records_render_only_visible_rows(planted, template):
+async def test_100k_records_render_only_visible_rows(planted, template, monkeypatch):
     source = StreamSource(template, 100_000, page=2000)
+    without_cache(monkeypatch)
     app = make_app(planted, source)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, planted, on="README.txt")
-        screen.use_cache = False
         await wait_until(pilot, lambda: len(screen.rows) == 100_000, timeout=240, what="100,000 records")
         table = screen.table
         await pilot.pause()
