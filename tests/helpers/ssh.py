@@ -14,6 +14,7 @@ import random
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ import torch
 
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
+from tests.helpers import warm_cli
 from tests.helpers.ssh_servers import InProcessServer, Keys, Sshd, find_sshd, write_client_files
 
 T, H, K = 24, 32, 3
@@ -274,17 +276,16 @@ def home(server, tmp_path):
 
 
 async def cli(home: Path, *args: str) -> tuple[int, str, str]:
-    """Run `python -m eagle3_tui ARGS...` with HOME=`home`, as a user would: (exit code, out, err)."""
+    """Run `python -m eagle3_tui ARGS...` with HOME=`home`, as a user would: (exit code, out, err).
+    Forked from the worker's warm interpreter (tests/helpers/warm_cli.py): these tests are about
+    the command over SSH, not about how python starts."""
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
     env.pop("SSH_AUTH_SOCK", None)
     if "--remote-python" not in args:
         args = (*args, "--remote-python", sys.executable)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eagle3_tui", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(home),
-    )
-    out, err = await proc.communicate()
-    return proc.returncode, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace")
+    done = await asyncio.to_thread(warm_cli.run, [sys.executable, "-m", "eagle3_tui", *args], env=env,
+                                   cwd=str(home), timeout=600)
+    return done.returncode, done.stdout.decode("utf-8", "surrogateescape"), done.stderr.decode("utf-8", "replace")
 
 
 def write_shards(root: Path, files: int, shards: int = 3) -> Path:
@@ -314,22 +315,29 @@ def own_box(tmp_path, keys):
 
 async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: int, then) -> tuple[int, list[dict], str]:
     """Run `scan box:folder --json --workers N` as a user would (HOME with the box's config, no
-    ssh-agent); call then() once `after_lines` records came. Returns (exit code, every stdout line
-    decoded, stderr)."""
+    ssh-agent; forked from the warm interpreter, as cli()); call then() once `after_lines` records
+    came. Returns (exit code, every stdout line decoded, stderr)."""
     import json
 
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.pop("SSH_AUTH_SOCK", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eagle3_tui", "scan", f"box:{folder}", "--json", "--workers", str(workers),
-        "--remote-python", sys.executable,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(home))
-    errs = asyncio.ensure_future(proc.stderr.read())
-    lines = []
-    while line := await asyncio.wait_for(proc.stdout.readline(), 300):
-        lines.append(json.loads(line))
-        if len(lines) == after_lines:
-            then()
-    await asyncio.wait_for(proc.wait(), 300)
-    return proc.returncode, lines, (await errs).decode("utf-8", "replace")
+    argv = [sys.executable, "-m", "eagle3_tui", "scan", f"box:{folder}", "--json", "--workers", str(workers),
+            "--remote-python", sys.executable]
+    loop = asyncio.get_running_loop()
+    out_r, out_w = os.pipe()
+    with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as stderr:
+        try:
+            proc = warm_cli.Popen(argv, stdin=stdin, stdout=out_w, stderr=stderr, env=env, cwd=str(home))
+        finally:
+            os.close(out_w)  # the child has its own copy: stdout ends when the child does
+        out = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(out), os.fdopen(out_r, "rb"))
+        lines = []
+        while line := await asyncio.wait_for(out.readline(), 300):
+            lines.append(json.loads(line))
+            if len(lines) == after_lines:
+                then()
+        code = await asyncio.to_thread(proc.wait, 300)
+        stderr.seek(0)
+        return code, lines, stderr.read().decode("utf-8", "replace")
 
