@@ -46,7 +46,7 @@ class Tmux:
                 return text
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what}; screen:\n{text}")
-            time.sleep(0.2)
+            time.sleep(0.1)
 
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False, capture_output=True)

@@ -20,9 +20,11 @@ def _is_token_head(line: str) -> bool:
     return line.split("││")[-1].lstrip("│ ").startswith("# ")
 
 
-def _heads(term: Tmux, marker, presses: int) -> str:
-    """The header lines `marker` picks, on the screen now and after each of `presses` →."""
-    seen = []
+def _heads(term: Tmux, marker, presses: int, done) -> str:
+    """The header lines `marker` picks, on the screen now and after each of up to `presses` →,
+    until `done(lines)` holds (every column seen: no 2 s wait for a → that changes nothing) or →
+    changes nothing more."""
+    seen: list[str] = []
     for i in range(presses + 1):
         if i:
             before = term.screen()
@@ -32,6 +34,8 @@ def _heads(term: Tmux, marker, presses: int) -> str:
             except AssertionError:
                 break
         seen += [line for line in term.screen().splitlines() if marker(line)]
+        if done("\n".join(seen)):
+            break
     return "\n".join(seen)
 
 
@@ -51,7 +55,7 @@ def test_every_column_is_reached_by_keyboard_at_80x24(terminal, demo):
     term.wait_for(lambda s: any(_is_token_head(x) for x in s.splitlines()), what="the token table")
     first = "\n".join(line for line in term.screen().splitlines() if _is_token_head(line))
     assert "final" not in first  # at 80x24 the last columns start off screen
-    seen = _heads(term, _is_token_head, 8)
+    seen = _heads(term, _is_token_head, 8, lambda lines: all(f" {c} " in lines + " " for c in TOKEN_COLUMNS))
     for column in TOKEN_COLUMNS:
         assert f" {column} " in seen + " ", (column, seen)
 
@@ -70,6 +74,6 @@ def test_every_column_is_reached_by_keyboard_at_80x24(terminal, demo):
     time.sleep(1)  # enter hands the focus back to the list: a terminal shows no sign of it
     term.keys("c")
     term.wait_for(lambda s: "aligned tokens" in s and "row " in s, timeout=120, what="the compare view")
-    seen = _heads(term, lambda line: "‖A" in line, 6)
+    seen = _heads(term, lambda line: "‖A" in line, 6, lambda lines: all(c in lines for c in COMPARE_COLUMNS))
     for column in COMPARE_COLUMNS:
         assert column in seen, (column, seen)
