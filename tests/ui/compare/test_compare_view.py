@@ -6,7 +6,7 @@ from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.format import worst_row
 from eagle3_tui.ui.compare.tokens import AlignedTokenTable
 from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, grid_row, listing_done, started
-from tests.helpers.tui import make_app, screen_text
+from tests.helpers.tui import make_app, screen_text, wait_until
 
 
 async def open_pair(pilot, demo, train: str, capture: str, *, choose_with_i: bool = True) -> CompareScreen:
@@ -34,7 +34,7 @@ async def test_pin_choose_open_names_the_permutation(demo):
         assert main.browser.current.name == "data_10.ckpt"
         await pilot.press("t")
         assert main.pins.a.path == str(demo / SHARD / "data_10.ckpt")
-        assert "A data_10.ckpt" in screen_text(app)  # the pins line says what is pinned
+        await wait_until(pilot, lambda: "A data_10.ckpt" in screen_text(app), what="the pins line saying what is pinned")
         await pilot.press("h")
         await listing_done(pilot)
         await pilot.press("h")

@@ -100,7 +100,7 @@ async def test_leaving_the_view_stops_the_findings_child(planted, gated):
         await pilot.press("q")
         await wait_until(pilot, lambda: app.screen is app.main_screen, what="back on the main screen")
         await app.workers.wait_for_complete()
-        assert not child_alive(pid)
+        await wait_until(pilot, lambda: not child_alive(pid), what="the findings child gone")
         # killed, not left to finish (its torch import alone outlasts a key press)
         assert gated.made[0].returncode == -signal.SIGKILL, gated.made[0].returncode
         assert screen.findings == []

@@ -46,11 +46,11 @@ async def test_readme_and_config_open_as_text(demo, size):
         body = view.body
         assert body.max_scroll_y > 0, "the demo's README is longer than one screen"
         await pilot.press("j", "j")
-        assert body.scroll_y == 2
+        await wait_until(pilot, lambda: body.scroll_y == 2, what="two lines down")
         await pilot.press("k")
-        assert body.scroll_y == 1
+        await wait_until(pilot, lambda: body.scroll_y == 1, what="one line up")
         await pilot.press("G")
-        assert body.scroll_y == body.max_scroll_y
+        await wait_until(pilot, lambda: body.scroll_y == body.max_scroll_y, what="the end")
         last = next(line for line in reversed(readme) if line.strip())
         assert last.strip()[:40] in screen_text(app)
         await pilot.press("g")
