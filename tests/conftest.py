@@ -14,23 +14,6 @@ import pytest
 # Before any torch import; the workers and every child inherit it; an explicit setting wins.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-
-def _quicker_pilot_idle() -> None:
-    """Pilot.press() and pause() wait, after each key, until a 20 ms window passes in which the
-    whole process spent under 5 % of it on the CPU (textual._wait.wait_for_idle): 40 ms a key at
-    least, ~115 s of the UI tests' time in all. Here the window is 10 ms, at the same 5 %. What a
-    test checks it should wait for (tests/helpers/tui.wait_until), not for the process to look
-    idle. A 5 ms window showed three tests that did not (changed); at 2 ms a few more still fail,
-    so 10 ms, half of Textual's own, keeps a margin."""
-    import textual._wait as wait
-
-    assert isinstance(wait.SLEEP_GRANULARITY, float) and isinstance(wait.SLEEP_IDLE, float), "textual changed"
-    wait.SLEEP_GRANULARITY = 0.01
-    wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20
-
-
-_quicker_pilot_idle()
-
 pytest_plugins = [
     "tests.helpers.ssh",  # SSH servers on loopback, datasets to serve, `home` and `box`
     "tests.helpers.accept",  # `trained`: a drafter trained on the demo transformer

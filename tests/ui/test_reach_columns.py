@@ -58,6 +58,10 @@ async def test_every_compare_column_is_reached_with_the_arrows(demo, tmp_path, s
         assert "‖A0‖" in _compare_head(screen_text(app))  # and ← brings the first pair back
 
 
+def _has_token_head(text: str) -> bool:
+    return any(" # " in line and " loss" in line for line in text.splitlines())
+
+
 def _token_head(text: str) -> str:
     return next(line for line in text.splitlines() if " # " in line and " loss" in line)
 
@@ -69,7 +73,7 @@ async def test_every_token_table_column_is_reached_with_the_arrows(demo, tmp_pat
         main = app.main_screen
         await wait_until(pilot, lambda: main.shown is not None, what="data_0 shown")
         await pilot.press("tab")
-        await pilot.pause()
+        await wait_until(pilot, lambda: _has_token_head(screen_text(app)), what="the token table's head")
         first = _token_head(screen_text(app))
         if size[0] < 120:
             assert "final" not in first  # at 80x24 the last columns start off screen
