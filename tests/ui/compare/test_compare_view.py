@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.format import worst_row
+from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.tokens import AlignedTokenTable
 from tests.helpers.compare_view import SHARD, compare_done, expected, go_to, grid_row, listing_done, started
 from tests.helpers.tui import make_app, screen_text, wait_until

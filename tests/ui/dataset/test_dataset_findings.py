@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
 from eagle3_tui.dataset.findings import dataset_findings
+from eagle3_tui.dataset.findings_child import ChildRuns, FindingsCancelled
 from eagle3_tui.ui.dataset.screen import DatasetScreen
 from tests.helpers.dataset_view import StreamSource, open_dataset, scan_done, without_cache
 from tests.helpers.tui import make_app, screen_text, wait_until

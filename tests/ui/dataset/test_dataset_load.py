@@ -6,6 +6,8 @@ import threading
 
 from tests.helpers.dataset_view import SlowSource, StreamSource, open_dataset, scan_done, without_cache
 from tests.helpers.tui import make_app, screen_text, wait_until
+
+
 def scan_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "eagle3-scan" and t.is_alive()]
 
