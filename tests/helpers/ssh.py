@@ -275,12 +275,18 @@ def home(server, tmp_path):
     return home
 
 
+def _user_env(home: Path) -> dict[str, str]:
+    """The environment of a user whose HOME is `home` (its .ssh config), with no ssh-agent."""
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
+    env.pop("SSH_AUTH_SOCK", None)
+    return env
+
+
 async def cli(home: Path, *args: str) -> tuple[int, str, str]:
     """Run `python -m eagle3_tui ARGS...` with HOME=`home`, as a user would: (exit code, out, err).
     Forked from the worker's warm interpreter (tests/helpers/warm_cli.py): these tests are about
     the command over SSH, not about how python starts."""
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
-    env.pop("SSH_AUTH_SOCK", None)
+    env = _user_env(home)
     if "--remote-python" not in args:
         args = (*args, "--remote-python", sys.executable)
     done = await asyncio.to_thread(warm_cli.run, [sys.executable, "-m", "eagle3_tui", *args], env=env,
@@ -319,8 +325,7 @@ async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: 
     came. Returns (exit code, every stdout line decoded, stderr)."""
     import json
 
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    env.pop("SSH_AUTH_SOCK", None)
+    env = _user_env(home)
     argv = [sys.executable, "-m", "eagle3_tui", "scan", f"box:{folder}", "--json", "--workers", str(workers),
             "--remote-python", sys.executable]
     loop = asyncio.get_running_loop()
@@ -330,14 +335,17 @@ async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: 
             proc = warm_cli.Popen(argv, stdin=stdin, stdout=out_w, stderr=stderr, env=env, cwd=str(home))
         finally:
             os.close(out_w)  # the child has its own copy: stdout ends when the child does
-        out = asyncio.StreamReader()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(out), os.fdopen(out_r, "rb"))
-        lines = []
-        while line := await asyncio.wait_for(out.readline(), 300):
-            lines.append(json.loads(line))
-            if len(lines) == after_lines:
-                then()
-        code = await asyncio.to_thread(proc.wait, 300)
+        try:
+            out = asyncio.StreamReader()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(out), os.fdopen(out_r, "rb"))
+            lines = []
+            while line := await asyncio.wait_for(out.readline(), 300):
+                lines.append(json.loads(line))
+                if len(lines) == after_lines:
+                    then()
+            code = await asyncio.to_thread(proc.wait, 300)
+        finally:
+            proc.kill()  # a no-op once it ended; a test that failed midway leaves no scan running
         stderr.seek(0)
         return code, lines, stderr.read().decode("utf-8", "replace")
 
