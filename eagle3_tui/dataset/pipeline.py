@@ -6,6 +6,7 @@ acceptance, as a stream of typed events. Its drivers only present them.
         match event:
             case Progress(): ...          # the scan's progress (files, bytes, seconds, workers)
             case dict():  ...             # a record (engines/scan/records.py), as soon as it is read
+                                          # (or what `keep` made of it)
             case Resuming(): ...          # the connection went: reconnecting, try n of N
             case ScanEnded(): ...         # how the scan ended ("done", "cancelled", "lost", "failed")
             case Findings(): ...
@@ -14,7 +15,9 @@ acceptance, as a stream of typed events. Its drivers only present them.
             case Finished(): ...          # what stopped early, if anything
 
 Records travel bare (a dict each) rather than wrapped: a scan of 100,000 cached files is mostly
-handing them on. `cancel()` stops the step that runs (the scan, the identify or the scoring
+handing them on. The pipeline keeps every record for the steps after the scan; `keep` turns each
+into what is kept and yielded (the dataset view's compact Record, about a quarter of the dict: the
+view and the pipeline then hold the same objects, not a copy each). `cancel()` stops the step that runs (the scan, the identify or the scoring
 calls); what was done by then still goes through the next steps that make sense (the findings of
 a cancelled scan cover the files read; layers and acceptance need a whole scan). A lost
 connection during the scan is resumed up to RESUME_TRIES times, the files already read skipped;
@@ -168,6 +171,9 @@ class DatasetPipeline:
     lazy: bool = False  # cached records undecoded (dataset/stream.py); the CLI prints them as stored
     layer_runs: Callable[[Callable[[], bool]], Any] | None = None  # findings_child.ChildRuns in the TUI
     resume_tries: int = RESUME_TRIES
+    #: what is kept of each record, and yielded: something that reads like the record (r["k"],
+    #: r.get(), "error" in r) and keeps every field the findings, layers and acceptance read
+    keep: Callable[[DatasetRecord], DatasetRecord] | None = None
 
     def __post_init__(self) -> None:
         self.records: list[DatasetRecord] = []
@@ -251,6 +257,7 @@ class DatasetPipeline:
 
     async def _scan(self, cache: ScanCache | None) -> AsyncIterator[Progress | Resuming | ScanEnded | DatasetRecord]:
         seen: dict[str, tuple[int | None, float | None]] = {}
+        keep = self.keep
         attempt = 0
         cause: Exception | None = None
         self._scanning = True
@@ -262,6 +269,8 @@ class DatasetPipeline:
                         yield Progress(item["progress"])
                         continue
                     seen[item["path"]] = (item.get("size"), item.get("mtime"))
+                    if keep is not None:
+                        item = keep(item)
                     self.records.append(item)
                     yield item
                 outcome, error, cause = "done", None, None

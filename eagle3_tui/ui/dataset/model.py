@@ -6,8 +6,9 @@ holds, and the screen (ui/dataset/screen.py) feeds it records as a scan streams 
 A scan record (engines/scan/records.py) decoded from JSON costs about 5 KB of Python objects; 100,000 of
 them would be half a gigabyte. `Record` keeps the fields of the record's type (ScanRecord in
 engines/results.py; less the few only the CLI's report reads) in __slots__ (about 1.3 KB) and
-still reads like the dict (r["k"], r.get("final"), "error" in r), so dataset_findings() takes
-these records as they are.
+still reads like the dict (r["k"], r.get("final"), "error" in r). The view's scan pipeline keeps
+these rather than the dicts (`kept`, its `keep`), and its findings, layers and acceptance steps
+read them as they are: one copy of each record, not two.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.dataset.marks import STATUS_RANK, raised, status_of
-from eagle3_tui.dataset.shapes import AcceptScore
+from eagle3_tui.dataset.shapes import AcceptScore, DatasetRecord
 from eagle3_tui.engines.results import ScanRecord, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
@@ -69,7 +70,7 @@ class Signature(_Fields):
 
 _INTERNED = ("shard", "schema", "dtype", "mode", "final_norm", "computed", "error")
 #: the scan record's fields the view does not keep (the CLI's report reads them)
-_NOT_KEPT = ("rows_read", "mapped", "accept", "draft_vocab", "pair")  # pair: only `pair` reads it
+_NOT_KEPT = ("rows_read", "mapped", "accept", "pair")  # pair: only `pair` reads it
 
 
 class Record(_Fields):
@@ -110,6 +111,7 @@ class Record(_Fields):
     signature: Signature
     fingerprint: str
     bytes_read: int
+    draft_vocab: dict[str, Any]  # with a vocab mapping: the findings' draft_vocab and the cache's digest read it
     status: str | None
     top1: float | None
 
@@ -129,6 +131,12 @@ class Record(_Fields):
 
 
 _RECORD_FIELDS = frozenset(Record.__slots__)
+
+
+def kept(r: DatasetRecord) -> DatasetRecord:
+    """The dataset pipeline's `keep` for the view: the compact Record, which the pipeline's
+    later steps (findings, layers, acceptance) read as they read the record's dict."""
+    return cast(DatasetRecord, Record(r))
 
 
 def _nonfinite(r: Record) -> int | None:

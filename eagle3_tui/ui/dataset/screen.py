@@ -39,7 +39,7 @@ from eagle3_tui.ui.dataset.binning import StripBinning
 from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.exporting import DatasetExporter
 from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths, merged
-from eagle3_tui.ui.dataset.model import DatasetRows, Record
+from eagle3_tui.ui.dataset.model import DatasetRows, Record, kept
 from eagle3_tui.ui.dataset.norm_strip import NormStrip
 from eagle3_tui.ui.dataset.serving_table import ServingTable
 from eagle3_tui.ui.dataset.table import DatasetTable
@@ -153,15 +153,16 @@ class DatasetScreen(Screen[str | None]):
         esc stops the step that runs (self.pipeline.cancel())."""
         pipeline = self.pipeline = DatasetPipeline(
             self.source, self.folder.path, self.options,
-            open_cache=lambda: self.make_cache() if self.use_cache else None, layer_runs=self.layer_runs)
+            open_cache=lambda: self.make_cache() if self.use_cache else None, layer_runs=self.layer_runs,
+            keep=kept)
         clock = time.perf_counter
         until = clock() + YIELD_SECONDS
         try:
             async for event in pipeline.events():
                 if generation != self.generation:
                     break
-                if isinstance(event, dict):
-                    self.rows.take(Record(event))
+                if isinstance(event, Record):
+                    self.rows.take(event)
                     if clock() >= until:
                         # a burst of records (the cache, a big page) must not starve the keys; on
                         # a loaded machine a count of records is no bound on the time they take
