@@ -45,3 +45,14 @@ def test_core_never_imports_textual_or_asyncssh():
     mods = _modules_after(code)
     assert not {"textual", "asyncssh", "numpy"} & mods
 
+
+
+def test_the_tuis_first_frame_imports_no_scan_engine():
+    """What the browser and the sample view need at start-up, not the scan, its findings or
+    identify's forward (with them the first frame took 1.3-1.4x a bare Textual app's, against
+    1.0-1.2x without; bench_tui tui_first_frame)."""
+    mods = _modules_after("import eagle3_tui.commands.tui, eagle3_tui.ui.app, eagle3_tui.ui.start.analysis")
+    assert "eagle3_tui.ui.main.screen" in mods and "eagle3_tui.ui.sample.view" in mods
+    late = {"eagle3_tui.engines.scan.records", "eagle3_tui.dataset.findings", "eagle3_tui.engines.model.identify_run",
+            "eagle3_tui.engines.read.stats"}
+    assert not late & mods, sorted(late & mods)

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from eagle3_tui.dataset.findings import dataset_findings
-
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord, LayerRuns
     from eagle3_tui.engines.results import Finding
@@ -73,6 +71,9 @@ def folder_marks(records: list[DatasetRecord], findings: list[Finding] | None) -
     """The marks of a folder's records: with the findings of the dataset view's scan of the folder
     when the cache has them, else with the findings computed here over these records."""
     if findings is None:
+        # lazy: the findings bring the whole scan engine in (~40 ms), which the browser's first
+        # frame does not need: it imports this module for status_of
+        from eagle3_tui.dataset.findings import dataset_findings
 
         findings = dataset_findings(records, layer_runs=_no_layer_search)
     return file_marks(records, findings)

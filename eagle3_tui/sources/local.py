@@ -10,13 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from eagle3_tui.engines.compare import compare_files
-from eagle3_tui.engines.model.accept import accept_file
-from eagle3_tui.engines.model.folder_check import check_folders
-from eagle3_tui.engines.model.identify import identify_file, summarize_identified
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.read.stats import summarize_file
-from eagle3_tui.engines.read.tokens import annotate
 from eagle3_tui.engines.results import (
     AcceptResult,
     ComparisonResult,
@@ -25,11 +19,12 @@ from eagle3_tui.engines.results import (
     ScanRecord,
     Summary,
 )
-from eagle3_tui.engines.scan.agreement import check_drafter
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
-from eagle3_tui.engines.scan.pairprint import capture_print
-from eagle3_tui.engines.scan.records import scan_tree
 from eagle3_tui.sources.base import Entry, Source, SourceError
+
+# The engines are imported in the worker thread that runs them (each "lazy: engine" below): the
+# TUI opens this source on its way to the first frame, which lists a folder and needs none of
+# them, and together they are ~65 ms of imports (tests/test_startup_imports.py).
 
 #: seconds between progress items of a scan
 PROGRESS_EVERY = 0.2
@@ -150,9 +145,15 @@ class LocalSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> Summary:
         def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.read.tokens import annotate  # lazy: engine
+
             if model:
+                from eagle3_tui.engines.model.identify import summarize_identified  # lazy: engine
+
                 result = summarize_identified(path, model, k=k, slots=slots, hidden=hidden, cancel=cancel)
             else:
+                from eagle3_tui.engines.read.stats import summarize_file  # lazy: engine
+
                 result = summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
             return annotate(result, tokenizer)
 
@@ -163,16 +164,22 @@ class LocalSource(Source):
         order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.model.accept import accept_file  # lazy: engine
+
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
                                cancel=cancel, ids_from=ids_from)
 
         return await self._computed_here(run)
 
     async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
+        from eagle3_tui.engines.model.folder_check import check_folders  # lazy: engine
+
         return await asyncio.to_thread(check_folders, model, drafter)
 
     async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
         def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.scan.pairprint import capture_print  # lazy: engine
+
             return capture_print(path, widths)
 
         return await self._computed_here(run)
@@ -182,12 +189,17 @@ class LocalSource(Source):
         tokenizer: str | None = None, model: str | None = None,
     ) -> ComparisonResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.compare import compare_files  # lazy: engine
+            from eagle3_tui.engines.read.tokens import annotate  # lazy: engine
+
             return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model), tokenizer)
 
         return await self._computed_here(run)
 
     async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
         def run(cancel: threading.Event) -> dict[str, Any]:
+            from eagle3_tui.engines.model.identify import identify_file  # lazy: engine
+
             return identify_file(path, model, cancel=cancel, **options)
 
         return await self._computed_here(run)
@@ -208,6 +220,9 @@ class LocalSource(Source):
             # every end of this thread, an exception included, hands `done` over (finally below):
             # the awaiting side never waits for a thread that has gone
             try:
+                from eagle3_tui.engines.scan.agreement import check_drafter  # lazy: engine
+                from eagle3_tui.engines.scan.records import scan_tree  # lazy: engine
+
                 problem = check_drafter(*drafter) if drafter is not None else None
                 if problem is not None:
                     _post(loop, queue.put_nowait, SourceError(f"--drafter: {problem}"))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eagle3_tui.engines.model.identify_run import MAX_SHIFT
 from eagle3_tui.engines.results import finding
 
 #: 1 - mean cosine within which a slot holds a state (a capture in bf16, fp16 or float32)
@@ -56,8 +55,12 @@ def candidates(p: int, scores, layers: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     lag = scores.lag[p].tolist()
     for col in range(layers + 2):
+        # the shifts scored are -MAX_SHIFT..MAX_SHIFT (identify_run.Scores), read off the row
+        # rather than imported: the sample view imports this module at start-up, and identify_run
+        # brings the file reading in with it
+        center = (len(lag[col]) - 1) // 2
         for j, value in enumerate(lag[col]):
-            s = j - MAX_SHIFT
+            s = j - center
             c = _f(value)
             if s and c is not None:
                 out.append({"kind": "lag", "cosine": c, "shift": s,
