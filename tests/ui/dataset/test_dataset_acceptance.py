@@ -20,10 +20,18 @@ async def test_top1_column_sorts_and_each_group_says_its_cost(demo_drafter, size
     app = make_drafter_app(demo, str(demo / "drafter"))
     async with app.run_test(size=size) as pilot:
         screen = await open_dataset(pilot, demo, on="README.txt")  # a file: D scans the open folder
-        seen_progress = []
-        await wait_until(pilot, lambda: seen_progress.append(screen.accept_state) or screen.accept_state == "done",
-                         timeout=240, what="the acceptance step")
-        assert "scoring" in seen_progress  # the step ran with its progress on screen
+        # every status line the view shows (polling the state missed a step that ran between polls)
+        statuses: list[str] = []
+        set_status = screen.set_status
+
+        def recording(text: str, **kwargs) -> None:
+            statuses.append(text)
+            set_status(text, **kwargs)
+
+        screen.set_status = recording
+        await wait_until(pilot, lambda: screen.accept_state == "done", timeout=240, what="the acceptance step")
+        # the step ran with its progress on screen
+        assert any(s.startswith("scoring acceptance 1/") and s.endswith("(esc stops)") for s in statuses), statuses
         await app.workers.wait_for_complete()
         await pilot.pause()
         scored = {r.get("path"): r.get("top1") for r in screen.rows.records if r.get("top1") is not None}
