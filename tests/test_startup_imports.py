@@ -46,7 +46,6 @@ def test_core_never_imports_textual_or_asyncssh():
     assert not {"textual", "asyncssh", "numpy"} & mods
 
 
-
 def test_the_tuis_first_frame_imports_no_scan_engine():
     """What the browser and the sample view need at start-up, not the scan, its findings or
     identify's forward (with them the first frame took 1.3-1.4x a bare Textual app's, against

@@ -17,11 +17,13 @@ acceptance, as a stream of typed events. Its drivers only present them.
 Records travel bare (a dict each) rather than wrapped: a scan of 100,000 cached files is mostly
 handing them on. The pipeline keeps every record for the steps after the scan; `keep` turns each
 into what is kept and yielded (the dataset view's compact Record, about a quarter of the dict: the
-view and the pipeline then hold the same objects, not a copy each). `cancel()` stops the step that runs (the scan, the identify or the scoring
-calls); what was done by then still goes through the next steps that make sense (the findings of
-a cancelled scan cover the files read; layers and acceptance need a whole scan). A lost
-connection during the scan is resumed up to RESUME_TRIES times, the files already read skipped;
-after that the scan ends "lost" and the findings cover what was read.
+view and the pipeline then hold the same objects, not a copy each).
+
+`cancel()` stops the step that runs (the scan, the identify or the scoring calls); what was done
+by then still goes through the next steps that make sense (the findings of a cancelled scan cover
+the files read; layers and acceptance need a whole scan). A lost connection during the scan is
+resumed up to RESUME_TRIES times, the files already read skipped; after that the scan ends "lost"
+and the findings cover what was read.
 """
 
 from __future__ import annotations

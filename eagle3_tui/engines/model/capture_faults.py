@@ -54,11 +54,11 @@ def candidates(p: int, scores, layers: int) -> list[dict[str, Any]]:
     {"kind": "lag"|"normalized"|"mid"|"attn"|"mlp"|"branches", "cosine", ...}."""
     out: list[dict[str, Any]] = []
     lag = scores.lag[p].tolist()
+    # the shifts scored are -MAX_SHIFT..MAX_SHIFT (identify_run.Scores), read off the rows rather
+    # than imported: the sample view imports this module at start-up, and identify_run brings the
+    # file reading in with it
+    center = (len(lag[0]) - 1) // 2
     for col in range(layers + 2):
-        # the shifts scored are -MAX_SHIFT..MAX_SHIFT (identify_run.Scores), read off the row
-        # rather than imported: the sample view imports this module at start-up, and identify_run
-        # brings the file reading in with it
-        center = (len(lag[col]) - 1) // 2
         for j, value in enumerate(lag[col]):
             s = j - center
             c = _f(value)
