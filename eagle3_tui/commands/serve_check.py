@@ -23,7 +23,6 @@ import sys
 from typing import Any
 
 from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
-from eagle3_tui.commands.ls import printable
 from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import SourceError
@@ -96,7 +95,7 @@ def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | No
     if as_json:
         sys.stdout.write(json.dumps(to_json_ready(result)) + "\n")
     else:
-        sys.stdout.write(printable(format_check(result)) + "\n")
+        sys.stdout.write(format_check(result) + "\n")  # its values escaped, its lines real
     return exit_code(result)
 
 

@@ -11,6 +11,7 @@ code, cited in docs/serving.md). Plain Python (no Textual, no torch).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from itertools import product
 from typing import Any, TypedDict
@@ -18,6 +19,7 @@ from typing import Any, TypedDict
 from eagle3_tui.dataset.serving_rules import ENGINES, NESTED, NORM_BEFORE_FC, TOP, Capture, Config, nested
 from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.engines.results import Finding, Severity, finding
+from eagle3_tui.names import printable
 
 #: engines that take the ids from their own options, never from the drafter's config.json
 OWN_OPTION = ("trtllm",)
@@ -95,7 +97,8 @@ def _key(b: int | None) -> int:
 
 
 def bset(bounds: Sequence[int | None], L: int) -> str:
-    return ", ".join("?" if b is None else "post" if b == L + 1 else str(b) for b in sorted(bounds, key=_key))
+    """Boundaries as the JSON holds them, in its order: "?" for null, "post" for L + 1."""
+    return ", ".join("?" if b is None else "post" if b == L + 1 else str(b) for b in bounds)
 
 
 def _versions(since: str | None, until: str | None) -> str:
@@ -137,7 +140,7 @@ def run_rules(config: Config, L: int, arch: str | None) -> list[EngineCapture]:
 def check(config: Config, data: ServingData, arch: str | None = None) -> ServingCheck:
     """The whole answer: {"data", "drafter", "engines", "findings", "fix"}."""
     L = data["layers"]
-    want = [b for b in data["boundaries"]]
+    want = sorted(data["boundaries"], key=_key)  # engines feed the states in layer order
     engines = run_rules(config, L, arch)
     for e in engines:
         e["matches"] = None not in e["boundaries"] and None not in want and sorted(_known(e["boundaries"])) == sorted(_known(want))
@@ -147,7 +150,7 @@ def check(config: Config, data: ServingData, arch: str | None = None) -> Serving
         findings.append(finding("serving_fix", "info", fix["message"], lines=fix["lines"]))
     drafter: DrafterIds = {"ids": nested(config, "eagle_aux_hidden_state_layer_ids"), "top_level_ids": config.get(TOP),
                "norm_before_fc": _norm_before_fc(config), "architectures": config.get("architectures")}
-    return {"data": {**data, "boundaries": sorted(want, key=_key), "arch": arch}, "drafter": drafter,
+    return {"data": {**data, "boundaries": want, "arch": arch}, "drafter": drafter,
             "engines": engines, "findings": findings, "fix": fix}
 
 
@@ -276,42 +279,93 @@ def find_fix(config: Config, want: list[int | None], L: int, arch: str | None) -
 # ------------------------------------------------------------------------------ text
 
 
+def current_bad(result: ServingCheck) -> list[EngineCapture]:
+    """The current serving rules that do not capture what the data holds (the exit code's)."""
+    return [e for e in result["engines"] if e["until"] is None and e["serves"] and not e["matches"]]
+
+
+def verdict(result: ServingCheck) -> str:
+    """One line: which current engines will not serve the drafter right, or that all will."""
+    held = bset(result["data"]["boundaries"], result["data"]["layers"])
+    errors = [f for f in result["findings"] if f["severity"] == "error"]
+    bad = current_bad(result)
+    parts = []
+    failing = [e for e in bad if e.get("fails")]
+    differing = [e for e in bad if not e.get("fails")]
+    if failing:
+        parts.append(f"{', '.join(map(label, failing))} will fail on this drafter")
+    if differing:
+        parts.append(f"{', '.join(map(label, differing))} will not capture the data's b {held}")
+    if errors and not parts:
+        parts.append(errors[0]["message"])
+    if parts:
+        return printable("serve-check: " + "; ".join(parts), message=True)
+    warned = any(f["severity"] == "warning" for f in result["findings"])
+    return f"serve-check: every current engine captures the data's b {held}" + (
+        " (see the warnings)" if warned else "; nothing to fix")
+
+
+def mark(e: EngineCapture) -> str:
+    """The row's verdict: "ok", "ok, guess", "differs", "fails"."""
+    if e.get("fails"):
+        return "fails"
+    if e["matches"]:
+        return "ok, guess" if e["guessed"] else "ok"
+    return "differs"
+
+
 def table_rows(result: ServingCheck) -> list[tuple[str, str, str, str]]:
-    """(engine and versions, what it captures, "=" / "differs", why) per engine."""
+    """(verdict, engine and versions, what it captures, why) per engine, each cell one line (its
+    values escaped: a config.json string cannot break the table)."""
     L = result["data"]["layers"]
     rows: list[tuple[str, str, str, str]] = []
     for e in result["engines"]:
-        mark = ("= guessed" if e["guessed"] else "=") if e["matches"] else "differs"
-        rows.append((label(e), "b " + bset(e["boundaries"], L), mark, e["why"]))
+        got = "nothing" if e.get("fails") else "b " + bset(e["boundaries"], L)
+        rows.append((mark(e), label(e), got, printable(e["why"], message=True)))
     return rows
 
 
+def _value(v: Any) -> str:
+    """A config.json value on one line, as JSON writes it (so a string shows its quotes)."""
+    return printable(json.dumps(v, ensure_ascii=False), message=True) if v is not None else "none"
+
+
 def format_check(result: ServingCheck) -> str:
+    """The report: the verdict and the fix first, the data and the drafter, one aligned line per
+    engine and version range, the findings. Real lines; only the values in them are escaped."""
     d = result["data"]
     L = d["layers"]
     arch = d.get("arch")
-    lines = [f"data: b {bset(d['boundaries'], L)} (majority{', %s files' % d['files'] if d.get('files') else ''}, "
-             f"L = {L}{', ' + arch if arch else ''})"]
-    for g in d.get("groups") or []:
-        lines.append(f"      {g['label']}: b {bset(g['boundaries'], L)}")
-    dr = result["drafter"]
-    lines.append(f"drafter: {NESTED} {dr['ids']}, top-level {TOP} {dr['top_level_ids']}"
-                 + (", norm_before_fc" if dr["norm_before_fc"] else ""))
+    lines = [verdict(result)]
+    fix = result["fix"]
+    if fix is not None:
+        lines += [printable(f"fix: {line}", message=True) for line in fix["lines"] or [fix["message"]]]
     lines.append("")
-    rows = table_rows(result)
-    w = max(len(r[0]) for r in rows)
-    c = max(len(r[1]) for r in rows)
-    for name, got, mark, why in rows:
-        lines.append(f"{name:<{w}}  {got:<{c}}  {mark:<9}  {why}")
+    files = f", {d['files']} files" if d.get("files") else ""
+    lines.append(printable(f"data:    b {bset(d['boundaries'], L)} (majority{files}, L = {L}"
+                           f"{', ' + arch if arch else ''})", message=True))
+    for g in d.get("groups") or []:
+        lines.append(printable(f"         {g['label']}: b {bset(g['boundaries'], L)}", message=True))
+    dr = result["drafter"]
+    lines.append(f"drafter: {NESTED} {_value(dr['ids'])}; top-level {TOP} {_value(dr['top_level_ids'])}"
+                 + ("; norm_before_fc" if dr["norm_before_fc"] else ""))
+    lines.append("")
+    head = ("verdict", "engine and versions", "captures", "why")
+    rows = [head, *table_rows(result)]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
     lines.append("")
     if result["findings"]:
         lines.append("findings:")
-        lines += [f"  {f['severity'].upper():7} {f['code']}: {f['message']}" for f in result["findings"]]
+        lines += [printable(f"  {f['severity'].upper():7} {f['code']}: {f['message']}", message=True)
+                  for f in result["findings"]]
     else:
         lines.append("findings: none")
     return "\n".join(lines)
 
 
 def exit_code(result: ServingCheck) -> int:
-    """0 when every current serving rule matches, 1 when one does not."""
-    return 1 if any(e["until"] is None and e["serves"] and not e["matches"] for e in result["engines"]) else 0
+    """0 when every current serving rule matches, 1 when one does not or the drafter's ids are
+    not ids at all (an error finding)."""
+    return 1 if current_bad(result) or any(f["severity"] == "error" for f in result["findings"]) else 0

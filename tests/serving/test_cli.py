@@ -60,3 +60,20 @@ def test_unreadable_drafter_config_exits_2(data, target, tmp_path, capsys):
     (folder / "config.json").write_text("{not json")
     code, _, err = run(capsys, folder, data, "--model", target.folder)
     assert code == 2 and "not JSON" in err
+
+
+def test_the_text_report_is_real_lines_verdict_and_fix_first_one_aligned_row_per_engine(data, target, tmp_path, capsys):
+    """Issue 42: the plain report was one line with literal \\n (the whole text went through printable)."""
+    folder = drafter(tmp_path, {"eagle_aux_hidden_state_layer_ids": [1, 4, 6]})
+    code, out, _ = run(capsys, folder, data, "--model", target.folder)
+    lines = out.splitlines()
+    assert code == 1 and "\\n" not in out and len(lines) > 10
+    assert lines[0].startswith("serve-check: ") and "will not capture the data's b 2, 5, 7" in lines[0]
+    assert lines[1] == 'fix: config.json: "eagle_aux_hidden_state_layer_ids": [2, 5, 7]  (top level)'
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("verdict "))
+    rows = lines[head + 1:lines.index("", head)]
+    assert len(rows) == len(json.loads(run(capsys, folder, data, "--model", target.folder, "--json")[1])["engines"])
+    at = lines[head].index("captures")
+    assert all(r[at:at + 2] == "b " or r[at:].startswith("nothing") for r in rows), rows  # one column
+    vllm_now = next(r for r in rows if " vLLM since " in r and "differs" in r)
+    assert vllm_now.startswith("differs") and "b 1, 4, 6" in vllm_now

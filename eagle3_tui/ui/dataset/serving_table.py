@@ -89,15 +89,8 @@ class ServingTable(VerticalScroll):
             self.body.update(self._render_check())
 
     def verdict(self) -> str:
-        r = self.result
-        assert r is not None
-        held = bset(r["data"]["boundaries"], r["data"]["layers"])
-        bad = [e for e in r["engines"] if e["until"] is None and e["serves"] and not e["matches"]]
-        if bad:
-            return f"serve-check: {', '.join(map(label, bad))} will not capture the data's b {held}"
-        warned = any(f["severity"] == "warning" for f in r["findings"])
-        return f"serve-check: every current engine captures the data's b {held}" + (
-            " (see the warnings)" if warned else "; nothing to fix")
+        assert self.result is not None
+        return serving.verdict(self.result)
 
     def _render_check(self) -> Group | Text:
         if self.result is None:
@@ -136,5 +129,5 @@ class ServingTable(VerticalScroll):
             return None
         if self.result is None:
             return {"drafter_path": self.drafter, "error": self.error}
-        # "table": serve-check's text columns (engine and versions, what it captures, "=" / "differs", why)
+        # "table": serve-check's text columns (verdict, engine and versions, what it captures, why)
         return {"drafter_path": self.drafter, **self.result, "table": [list(row) for row in table_rows(self.result)]}
