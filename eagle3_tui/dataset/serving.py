@@ -16,7 +16,18 @@ from collections.abc import Sequence
 from itertools import product
 from typing import Any, TypedDict
 
-from eagle3_tui.dataset.serving_rules import ENGINES, NESTED, NORM_BEFORE_FC, TOP, Capture, Config, nested
+from eagle3_tui.dataset.serving_rules import (
+    ENGINES,
+    INCLUSIVE,
+    NESTED,
+    NORM_BEFORE_FC,
+    TOP,
+    Capture,
+    Config,
+    Range,
+    is_id,
+    nested,
+)
 from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.engines.results import Finding, Severity, finding
 from eagle3_tui.names import printable
@@ -37,7 +48,8 @@ class ServingData(TypedDict, total=False):
     """The dataset's side of a check (data_from_layers; check adds "arch")."""
 
     layers: int
-    boundaries: list[int | None]  # the majority's, per slot
+    boundaries: list[int | None]  # the majority's (check: in layer order)
+    slots: list[int | None]  # check: the majority's in the files' slot order
     files: int | None
     groups: list[ServingGroup]  # the groups whose boundaries differ
     arch: str | None
@@ -50,6 +62,7 @@ class EngineCapture(Capture, total=False):
     engine: str
     since: str | None
     until: str | None  # None: the engine's current rule
+    variant: str | None  # the runner, when a range has two
     serves: bool  # False: a training reading (not counted in the exit code)
     source: str
     matches: bool
@@ -102,21 +115,25 @@ def bset(bounds: Sequence[int | None], L: int) -> str:
 
 
 def _versions(since: str | None, until: str | None) -> str:
+    if until in INCLUSIVE:
+        return f"through {until}"
+    start = f"after {since}" if since in INCLUSIVE else since
     if since and until:
-        return f"{since} .. {until}"
-    return f"since {since}" if since else f"before {until}" if until else "all"
+        return f"{start} .. {until}"
+    return (f"{start}" if since in INCLUSIVE else f"since {since}") if since else f"before {until}" if until else "all"
 
 
 def label(e: EngineCapture) -> str:
-    return f"{NAMES[e['engine']]} {_versions(e['since'], e['until'])}" if e["since"] or e["until"] else NAMES[e["engine"]]
+    name = f"{NAMES[e['engine']]} {_versions(e['since'], e['until'])}" if e["since"] or e["until"] else NAMES[e["engine"]]
+    return f"{name}, {e['variant']}" if e.get("variant") else name
 
 
-def _offset(got: list[int | None], want: list[int | None]) -> str:
+def _offset(got: list[int], want: list[int | None]) -> str:
     if len(got) != len(want):
         return f"{len(got)} states for {len(want)} slots"
-    if None in got or None in want:
-        return "some ids capture nothing"
-    d = {g - w for g, w in zip(sorted(_known(got)), sorted(_known(want)))}
+    if None in want:
+        return "some slots are unidentified"
+    d = {g - w for g, w in zip(got, sorted(_known(want)))}
     if len(d) == 1:
         n = d.pop()
         word = "shallower" if n < 0 else "deeper"
@@ -124,34 +141,96 @@ def _offset(got: list[int | None], want: list[int | None]) -> str:
     return "the slots move by different amounts"
 
 
-def _known(bounds: list[int | None]) -> list[int]:
-    """The boundaries that are known (callers have checked that every one is)."""
+def _known(bounds: Sequence[int | None]) -> list[int]:
     return [b for b in bounds if b is not None]
 
 
-def run_rules(config: Config, L: int, arch: str | None) -> list[EngineCapture]:
+def run_rules(config: Config, L: int, arch: str | None, slots: int | None = None) -> list[EngineCapture]:
+    """Every range's rule; with `slots` (the data's), an engine whose fc is built for another
+    count fails to load the drafter (its fc was trained on the data's slots)."""
     out: list[EngineCapture] = []
-    for engine, since, until, rule, serves, source in ENGINES:
-        r = rule(config, L, arch)
-        out.append({"engine": engine, "since": since, "until": until, **r, "serves": serves, "source": source})
+    for r in ENGINES:
+        c = r["rule"](config, L, arch)
+        e: EngineCapture = {"engine": r["engine"], "since": r["since"], "until": r["until"], "variant": r["variant"],
+                            **c, "serves": r["serves"], "source": r["source"]}
+        fc = c.get("fc_states")
+        if slots is not None and fc is not None and fc != slots and not e.get("fails"):
+            e["fails"] = (f"it builds the drafter's fc for {fc} states; a drafter trained on the data's {slots} "
+                          "slots does not load into it")
+            e["states"] = []
+        out.append(e)
     return out
+
+
+def _matches(e: EngineCapture, want: list[int | None]) -> bool:
+    return not e.get("fails") and None not in want and e["states"] == sorted(_known(want))
 
 
 def check(config: Config, data: ServingData, arch: str | None = None) -> ServingCheck:
     """The whole answer: {"data", "drafter", "engines", "findings", "fix"}."""
     L = data["layers"]
-    want = sorted(data["boundaries"], key=_key)  # engines feed the states in layer order
-    engines = run_rules(config, L, arch)
+    slots = list(data["boundaries"])  # in the files' order
+    want = sorted(slots, key=_key)  # engines feed the states in layer order
+    engines = run_rules(config, L, arch, len(slots))
     for e in engines:
-        e["matches"] = None not in e["boundaries"] and None not in want and sorted(_known(e["boundaries"])) == sorted(_known(want))
-    findings = _engine_findings(engines, want, L) + _input_findings(config, data, L)
-    fix = find_fix(config, want, L, arch) if any(f["severity"] == "warning" for f in findings) else None
+        e["matches"] = _matches(e, want)
+    findings = (_id_findings(config, engines, L) + _engine_findings(engines, want, L)
+                + _input_findings(config, data, L, engines))
+    fix = None
+    if any(f["severity"] in ("warning", "error") and f["code"] != "serving_bad_ids" for f in findings) \
+            or any(not e["matches"] for e in engines if e["until"] is None and e["serves"]):
+        fix = find_fix(config, want, L, arch)
     if fix is not None:
         findings.append(finding("serving_fix", "info", fix["message"], lines=fix["lines"]))
     drafter: DrafterIds = {"ids": nested(config, "eagle_aux_hidden_state_layer_ids"), "top_level_ids": config.get(TOP),
-               "norm_before_fc": _norm_before_fc(config), "architectures": config.get("architectures")}
-    return {"data": {**data, "boundaries": want, "arch": arch}, "drafter": drafter,
+                           "norm_before_fc": _norm_before_fc(config), "architectures": config.get("architectures")}
+    return {"data": {**data, "boundaries": want, "slots": slots, "arch": arch}, "drafter": drafter,
             "engines": engines, "findings": findings, "fix": fix}
+
+
+def bad_ids(value: Any) -> list[str]:
+    """What is wrong with an ids value as config.json holds it: each problem, naming the value."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return [f"{_show(value)} is not a list"]
+    if not value:
+        return ["an empty list"]
+    out = [f"{_show(v)} is not an integer" for v in value if not is_id(v)]
+    seen = [v for v in value if is_id(v)]
+    dup = sorted({v for v in seen if seen.count(v) > 1})
+    if dup:
+        out.append(f"{', '.join(map(str, dup))} named more than once (the engines capture one state for it)")
+    return out
+
+
+def _show(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _id_findings(config: Config, engines: list[EngineCapture], L: int) -> list[Finding]:
+    """Ids that are not a list of distinct integers: an error, naming the value and what each
+    engine does with it (the engines' own code decides: a float goes through id + 1, a string
+    does not)."""
+    out: list[Finding] = []
+    for key, value in ((NESTED, nested(config, "eagle_aux_hidden_state_layer_ids")), (TOP, config.get(TOP))):
+        problems = bad_ids(value)
+        if not problems:
+            continue
+        said = "; ".join(problems)
+        parts = []
+        for e in engines:
+            if e["until"] is not None:
+                continue
+            if e.get("ids_from") == key:
+                got = f"b {bset(e['boundaries'], L)}" if e["boundaries"] else "nothing"
+                parts.append(f"{label(e)} fails ({e['fails']})" if e.get("fails") else f"{label(e)} captures {got}")
+        unread = [label(e) for e in engines if e["until"] is None and e.get("ids_from") != key]
+        msg = f"{key} {_show(value)}: {said}. " + ("; ".join(parts) or "no current engine reads it as written")
+        if unread:
+            msg += f"; {', '.join(unread)}: not from this key (their default, their own option or another key)"
+        out.append(finding("serving_bad_ids", "error", msg, key=key, value=value))
+    return out
 
 
 def _engine_findings(engines: list[EngineCapture], want: list[int | None], L: int) -> list[Finding]:
@@ -159,22 +238,28 @@ def _engine_findings(engines: list[EngineCapture], want: list[int | None], L: in
     held = bset(want, L)
     for e in engines:
         current = e["until"] is None
-        if not e["matches"]:
-            severity: Severity = "warning" if current and e["serves"] else "info"
+        where = {"engine": e["engine"], "since": e["since"], "until": e["until"], "variant": e.get("variant")}
+        severity: Severity = "warning" if current and e["serves"] else "info"
+        if e.get("fails"):
+            verb = "will fail" if current else "would fail"
+            if not e["serves"]:
+                verb = "refuses to train" if current else "refused to train"
+            out.append(finding("serving_fails", severity, f"{label(e)} {verb} on this drafter: {e['fails']} ({e['why']})",
+                               **where))
+        elif not e["matches"]:
             verb = "will capture" if current else "would capture"
             if not e["serves"]:
                 verb = "trains on" if current else "trained on"
             out.append(finding("serving_mismatch", severity,
-                               f"{label(e)} {verb} b {bset(e['boundaries'], L)}; the data holds b {held}: "
-                               f"{_offset(e['boundaries'], want)} ({e['why']})",
-                               engine=e["engine"], since=e["since"], until=e["until"]))
+                               f"{label(e)} {verb} b {bset(e['states'], L)}; the data holds b {held}: "
+                               f"{_offset(e['states'], want)} ({e['why']})", **where))
         elif e["guessed"] and current and e["serves"]:
             # an engine that never reads config.json (TensorRT-LLM) cannot be pinned by the drafter:
             # its own option is named in the fix, the guess itself is no fault of this pairing
             out.append(finding("serving_guessed", "info" if e["engine"] in OWN_OPTION else "warning",
                                f"{label(e)} guesses b {bset(e['boundaries'], L)}: it matches the data today, but the "
                                f"drafter does not pin it and another version may guess otherwise ({e['why']})",
-                               engine=e["engine"], since=e["since"], until=e["until"]))
+                               **where))
     return out
 
 
@@ -183,37 +268,71 @@ def _norm_before_fc(config: Config) -> bool:
     return bool(config.get("norm_before_fc") if v is None else v)
 
 
-def _input_findings(config: Config, data: ServingData, L: int) -> list[Finding]:
-    """What the drafter takes besides aux layers: post-norm states, norm_before_fc, slot counts."""
+def _norm_findings(config: Config) -> list[Finding]:
+    """norm_before_fc: who applies it from where it is written, who ignores it (NORM_BEFORE_FC)."""
+    keys = {"top": bool(config.get("norm_before_fc")), "nested": bool(nested(config, "norm_before_fc"))}
+    if not any(keys.values()):
+        return []
+    written = " and ".join(k for k, v in (("the top level", keys["top"]), ("eagle_config", keys["nested"])) if v)
+    applies = [f"{who} {when}".strip() for who, when, reads, _ in NORM_BEFORE_FC if any(keys[k] for k in reads)]
+    ignores = [f"{who} {when}".strip() + f" (reads only {'eagle_config' if reads == ('nested',) else 'the top level'})"
+               for who, when, reads, _ in NORM_BEFORE_FC if not any(keys[k] for k in reads)]
+    current_ignore = [i for i in ignores if not i.startswith("vLLM 0.18.0")]
+    msg = (f"the drafter sets norm_before_fc in {written} (an RMSNorm over the concatenated aux states before fc): "
+           f"applied by {', '.join(applies) or 'no engine'}")
+    if ignores:
+        msg += f"; ignored by {', '.join(ignores)}: fed without it, acceptance drops though the layers match"
+    msg += "; vLLM before 0.18.0 and SGLang before 0.5.17 never apply it"
+    return [finding("serving_norm_before_fc", "warning" if current_ignore else "info", msg)]
+
+
+def _fc_counts(engines: list[EngineCapture], slots: int) -> Finding | None:
+    """Issue 42 item 10: each current engine's fc size next to the data's slot count."""
+    current = [e for e in engines if e["until"] is None and e.get("fc_states") is not None]
+    if all(e["fc_states"] == slots for e in current):
+        return None
+    counts = "; ".join(f"{label(e)} {e['fc_states']}" for e in current)
+    return finding("serving_slot_count", "warning",
+                   f"the data holds {slots} slots; the drafter's fc takes, per engine: {counts} (vLLM and SGLang: "
+                   "num_aux_hidden_states or the count of eagle_config ids, else 3; tokenspeed: the count of top-level "
+                   "ids, else 3; TensorRT-LLM: the option's count, else 3; SpecForge: exactly 3)")
+
+
+def _input_findings(config: Config, data: ServingData, L: int, engines: list[EngineCapture] | None = None) -> list[Finding]:
+    """What the drafter takes besides aux layers: post-norm states, norm_before_fc, slot counts
+    and order, the speculators format."""
     out: list[Finding] = []
-    want = data["boundaries"]
-    if L + 1 in want:
+    slots = data["boundaries"]
+    want = sorted(slots, key=_key)
+    if L + 1 in slots:
         out.append(finding("serving_post_norm", "warning",
-                           f"slot {want.index(L + 1)} of the data holds the final post-norm state (after the final "
-                           "norm): no engine's aux capture yields it (each captures residual streams, b = L at "
-                           "most, before the final norm)"))
-    if None in want:
+                           f"slot {slots.index(L + 1)} of the data holds the final post-norm state (after the final "
+                           "norm): vLLM, SGLang and tokenspeed capture residual streams, b = L at most, before the "
+                           "final norm; TensorRT-LLM's eagle3_layers_to_capture {-1} (its default with "
+                           "eagle3_model_arch=\"mistral_large3\") is read as that state, but how -1 is captured was not "
+                           "in the stored index: unverified"))
+    if None in slots:
         out.append(finding("serving_unidentified", "warning",
-                           f"{want.count(None)} slot(s) of the data matched no boundary: no engine can be checked "
+                           f"{slots.count(None)} slot(s) of the data matched no boundary: no engine can be checked "
                            "against them"))
-    if _norm_before_fc(config):
-        out.append(finding("serving_norm_before_fc", "warning",
-                           "the drafter sets norm_before_fc (an RMSNorm over the concatenated aux states before fc): "
-                           "applied by " + ", ".join(NORM_BEFORE_FC.values()) + "; TensorRT-LLM: unverified; older "
-                           "versions feed the states without it and acceptance drops though the layers match"))
-    ids = nested(config, "eagle_aux_hidden_state_layer_ids") or config.get(TOP)
-    if isinstance(ids, list) and ids and len(ids) != len(want):
-        out.append(finding("serving_slot_count", "warning",
-                           f"the drafter names {len(ids)} layer ids; the data holds {len(want)} slots: its fc takes "
-                           f"{len(ids)} states"))
-    elif not ids and len(want) != 3:
-        out.append(finding("serving_slot_count", "warning",
-                           f"the data holds {len(want)} slots; a drafter without ids gets the engines' 3 default "
-                           "states"))
+    known = _known(slots)
+    if len(known) == len(slots) and known != sorted(known):
+        out.append(finding("serving_slot_order", "warning",
+                           f"the data stores its slots as b {bset(slots, L)}; every engine concatenates the states in "
+                           f"ascending layer order (b {bset(want, L)}): the drafter is fed its slots in another order "
+                           "than it was trained on"))
+    out += _norm_findings(config)
+    if engines is not None and (fc := _fc_counts(engines, len(slots))) is not None:
+        out.append(fc)
     if nested(config, "use_aux_hidden_state") is False:
-        out.append(finding("serving_no_aux", "warning",
-                           "eagle_config.use_aux_hidden_state is false: the drafter takes the target's last hidden "
-                           "state, not aux layers"))
+        out.append(finding("serving_no_aux", "error",
+                           "eagle_config.use_aux_hidden_state is false: vLLM and SGLang feed the drafter the target's "
+                           "last hidden state, not aux layers (tokenspeed does not read the key), while the data holds "
+                           f"{len(slots)} aux slots: the drafter and its data disagree"))
+    if "speculators_model_type" in config:
+        out.append(finding("serving_speculators", "warning",
+                           "a speculators-format config: vLLM reads it (transformers_utils/configs/speculators, "
+                           "top-level ids kept); SGLang and tokenspeed have no reader for the format"))
     for g in data.get("groups") or []:
         out.append(finding("serving_minority", "warning",
                            f"{g['label']} ({g.get('files')} files) holds b {bset(g['boundaries'], L)}, the majority "
@@ -222,6 +341,11 @@ def _input_findings(config: Config, data: ServingData, L: int) -> list[Finding]:
 
 
 # ------------------------------------------------------------------------------ the fix
+
+#: the target architectures a fix is tried on when --model's config.json names none: one per rule
+#: that reads the ids differently
+PROBE_ARCHS = ("LlamaForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Gemma3ForCausalLM",
+               "Qwen3MoeForCausalLM", "KimiK3ForConditionalGeneration")
 
 
 def _with(config: Config, top: list[int] | None, nest: list[int] | None) -> Config:
@@ -234,28 +358,46 @@ def _with(config: Config, top: list[int] | None, nest: list[int] | None) -> Conf
     return c
 
 
+def _serves(cfg: Config, L: int, arch: str | None, B: list[int], r: Range) -> bool:
+    got = r["rule"](cfg, L, arch)
+    fc = got.get("fc_states")
+    return (not got.get("fails") and not got["guessed"] and got.get("states") == B
+            and (fc is None or fc == len(B)))
+
+
+def _captures(cfg: Config, L: int, arch: str | None, B: list[int], r: Range) -> bool:
+    """An older range: captures B without failing, pinned or guessed (it may ignore the ids)."""
+    got = r["rule"](cfg, L, arch)
+    return not got.get("fails") and got.get("states") == B
+
+
 def find_fix(config: Config, want: list[int | None], L: int, arch: str | None) -> ServingFix:
     """The fewest config.json lines that make every current engine that reads config.json capture
-    the data's boundaries (tried: the top-level and the eagle_config ids, as b and as b - 1), and
-    TensorRT-LLM's own option. {"lines": [...], "message": ...}."""
+    the data's boundaries, each candidate run through every current rule (tried: the top-level and
+    the eagle_config ids, as b and as b - 1), and TensorRT-LLM's own option. Without the target's
+    architecture, the lines are tried on one target per rule and the message says where they
+    differ; the older ranges that read the lines otherwise are named."""
     if None in want or L + 1 in want:
         return {"lines": [], "message": "no ids can make an engine capture what the data holds (a slot is post-norm "
                                         "or unidentified)"}
-    B = sorted(_known(want))  # every one known: checked above
-    choices = [c for c in (B, [b - 1 for b in B]) if min(c) >= 0]
-    reads = [(e, s, u, r) for e, s, u, r, serves, _ in ENGINES if u is None and serves and e not in OWN_OPTION]
-
-    def ok(cfg: Config) -> bool:
-        return all(sorted(r(cfg, L, arch)["boundaries"], key=_key) == B and not r(cfg, L, arch)["guessed"]
-                   for _e, _s, _u, r in reads)
-
-    best: tuple[list[int] | None, list[int] | None] | None = None
+    B = sorted(set(_known(want)))
+    choices = _choices(B)
+    current = [r for r in ENGINES if r["until"] is None and r["serves"] and r["engine"] not in OWN_OPTION]
+    archs = [arch] if arch else [None, *PROBE_ARCHS]
     tries: list[tuple[list[int] | None, list[int] | None]] = [
         *[(t, None) for t in choices], *[(None, n) for n in choices], *product(choices, choices)]
-    for top, nest in tries:
-        if ok(_with(config, top, nest)):
-            best = (top, nest)
-            break
+    # an engine no ids can help (a target without aux states, a format it cannot read) is set aside
+    hopeless = {r["engine"] for r in current
+                if not any(_serves(_with(config, t, n), L, archs[0], B, r) for t, n in tries)}
+
+    def served(cfg: Config, a: str | None) -> list[str]:
+        return [r["engine"] for r in current if r["engine"] not in hopeless and _serves(cfg, L, a, B, r)]
+
+    wanted = len(current) - len(hopeless)
+    scored = [(len(served(_with(config, t, n), archs[0])), -(t is not None) - (n is not None), i)
+              for i, (t, n) in enumerate(tries)]
+    top_score = max(scored)
+    best = tries[top_score[2]] if top_score[0] > 0 else None
     lines: list[str] = []
     if best is not None:
         top, nest = best
@@ -263,17 +405,61 @@ def find_fix(config: Config, want: list[int | None], L: int, arch: str | None) -
             lines.append(f'config.json: "{TOP}": {top}  (top level)')
         if nest is not None:
             lines.append(f'config.json: "eagle_config": {{"{TOP}": {nest}}}')
-        what = "this line makes" if len(lines) == 1 else "no single line can; these make"
-        message = f"{what} vLLM, SGLang and tokenspeed capture b {bset(B, L)}: " + "; ".join(lines)
+        fixed = _with(config, top, nest)
+        made = served(fixed, archs[0])
+        names = _names(made)
+        if len(made) == wanted:
+            what = "this line makes" if len(lines) == 1 else "no single line can; these make"
+            message = f"{what} the current {names} capture b {bset(B, L)}: " + "; ".join(lines)
+        else:
+            left = _names([r["engine"] for r in current if r["engine"] not in made and r["engine"] not in hopeless])
+            message = (f"no config.json ids (tried as b and b - 1 per slot, top level and in eagle_config) make every "
+                       f"current engine capture b {bset(B, L)}: they read the ids under different rules; "
+                       f"{'this line makes' if len(lines) == 1 else 'these make'} {names} capture it, not {left}: "
+                       + "; ".join(lines))
+        if not arch:
+            other = [a for a in PROBE_ARCHS if served(fixed, a) != made]
+            message += (" (checked without the target's architecture: --model's config.json names none"
+                        + (f"; on {', '.join(other)} the engines read them otherwise)" if other else
+                           "; the same on every architecture the rules tell apart)"))
+        old = [r for r in ENGINES if r["until"] is not None and r["serves"] and not _captures(fixed, L, arch, B, r)]
+        if old:
+            message += ("; older versions read them otherwise: " + ", ".join(label(_as_capture(r)) for r in old)
+                        + " (the tool cannot know which version serves)")
     else:
-        message = (f"no config.json ids (tried as b and as b - 1, top level and in eagle_config) make vLLM, SGLang "
-                   f"and tokenspeed all capture b {bset(B, L)}"
-                   + (f" on {arch}" if arch else "") + ": they read the ids under different rules")
+        message = (f"no config.json ids (tried as b and b - 1 per slot, top level and in eagle_config) make vLLM, "
+                   f"SGLang or tokenspeed capture b {bset(B, L)}" + (f" on {arch}" if arch else ""))
+    if hopeless:
+        message += f"; no ids help {_names(sorted(hopeless))} here (see its row)"
+    message += "; tokenspeed's server flag --eagle3-layers-to-capture, when given, replaces the drafter's ids"
     if min(B) >= 1 and max(B) <= L:
         trt = f"TensorRT-LLM (LLM API options): speculative_config.eagle3_layers_to_capture: {[b - 1 for b in B]}"
         lines.append(trt)
         message += f"; {trt} (it does not read config.json)"
-    return {"lines": lines, "message": message, "single": best is not None and sum(x is not None for x in best) == 1}
+    return {"lines": lines, "message": message,
+            "single": best is not None and sum(x is not None for x in best) == 1 and len(served(
+                _with(config, *best), archs[0])) == wanted}
+
+
+def _names(engines: list[str]) -> str:
+    names = [NAMES[e] for e in dict.fromkeys(engines)]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def _choices(B: list[int]) -> list[list[int]]:
+    """Ids to try for boundaries B: all as b, all as b - 1, then (up to 4 slots) each slot either way."""
+    out = [B, [b - 1 for b in B]]
+    if len(B) <= 4:
+        out += [list(c) for c in product(*[(b, b - 1) for b in B])]
+    seen: list[list[int]] = []
+    for c in out:
+        if min(c) >= 0 and c not in seen:
+            seen.append(c)
+    return seen
+
+
+def _as_capture(r: Range) -> EngineCapture:
+    return {"engine": r["engine"], "since": r["since"], "until": r["until"], "variant": r["variant"]}
 
 
 # ------------------------------------------------------------------------------ text
@@ -320,7 +506,7 @@ def table_rows(result: ServingCheck) -> list[tuple[str, str, str, str]]:
     L = result["data"]["layers"]
     rows: list[tuple[str, str, str, str]] = []
     for e in result["engines"]:
-        got = "nothing" if e.get("fails") else "b " + bset(e["boundaries"], L)
+        got = "b " + bset(e["boundaries"], L) if e["boundaries"] else "nothing"
         rows.append((mark(e), label(e), got, printable(e["why"], message=True)))
     return rows
 

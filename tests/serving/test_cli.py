@@ -50,7 +50,7 @@ def test_top_level_ids_read_the_other_way_fail_with_the_fix(data, target, tmp_pa
     folder = drafter(tmp_path, {"eagle_aux_hidden_state_layer_ids": [1, 4, 6]})
     code, out, _ = run(capsys, folder / "config.json", data, "--model", target.folder)
     assert code == 1
-    assert "vLLM since 0.11.1 will capture b 1, 4, 6; the data holds b 2, 5, 7: every slot 1 boundary shallower" in out
+    assert "vLLM since 0.34.0 will capture b 1, 4, 6; the data holds b 2, 5, 7: every slot 1 boundary shallower" in out
     assert 'config.json: "eagle_aux_hidden_state_layer_ids": [2, 5, 7]  (top level)' in out
 
 

@@ -111,10 +111,10 @@ def test_pr_50170_70b_config_without_ids_is_a_guess_on_every_engine():
     (here b 2, 41, 78), every engine misses; trained there, every guess is still a warning."""
     config = {"architectures": ["LlamaForCausalLMEagle3"], "num_hidden_layers": 1, "eagle_config": {}}
     elsewhere = check(config, {"layers": 80, "boundaries": [2, 41, 78], "groups": []}, "LlamaForCausalLM")
-    v = by_name(elsewhere)[("vllm", "0.11.1", None)]
+    v = by_name(elsewhere)[("vllm", "0.34.0", None)]
     assert v["boundaries"] == [2, 40, 77] and not v["matches"] and v["guessed"]
     text = format_check(elsewhere)
-    assert "vLLM since 0.11.1 will capture b 2, 40, 77; the data holds b 2, 41, 78" in text
+    assert "vLLM since 0.34.0 will capture b 2, 40, 77; the data holds b 2, 41, 78" in text
     assert exit_code(elsewhere) == 1
     fix = elsewhere["fix"]
     assert 'config.json: "eagle_aux_hidden_state_layer_ids": [2, 41, 78]  (top level)' in fix["lines"]
@@ -131,11 +131,11 @@ def test_pr_25454_kimi_first_id_two():
     1 to them; since, DeepSeek-family models take them as they are."""
     r = check(NESTED([2, 30, 58]), {"layers": 61, "boundaries": [2, 30, 58], "groups": []},
               "KimiK25ForConditionalGeneration")
-    old = by_name(r)[("sglang", None, "0.5.13")]
+    old = by_name(r)[("sglang", "0.4.8.post1", "0.5.13")]
     assert old["boundaries"] == [3, 31, 59] and not old["matches"]
     assert by_name(r)[("sglang", "0.5.17", None)]["matches"]
     text = format_check(r)
-    assert "SGLang before 0.5.13 would capture b 3, 31, 59; the data holds b 2, 30, 58: every slot 1 boundary deeper" in text
+    assert "SGLang after 0.4.8.post1 .. 0.5.13 would capture b 3, 31, 59; the data holds b 2, 30, 58: every slot 1 boundary deeper" in text
     # tokenspeed (any version since PR 526) still adds 1: the current rule misses
     assert "tokenspeed since PR 958 will capture b 3, 31, 59" in text
     assert exit_code(r) == 1
