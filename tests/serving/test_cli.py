@@ -77,3 +77,19 @@ def test_the_text_report_is_real_lines_verdict_and_fix_first_one_aligned_row_per
     assert all(r[at:at + 2] == "b " or r[at:].startswith("nothing") for r in rows), rows  # one column
     vllm_now = next(r for r in rows if " vLLM since " in r and "differs" in r)
     assert vllm_now.startswith("differs") and "b 1, 4, 6" in vllm_now
+
+
+def test_bad_ids_exit_1_with_the_value_named_and_escaped_in_the_text(data, target, tmp_path, capsys):
+    """Issue 42 item 9: a string id (with a newline in it) used to exit 0 ("names no ids SGLang reads").
+    The text names the value, escaped on its own line, and which engines fail on it."""
+    folder = drafter(tmp_path, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": ["1\nx", 4, 6]}})
+    code, out, _ = run(capsys, folder, data, "--model", target.folder)
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0] == "serve-check: SGLang since 0.5.17, tokenspeed since PR 958 will fail on this drafter"
+    error = next(ln for ln in lines if "ERROR" in ln)
+    assert 'serving_bad_ids: eagle_config.eagle_aux_hidden_state_layer_ids ["1\\nx", 4, 6]' in error
+    assert "SGLang since 0.5.17 fails (id \"1\\nx\": `id + 1` raises TypeError at start-up)" in error
+    assert not any(ln.startswith("x") for ln in lines)  # the value's newline did not break a line
+    sglang = next(ln for ln in lines if "SGLang since 0.5.17" in ln and ln.startswith("fails"))
+    assert "nothing" in sglang
