@@ -170,7 +170,7 @@ DATASET = [
             tooltip="Cancel the scan (or the layers' identify calls), else clear the filter, else back"),
     Binding("q", "leave", "Back", show=False, id="dataset.leave", tooltip="Back to the browser"),
     Binding("tab", "switch_focus", "Findings/files", key_display="tab", id="dataset.focus",
-            tooltip="Move between the findings and the table of files"),
+            tooltip="Move between the table of files, the findings and the serve-check's rows"),
     Binding("r", "rescan", "Rescan", show=False, id="dataset.rescan",
             tooltip="Scan the folder again (unchanged files: cache)"),
     Binding("n,p", "browser_only", show=False, id="dataset.no_step",

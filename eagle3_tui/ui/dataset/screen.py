@@ -427,10 +427,11 @@ class DatasetScreen(Screen[str | None]):
         self.start()
 
     def action_switch_focus(self) -> None:
-        if self.focused is self.table:
-            self.findings_list.focus()
-        else:
-            self.table.focus()
+        """tab: the files, the findings, the serve-check's rows (when shown), the files again."""
+        rows = self.serving.rows
+        order = [self.table, self.findings_list, *([rows] if self.serving.display and rows.display else [])]
+        at = order.index(self.focused) if self.focused in order else -1
+        order[(at + 1) % len(order)].focus()
 
     def action_export(self) -> None:
         self.exporter.export()

@@ -1,8 +1,10 @@
 """The dataset view's serve-check (--model and --drafter): once the layers step has found the
 data's boundaries, the drafter's config.json is read as each serving engine reads it
 (dataset/serving.py, the rules `eagle3-tui serve-check` applies) and shown as one line per
-engine and version range: what it will capture, whether that matches the data, whether it is a
-guess, and why; with the config.json line that fixes a mismatch above the table.
+engine and version range (the verdict first, what it will capture, why), under the verdict, the
+config.json lines that fix a mismatch and the first findings, as `serve-check` prints them. The rows
+are a table of their own: tab reaches it (the screen's tab cycles the files, the findings and
+this), the arrows move through every row, and the row under the cursor shows its whole reason below.
 
 The drafter's config.json and the target's are read through the open Source (as the command
 reads them), so this works over SSH too; the reading runs in a worker that turns any failure
@@ -16,13 +18,13 @@ import os
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.events import DescendantBlur, DescendantFocus, Resize
+from textual.widgets import DataTable, Static
 
 from eagle3_tui.dataset import serving
 from eagle3_tui.dataset.serving import bset, label, table_rows
@@ -35,9 +37,22 @@ from eagle3_tui.ui.shared.messages import StatusMessage
 if TYPE_CHECKING:
     from eagle3_tui.dataset.serving import ServingCheck
 
+#: lines of other findings shown above the rows (the rest: `e` exports them)
+HEAD_FINDINGS = 1
+#: the files' table keeps at least this many lines (its min-height in app.tcss)
+MIN_FILES = 4
 
-class ServingTable(VerticalScroll):
-    """Scrolls (by wheel) when the table is taller than its share of the screen (80x24)."""
+
+class ServingRows(DataTable):
+    """One row per engine and version range: reached with tab, moved through with the arrows
+    (j/k too); the row under the cursor shows its whole `why` below the table."""
+
+    BINDINGS = [Binding("j", "cursor_down", show=False), Binding("k", "cursor_up", show=False)]
+
+
+class ServingTable(Vertical):
+    """The verdict, the fix and the findings above, the rows in their own scrolling table: a few
+    rows while the focus is elsewhere, half the screen while it is in the table (80x24 fits)."""
 
     COMPONENT_CLASSES = {"serving--head", "serving--differs", "serving--old", "serving--fix", "serving--ok"}
 
@@ -50,10 +65,18 @@ class ServingTable(VerticalScroll):
         #: "checking", "done", "failed"; None: not run since the last scan began
         self.state: str | None = None
         self.display = False
-        self.body = Static()
+        self.head = Static(id="serving-head")
+        self.rows = ServingRows(id="serving-rows", cursor_type="row", zebra_stripes=False, show_cursor=True)
+        self.detail = Static(id="serving-detail")
 
     def compose(self) -> ComposeResult:
-        yield self.body
+        yield self.head
+        yield self.rows
+        yield self.detail
+
+    def on_mount(self) -> None:
+        self.rows.display = False
+        self.detail.display = False
 
     def reset(self) -> None:
         """A new scan: the check of the last one is gone until the layers are found again."""
@@ -68,7 +91,8 @@ class ServingTable(VerticalScroll):
         if drafter is None or model is None or not entries:
             return
         self.drafter, self.state, self.display = drafter, "checking", True
-        self.body.update(Text(f"serve-check: reading {printable(drafter)}'s config.json…", style="italic"))
+        self.head.update(Text(f"serve-check: reading {printable(drafter)}'s config.json…", style="italic"))
+        self.rows.display = self.detail.display = False
         self.check(source, drafter, model, list(entries))
 
     @work(exclusive=True, group="serving")
@@ -81,47 +105,122 @@ class ServingTable(VerticalScroll):
             if data is None:
                 raise ValueError("the dataset's boundaries are unknown: no file of the majority was identified")
             self.result, self.error, self.state = serving.check(config, data, arch), None, "done"
-            self.body.update(self._render_check())
+            self._show()
             if serving.exit_code(self.result):
                 self.post_message(StatusMessage(self.verdict(), error=True))
         except Exception as err:  # noqa: BLE001 - said here; the view goes on without the check
             self.result, self.error, self.state = None, str(err) or type(err).__name__, "failed"
-            self.body.update(self._render_check())
+            self._show()
 
     def verdict(self) -> str:
         assert self.result is not None
         return serving.verdict(self.result)
 
-    def _render_check(self) -> Group | Text:
+    # ----- drawing
+
+    def _show(self) -> None:
         if self.result is None:
-            return Text(printable(f"serve-check: {self.error}", message=True),
-                        style=self.get_component_rich_style("serving--differs"))
+            self.head.update(Text(printable(f"serve-check: {self.error}", message=True),
+                                  style=self.get_component_rich_style("serving--differs")))
+            self.rows.display = self.detail.display = False
+            return
+        self.head.update(self._head())
+        self._fill()
+        # the cursor starts on the first current engine that will not serve (else the first
+        # current one): the row that matters is in view before any key is pressed
+        engines = self.result["engines"]
+        start = next((i for i, e in enumerate(engines) if e["until"] is None and e["serves"] and not e["matches"]),
+                     next((i for i, e in enumerate(engines) if e["until"] is None), 0))
+        self.rows.move_cursor(row=start, animate=False)
+        self.rows.display = True
+        self.detail.display = self.rows.has_focus
+        self.call_after_refresh(self._fit)
+        self._describe(self.rows.cursor_row)
+
+    def _head(self, verdict_only: bool = False) -> Text:
         r = self.result
-        L = r["data"]["layers"]
+        assert r is not None
         bad = self.get_component_rich_style("serving--differs")
-        head = self.get_component_rich_style("serving--head")
         ok = self.get_component_rich_style("serving--ok")
-        lines: list[Any] = [Text(self.verdict(), style=bad if "will not" in self.verdict() else ok)]
-        for f in r["findings"]:
-            if f["severity"] == "warning" and f["code"] != "serving_mismatch":
-                lines.append(Text(printable(f"{f['code']}: {f['message']}", message=True), style=bad,
-                                  no_wrap=True, overflow="ellipsis"))
+        verdict = self.verdict()
+        out = Text(verdict, style=bad if serving.exit_code(r) else ok, no_wrap=True, overflow="ellipsis")
+        if verdict_only:
+            return out
         if r["fix"] is not None:
             for line in r["fix"]["lines"] or [r["fix"]["message"]]:
-                lines.append(Text(printable(f"fix: {line}", message=True),
-                                  style=self.get_component_rich_style("serving--fix")))
-        table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True, header_style=head)
-        columns: list[tuple[str, dict[str, Any]]] = [("engine", {}), ("captures", {}), ("matches", {}), ("guessed", {}),
-                                                     ("why", {"ratio": 1, "overflow": "ellipsis"})]
-        for name, kw in columns:
-            table.add_column(name, no_wrap=True, **kw)
-        for e in r["engines"]:
+                out.append("\n" + printable(f"fix: {line}", message=True), style=self.get_component_rich_style("serving--fix"))
+        shown = [f for f in r["findings"] if f["severity"] in ("error", "warning")
+                 and f["code"] not in ("serving_mismatch", "serving_fails", "serving_guessed")]
+        for f in shown[:HEAD_FINDINGS]:
+            out.append("\n" + printable(f"{f['code']}: {f['message']}", message=True), style=bad)
+        if len(shown) > HEAD_FINDINGS:
+            out.append(f"\n… {len(shown) - HEAD_FINDINGS} more finding(s): e exports them all", style="italic")
+        out.no_wrap, out.overflow = True, "ellipsis"
+        return out
+
+    def _fill(self) -> None:
+        r = self.result
+        assert r is not None
+        bad = self.get_component_rich_style("serving--differs")
+        old = self.get_component_rich_style("serving--old")
+        table = self.rows
+        table.clear(columns=True)
+        for name in ("verdict", "engine and versions", "captures", "why"):
+            table.add_column(name, key=name)
+        for (mark, name, got, why), e in zip(table_rows(r), r["engines"]):
             current = e["until"] is None
-            style = bad if not e["matches"] and current and e["serves"] else (
-                "" if current else self.get_component_rich_style("serving--old"))
-            table.add_row(label(e), "b " + bset(e["boundaries"], L), "yes" if e["matches"] else "NO",
-                          "guessed" if e["guessed"] else "", printable(e["why"], message=True), style=style)
-        return Group(*lines, table)
+            style = bad if not e["matches"] and current and e["serves"] else ("" if current else old)
+            table.add_row(*(Text(cell, style=style, no_wrap=True) for cell in (mark, name, got, why)))
+
+    def _fit(self) -> None:
+        """The rows' height: what the screen leaves once the other panes have theirs (the files'
+        table at its minimum), a few rows while the focus is elsewhere. In the rows, the head
+        shrinks to the verdict and the row's reason shows below, so 80x24 keeps every pane."""
+        if self.result is None or not self.is_attached:
+            return
+        focused = self.rows.has_focus
+        self.head.update(self._head(verdict_only=focused))
+        screen_h = self.screen.size.height
+        others = sum(c.outer_size.height for c in self.screen.children
+                     if c is not self and c.display and not c.has_class("-flexible") and type(c).__name__ != "DatasetTable")
+        left = screen_h - others - MIN_FILES - 1 - (1 if focused else self.head.outer_size.height) - (3 if focused else 0)
+        want = self.rows.row_count + 1
+        cap = want if focused else max(3, screen_h // 6)
+        self.rows.styles.height = max(3, min(want, cap, left))
+        # once the new height is laid out, the cursor's row is scrolled into it
+        self.call_after_refresh(self._cursor_in_view)
+
+    def _cursor_in_view(self) -> None:
+        self.rows.move_cursor(row=self.rows.cursor_row, animate=False)  # where the cursor is by then
+
+    def _describe(self, index: int) -> None:
+        r = self.result
+        if r is None or not 0 <= index < len(r["engines"]):
+            self.detail.update("")
+            return
+        e = r["engines"][index]
+        L = r["data"]["layers"]
+        text = f"{label(e)}: b {bset(e['boundaries'], L)} — {e['why']}"
+        if e.get("fails"):
+            text += f"; fails: {e['fails']}"
+        if e.get("depends"):
+            text += f"; depends on {e['depends']}"
+        self.detail.update(Text(printable(text, message=True)))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._describe(event.cursor_row)
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        self.detail.display = self.result is not None
+        self.call_after_refresh(self._fit)
+
+    def on_descendant_blur(self, event: DescendantBlur) -> None:
+        self.detail.display = False
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self, event: Resize) -> None:
+        self.call_after_refresh(self._fit)
 
     def export(self) -> dict[str, Any] | None:
         """The report's "serving": the check (as `serve-check --json`), why it failed, or None."""

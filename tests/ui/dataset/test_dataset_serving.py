@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from eagle3_tui.dataset.serving import table_rows
 from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
@@ -73,9 +74,23 @@ async def checked_again(pilot, screen):
     return screen, table
 
 
+VERDICTS = ("ok", "ok, guess", "differs", "fails")
+
+
 def row(name: str, app) -> str:
-    """The table's line of an engine ("" when it is not on screen)."""
-    return next((ln for ln in screen_text(app).splitlines() if ln.strip().startswith(name)), "")
+    """The table's line of an engine ("" when it is not on screen): it starts with its verdict."""
+    return next((ln for ln in screen_text(app).splitlines()
+                 if name in ln and ln.strip().startswith(VERDICTS)), "")
+
+
+async def focus_rows(pilot, screen, table):
+    """tab until the serve-check's rows have the focus (the files, the findings, then the rows)."""
+    for _ in range(3):
+        if screen.focused is table.rows:
+            return
+        await pilot.press("tab")
+        await pilot.pause()
+    assert screen.focused is table.rows, screen.focused
 
 
 def flat(app) -> str:
@@ -90,17 +105,38 @@ async def test_a_drafter_naming_other_ids_shows_the_mismatch_and_its_fix(data, t
         screen, table = await checked(pilot, data)
         assert table.state == "done" and table.display, table.error
         text = flat(app)
-        assert "vLLM since 0.11.1 will not capture the data's b 2, 5, 7" in text, screen_text(app)
+        assert "vLLM since 0.34.0 will not capture the data's b 2, 5, 7" in text, screen_text(app)
         assert "fix: " + " ".join(FIX.split()) in text, screen_text(app)
-        if size == (120, 40):  # the whole table fits: one line per engine, vLLM's current rule differs
-            line = next(ln for ln in screen_text(app).splitlines() if ln.strip().startswith("vLLM since 0.11.1"))
-            assert "b 1, 4, 6" in line and " NO " in line, line
-            assert "SGLang since 0.5.17" in text and "TensorRT-LLM" in text and "SpecForge" in text
-        else:  # 80x24: the table scrolls under the verdict and the fix
-            assert table.max_scroll_y > 0 and not row("SpecForge", app)
-            table.scroll_end(animate=False)
-            await pilot.pause()
-            assert "b 2, 5, 7" in row("SpecForge", app), screen_text(app)
+        line = row("vLLM since 0.34.0", app)
+        assert "b 1, 4, 6" in line and line.strip().startswith("differs"), screen_text(app)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_every_row_is_reached_with_the_keyboard(data, target, tmp_path, size):
+    """Issue 42: at 80x24 only the table's header and one row showed, and tab never reached it. Now
+    tab reaches the rows, the arrows move through every one (each on screen in turn, as serve-check
+    prints it), and the row under the cursor shows its whole reason."""
+    app = make_app(data.parent, LocalSource())
+    app.analysis = Analysis.from_options(model=str(target.folder), drafter=str(drafter(tmp_path, WRONG)))
+    async with app.run_test(size=size) as pilot:
+        screen, table = await checked(pilot, data)
+        assert table.state == "done", table.error
+        # before any key: the cursor is on the first current engine that will not serve, in view
+        first = next(i for i, e in enumerate(table.result["engines"]) if e["until"] is None and not e["matches"])
+        assert table.rows.cursor_row == first and row("vLLM since 0.34.0", app), screen_text(app)
+        await focus_rows(pilot, screen, table)
+        for _ in range(first):
+            await pilot.press("up")
+        await wait_until(pilot, lambda: table.rows.cursor_row == 0, what="the first row")
+        for i, (mark, name, got, _why) in enumerate(table_rows(table.result)):
+            await wait_until(pilot, lambda: row(name, app).strip().startswith(mark), what=f"the row of {name}")
+            assert got in row(name, app) and table.rows.cursor_row == i
+            why = " ".join(table.result["engines"][i]["why"].split()[:6])
+            await wait_until(pilot, lambda: why in flat(app), what=f"the reason of {name} below the rows")
+            await pilot.press("down")
+        await pilot.press("tab")  # and on, back to the files
+        await pilot.pause()
+        assert screen.focused is screen.table
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -133,7 +169,7 @@ async def test_e_exports_the_engines(data, target, tmp_path):
         assert engines[("vllm", None)]["boundaries"] == [1, 4, 6] and not engines[("vllm", None)]["matches"]
         assert FIX in serving["fix"]["lines"]
         md = files[0].with_suffix(".md").read_text()
-        assert "## Serving" in md and "| vLLM since 0.11.1 | b 1, 4, 6 | **no** |" in md, md
+        assert "## Serving" in md and "| vLLM since 0.34.0 | b 1, 4, 6 | **no** |" in md, md
 
 
 async def test_an_unreadable_drafter_config_is_said_in_the_view(data, target, tmp_path):
@@ -165,5 +201,5 @@ async def test_over_ssh_the_configs_are_read_on_the_box(box, data, target, tmp_p
         screen, table = await checked(pilot, data)
         assert screen.source.host is not None and table.state == "done", table.error
         text = flat(app)
-        assert "vLLM since 0.11.1 will not capture the data's b 2, 5, 7" in text, screen_text(app)
+        assert "vLLM since 0.34.0 will not capture the data's b 2, 5, 7" in text, screen_text(app)
         assert "fix: " + " ".join(FIX.split()) in text
