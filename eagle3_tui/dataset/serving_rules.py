@@ -166,6 +166,25 @@ def _fc_nested(config: Config) -> int:
 # ------------------------------------------------------------------------------ vLLM
 
 
+def _fc_vllm(config: Config) -> int:
+    """The drafter's class is picked by its architectures (registry.py 732-737 @ 0.34.0):
+    Eagle3Qwen3ForCausalLM (qwen3_eagle3.py 201-213 @ 0.34.0, 186-187 @ 0.24.0) sizes fc from
+    num_aux_layers, num_aux_hidden_states, then the top-level ids or else eagle_config's; the Llama
+    class (every other EAGLE-3 drafter) as _fc_nested."""
+    archs = config.get("architectures")
+    if not (isinstance(archs, list) and "Eagle3Qwen3ForCausalLM" in archs):
+        return _fc_nested(config)
+    for key in ("num_aux_layers", "num_aux_hidden_states"):
+        n = config.get(key)
+        if isinstance(n, int) and not isinstance(n, bool):
+            return n
+    ids = config.get(TOP) or nested(config, "eagle_aux_hidden_state_layer_ids")
+    try:
+        return len(ids) if ids else 3
+    except TypeError:
+        return 3
+
+
 def vllm_before(config: Config, L: int, arch: str | None) -> Capture:
     return _guess(L, "vLLM", default_capture(L),
                   why=f"vLLM before 0.11.1 ignores the drafter's ids: always {default_capture(L)}")
@@ -214,7 +233,7 @@ def _vllm_ids(config: Config, *, nested_fallback: bool, extra: bool) -> tuple[An
 def _vllm(config: Config, L: int, arch: str | None, *, nested_fallback: bool = False,
           extra: bool = False, last: bool = True, dedupe: bool = False, fc_from_nested: bool = True,
           deepseek_last: bool = False, depends: str | None = None) -> Capture:
-    fc = _fc_nested(config) if fc_from_nested else 3
+    fc = _fc_vllm(config) if fc_from_nested else 3
     found = _vllm_ids(config, nested_fallback=nested_fallback, extra=extra)
     if found is None:
         r = _guess(L, "vLLM", default_capture(L), fc=fc, depends=depends)
