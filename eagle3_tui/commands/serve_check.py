@@ -6,10 +6,12 @@ then the representatives identified against the target model: the majority's and
 that differs); the drafter's config.json is then read as each engine reads it
 (dataset/serving_rules.py) and compared (dataset/serving.py).
 
-Text: the data's boundaries, one line per engine and version range, the findings with the fix.
+Text (real lines, values escaped): the verdict and the fix first, the data and the drafter, one
+aligned line per engine and version range (verdict, engine, what it captures, why), the findings.
 --json: one line, {"data", "drafter", "engines", "findings", "fix"}.
-Exit 0 when every current serving rule captures what the data holds, 1 when one does not, 2 when
-an input cannot be read (the dataset, the model, the drafter's config.json).
+Exit 0 when every current serving rule captures what the data holds, 1 when one does not or fails,
+or an error finding says the drafter's ids are not ids; 2 when an input cannot be read (the
+dataset, the model, the drafter's config.json).
 """
 
 from __future__ import annotations

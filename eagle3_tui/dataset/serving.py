@@ -281,7 +281,8 @@ def _norm_findings(config: Config) -> list[Finding]:
     msg = (f"the drafter sets norm_before_fc in {written} (an RMSNorm over the concatenated aux states before fc): "
            f"applied by {', '.join(applies) or 'no engine'}")
     if ignores:
-        msg += f"; ignored by {', '.join(ignores)}: fed without it, acceptance drops though the layers match"
+        msg += (f"; ignored by {', '.join(ignores)}: fed without it, acceptance drops though the layers match "
+                "(written both at the top level and in eagle_config, every reader applies it)")
     msg += "; vLLM before 0.18.0 and SGLang before 0.5.17 never apply it"
     return [finding("serving_norm_before_fc", "warning" if current_ignore else "info", msg)]
 
