@@ -339,3 +339,12 @@ def test_item10_vllm_sizes_a_qwen3_drafter_from_the_top_level_ids():
     two_top = {"eagle_aux_hidden_state_layer_ids": [2, 16]}
     assert vllm({**two_top, "architectures": ["Eagle3Qwen3ForCausalLM"]}, 32, None)["fc_states"] == 2
     assert vllm({**two_top, "architectures": ["LlamaForCausalLMEagle3"]}, 32, None)["fc_states"] == 3
+
+
+def test_the_json_keys_are_their_typed_dicts():
+    from eagle3_tui.dataset.serving import EngineCapture, ServingData
+
+    r = check(NESTED([1, 15, 28], norm_before_fc=True), data(32, [29, 2, 16]), "DeepseekV3ForCausalLM")
+    allowed = EngineCapture.__required_keys__ | EngineCapture.__optional_keys__
+    assert all(set(e) <= allowed for e in r["engines"])
+    assert set(r["data"]) <= ServingData.__required_keys__ | ServingData.__optional_keys__
