@@ -177,8 +177,10 @@ def check(config: Config, data: ServingData, arch: str | None = None) -> Serving
     findings = (_id_findings(config, engines, L) + _engine_findings(engines, want, L)
                 + _input_findings(config, data, L, engines))
     fix = None
-    if any(f["severity"] in ("warning", "error") and f["code"] != "serving_bad_ids" for f in findings) \
-            or any(not e["matches"] for e in engines if e["until"] is None and e["serves"]):
+    # a fix when a current engine misses, fails or only guesses (a norm or an order warning is not
+    # one config.json ids can fix)
+    if any(not e["matches"] or (e["guessed"] and e["engine"] not in OWN_OPTION)
+           for e in engines if e["until"] is None and e["serves"]):
         fix = find_fix(config, want, L, arch)
     if fix is not None:
         findings.append(finding("serving_fix", "info", fix["message"], lines=fix["lines"]))

@@ -181,8 +181,10 @@ class ServingTable(Vertical):
         focused = self.rows.has_focus
         self.head.update(self._head(verdict_only=focused))
         screen_h = self.screen.size.height
+        # the files' table (the screen's 1fr pane) counts at its minimum; by name: a sibling's
+        # class is not imported here
         others = sum(c.outer_size.height for c in self.screen.children
-                     if c is not self and c.display and not c.has_class("-flexible") and type(c).__name__ != "DatasetTable")
+                     if c is not self and c.display and type(c).__name__ != "DatasetTable")
         left = screen_h - others - MIN_FILES - 1 - (1 if focused else self.head.outer_size.height) - (3 if focused else 0)
         want = self.rows.row_count + 1
         cap = want if focused else max(3, screen_h // 6)
