@@ -486,7 +486,7 @@ def verdict(result: ServingCheck) -> str:
     if differing:
         parts.append(f"{', '.join(map(label, differing))} will not capture the data's b {held}")
     if errors and not parts:
-        parts.append(errors[0]["message"])
+        parts.append(f"error: {errors[0]['message']}")
     if parts:
         return printable("serve-check: " + "; ".join(parts), message=True)
     warned = any(f["severity"] == "warning" for f in result["findings"])

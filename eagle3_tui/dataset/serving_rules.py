@@ -18,6 +18,7 @@ Plain Python (no Textual, no torch).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypedDict
 
@@ -99,7 +100,7 @@ def _numeric(v: Any) -> bool:
 def _b(v: Any, shift: int, lo: int, hi: int) -> int | None:
     """The boundary a capture loop reaches for id v (`i in layers_to_capture` with i an int):
     v + shift when it is a whole number in lo..hi, else None (never equal to a layer index)."""
-    if not _numeric(v):
+    if not _numeric(v) or not math.isfinite(v):  # json.loads reads NaN and Infinity too
         return None
     b = v + shift
     return int(b) if b == int(b) and lo <= b <= hi else None

@@ -348,3 +348,11 @@ def test_the_json_keys_are_their_typed_dicts():
     allowed = EngineCapture.__required_keys__ | EngineCapture.__optional_keys__
     assert all(set(e) <= allowed for e in r["engines"])
     assert set(r["data"]) <= ServingData.__required_keys__ | ServingData.__optional_keys__
+
+
+def test_nan_and_infinity_ids_are_bad_ids_not_a_crash():
+    # json.loads accepts NaN and Infinity; `NaN + 1` never equals a layer index
+    r = check(json.loads('{"eagle_config": {"eagle_aux_hidden_state_layer_ids": [NaN, 15, Infinity]}}'),
+              data(32, [2, 16, 29]), "LlamaForCausalLM")
+    assert exit_code(r) == 1 and "serving_bad_ids" in codes(r, "error")
+    assert row(r, "sglang", "0.4.8.post1", "0.5.13")["boundaries"] == [None, 16, None]
