@@ -157,12 +157,13 @@ def rows_pass(parts: list, pick, t: int):
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    n_parts, h = len(parts), parts[0].shape[1]
+    stacked = isinstance(parts, torch.Tensor)  # [P, R, H] already (budget.Reader.block)
+    n_parts, h = (parts.shape[0], parts.shape[2]) if stacked else (len(parts), parts[0].shape[1])
     n_rows = t if pick is None else len(pick)
     step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
-    if n_rows <= step and len({x.dtype for x in parts}) == 1:
+    if stacked or (n_rows <= step and len({x.dtype for x in parts}) == 1):
         # one chunk (every small file): no buffer, no copies into it, no slices to fill
-        chunk = torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts]).float()
+        chunk = (parts if stacked else torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts])).float()
         n = torch.linalg.vector_norm(chunk, dim=-1)
         cos = None
         if n_parts > 1:
@@ -386,20 +387,23 @@ def fingerprint(ids, parts: list, valid: int, rows_f32=None, read: tuple | None 
 
     rows_f32: every row of the parts as float32 [P, T, H] when the caller has them (rows_pass):
     the same bytes in one gather instead of one per part. read: (the rows read of each part,
-    their row indices), when the parts hold no data (engines/scan/budget.py): both rows are there."""
+    their row indices[, those rows as float32 [P, R, H] when rows_pass made them]), when the parts
+    hold no data (engines/scan/budget.py): both rows are there."""
     h = hashlib.blake2b(digest_size=12)
     if ids is not None:
-        h.update(ids.contiguous().numpy().tobytes())
+        h.update(ids.contiguous().numpy())
     # lazy: torch: loaded when used, never at start-up
     import torch
 
     rows = sorted({0, valid - 1}) if valid else None
     if read is not None:
-        at_read = torch.tensor([read[1].tolist().index(r) for r in rows]) if rows is not None else None
-        for x, got in zip(parts, read[0]):
+        picked = read[1].tolist()
+        at_read = [picked.index(r) for r in rows] if rows is not None else []
+        got_f32 = read[2].numpy() if len(read) > 2 and read[2] is not None else None
+        for i, (x, got) in enumerate(zip(parts, read[0])):
             h.update(f"{tuple(x.shape)} {x.dtype}".encode())
-            if at_read is not None:
-                h.update(got.index_select(0, at_read).float().numpy().tobytes())
+            for j in at_read:  # the same bytes as the rows' float32 back to back
+                h.update(got_f32[i, j] if got_f32 is not None else got[j].float().numpy())
         return h.hexdigest()
     held = rows_f32.numpy() if rows is not None and rows_f32 is not None else None
     at = torch.tensor(rows) if rows is not None and held is None else None
