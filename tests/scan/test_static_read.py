@@ -150,6 +150,12 @@ def test_every_producer_layout_gives_the_same_record_bit_for_bit_as_through_torc
     for name in files:
         assert "error" not in static[name], (name, static[name].get("error"))
         assert static[name] == by_torch[name], name  # every float, the fingerprint and bytes_read
+    # a full scan (every row, through the mapping) finds the same fingerprint: duplicates match
+    # across depths and across the ways a file is read
+    for name, path in files.items():
+        st = path.stat()
+        full = scan_file(str(path.parent), name, st.st_size, st.st_mtime, full=True, budget=BUDGET)
+        assert full["fingerprint"] == static[name]["fingerprint"], name
     # the budget path itself ran (rows picked, bytes counted within the budget) on the zips
     assert static["specforge_bfloat16.ckpt"]["rows_read"] < T
     assert static["specforge_bfloat16.ckpt"]["bytes_read"] <= BUDGET

@@ -76,8 +76,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     finally:
         if reader is not None:
             reader.close()
-    stats, sig, rows_f32, picked_f32 = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final,
-                                                   rows_of)
+    stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
 
     pad = t - valid
     rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec, valid)
@@ -105,10 +104,10 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
-        "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=None if read is None else (*read, picked_f32)),
+        "fingerprint": fingerprint(ids, parts, valid, read=read),
         # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), when asked;
         # under a byte budget, of the rows it read (the same rows whether asked or not)
-        **({"pair": record_print(ids, parts, valid, read=read)} if pair else {}),
+        **({"pair": record_print(ids, parts, valid, read=read and (list(read[0]), read[1]))} if pair else {}),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
@@ -131,9 +130,8 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
 
 
 def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
-    """(per-part stats, signature, every row as float32 or None, the rows_of as float32 [P, R, H] or
-    None) of a sample's parts. rows_of: the picked rows of each part, read already
-    (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part)."""
+    """(per-part stats, signature) of a sample's parts. rows_of: the picked rows of each part,
+    read already (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
@@ -143,14 +141,12 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     same = len(set(widths)) <= 1
     if rows_of is None and mapped and quick and parts and same and size >= PREAD_MIN_BYTES:
         rows_of = pread_rows(path, parts, pick)
-    rows_f32 = picked_f32 = None  # every row (the picked ones) as float32, when one pass held them all
     if rows_of is not None:
         pass_ = rows_pass(rows_of, None, len(pick)) if same else parts_apart(rows_of, None, len(pick), n_slots, has_final)
-        norms, cos, nan, inf, first, picked_f32 = pass_
+        norms, cos, nan, inf, first, _ = pass_
         first = [None if f is None else int(pick[f]) for f in first]
     elif parts and same:
-        norms, cos, nan, inf, first, chunk = rows_pass(parts, pick if quick else None, t)
-        rows_f32 = chunk if not quick else None
+        norms, cos, nan, inf, first, _ = rows_pass(parts, pick if quick else None, t)
     else:
         norms, cos, nan, inf, first, _ = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
@@ -171,7 +167,7 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
         positions = pick if quick else torch.arange(t)
         stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
         sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
-    return stats, sig, rows_f32, picked_f32
+    return stats, sig
 
 
 def _structure_only(path: str, head: bytes):
