@@ -262,10 +262,15 @@ def _build(obj: Any, offsets: list[int]) -> Any:
 
     if isinstance(obj, _Tensor):
         st = obj.storage
-        untyped = torch.UntypedStorage(st.nbytes, device="meta")
+        if obj.offset == 0 and obj.dtype == st.dtype and _extent(obj.size, obj.stride) * st.dtype.itemsize == st.nbytes:
+            # the tensor is its whole storage (the usual case): one call makes both
+            t = torch.empty_strided(obj.size, obj.stride, dtype=obj.dtype, device="meta")
+            untyped = t.untyped_storage()
+        else:
+            untyped = torch.UntypedStorage(st.nbytes, device="meta")
+            t = torch.empty((0,), dtype=obj.dtype, device="meta")
+            t.set_(untyped, obj.offset, obj.size, obj.stride)  # torch checks the extent against the storage
         untyped._checkpoint_offset = offsets[st.index]
-        t = torch.empty((0,), dtype=obj.dtype, device="meta")
-        t.set_(untyped, obj.offset, obj.size, obj.stride)  # torch checks the extent against the storage
         if obj.requires_grad:
             t.requires_grad = True
         return t
@@ -279,6 +284,13 @@ def _build(obj: Any, offsets: list[int]) -> Any:
     if isinstance(obj, tuple):
         return tuple(_build(v, offsets) for v in obj)
     return obj
+
+
+def _extent(size: tuple, stride: tuple) -> int:
+    """Elements from a tensor's first to past its last (0 when it has none)."""
+    if 0 in size:
+        return 0
+    return sum((n - 1) * s for n, s in zip(size, stride)) + 1
 
 
 def _ints(x: Any) -> bool:

@@ -201,8 +201,21 @@ def _extent(x) -> int:
     return (sum((n - 1) * s for n, s in zip(x.shape, x.stride())) + 1) * x.element_size()
 
 
+_LAST_GROUPS: list = [(), []]
+
+
 def _side_by_side(parts: list) -> list[list]:
-    """Runs of consecutive parts next to each other in every row of the file: [(part, offset)]."""
+    """Runs of consecutive parts next to each other in every row of the file: [(part, offset)].
+    (fit_rows and Reader.block ask it of the same parts: the last answer is kept.)"""
+    held, groups = _LAST_GROUPS
+    if len(held) == len(parts) and all(a is b for a, b in zip(held, parts)):
+        return groups
+    groups = _groups(parts)
+    _LAST_GROUPS[:] = [tuple(parts), groups]
+    return groups
+
+
+def _groups(parts: list) -> list[list]:
     groups: list[list] = []
     for x in parts:
         es, base = x.element_size(), _offset(x)

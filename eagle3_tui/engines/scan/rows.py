@@ -167,7 +167,8 @@ def rows_pass(parts: list, pick, t: int):
         n = torch.linalg.vector_norm(chunk, dim=-1)
         cos = None
         if n_parts > 1:
-            cos = torch.linalg.vecdot(chunk[:-1], chunk[1:], dim=-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
+            # (a * b).sum(-1) is what linalg.vecdot computes for real tensors, the same bits, less dispatch
+            cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
         nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
         return n, cos, nan, inf, first, chunk
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
@@ -183,7 +184,7 @@ def rows_pass(parts: list, pick, t: int):
         n = torch.linalg.vector_norm(chunk, dim=-1)
         norms[:, r0:r1] = n
         if cos is not None:
-            dots = torch.linalg.vecdot(chunk[:-1], chunk[1:], dim=-1)
+            dots = (chunk[:-1] * chunk[1:]).sum(-1)
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
         _nonfinite(chunk, n, r0, pick, nan, inf, first)
     return norms, cos, nan, inf, first, None
