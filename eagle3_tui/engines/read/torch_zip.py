@@ -221,29 +221,40 @@ class _Tensor:
 
 #: data.pkl -> what walk() made of it: the files of a dataset mostly share one (same keys and shapes)
 _WALKED: dict[bytes, tuple[Any, list]] = {}
-_TYPES: dict[tuple[str, str], _Global] = {}
+_TYPES: dict[tuple[str, str], _Global | None] = {}
 
 
-def _allowed() -> dict[tuple[str, str], _Global]:
-    """The globals the walk knows: tensor rebuilds, storage types, dtypes, OrderedDict."""
-    if _TYPES:
-        return _TYPES
+def _allowed(module: str, name: str) -> _Global | None:
+    """What a GLOBAL of data.pkl stands for when it is on the allowlist (tensor rebuilds, storage
+    types, dtypes, OrderedDict), else None. Looked up in torch's namespace dict, never with
+    getattr (torch's module __getattr__ would import submodules for a name the file chose)."""
+    found = _TYPES.get((module, name))
+    if found is not None or (module, name) in _TYPES:
+        return found
+    if module == "torch":
+        # lazy: torch: loaded when used, never at start-up
+        import torch
+
+        obj = vars(torch).get(name)
+        if isinstance(obj, torch.dtype):
+            found = _Global("dtype", obj)
+        elif name.endswith("Storage") and isinstance(obj, type) and issubclass(obj, torch.storage._LegacyStorage):
+            with warnings.catch_warnings():  # a typed storage's dtype says TypedStorage is deprecated
+                warnings.simplefilter("ignore")
+                found = _Global("storage", obj.dtype)
+    if len(_TYPES) < 1024:
+        _TYPES[module, name] = found
+    return found
+
+
+def _known() -> None:
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    with warnings.catch_warnings():  # a typed storage's dtype says TypedStorage is deprecated
-        warnings.simplefilter("ignore")
-        for name in dir(torch):
-            obj = getattr(torch, name, None)
-            if name.endswith("Storage") and isinstance(obj, type) and issubclass(obj, torch.storage._LegacyStorage):
-                _TYPES["torch", name] = _Global("storage", obj.dtype)
-            elif isinstance(obj, torch.dtype):
-                _TYPES["torch", name] = _Global("dtype", obj)
     _TYPES["torch.storage", "UntypedStorage"] = _TYPES["torch", "UntypedStorage"] = _Global("storage", torch.uint8)
     _TYPES["torch._utils", "_rebuild_tensor_v2"] = _Global("v2")
     _TYPES["torch._utils", "_rebuild_tensor_v3"] = _Global("v3")
     _TYPES["collections", "OrderedDict"] = _Global("OrderedDict")
-    return _TYPES
 
 
 def _tensor(storage: _Storage, offset: Any, size: Any, stride: Any, requires_grad: Any, dtype=None) -> _Tensor:
@@ -300,7 +311,8 @@ def _ints(x: Any) -> bool:
 def walk(data: bytes) -> tuple[Any, list[_Storage]]:
     """The object data.pkl describes (its tensors as _Tensor) and the storages it names in order,
     its opcodes interpreted without executing anything."""
-    allowed = _allowed()
+    if not _TYPES:
+        _known()
     storages: list[_Storage] = []
     stack: list = []
     marks: list[int] = []
@@ -362,17 +374,19 @@ def walk(data: bytes) -> tuple[Any, list[_Storage]]:
         elif op == 0x63:  # GLOBAL
             end1 = data.index(b"\n", pos)
             end2 = data.index(b"\n", end1 + 1)
-            key = (data[pos:end1].decode("ascii"), data[end1 + 1 : end2].decode("ascii"))
+            mod, name = data[pos:end1].decode("ascii"), data[end1 + 1 : end2].decode("ascii")
             pos = end2 + 1
-            if key not in allowed:
-                raise NotStatic(f"global {key[0]}.{key[1]}")
-            stack.append(allowed[key])
+            found = _allowed(mod, name)
+            if found is None:
+                raise NotStatic(f"global {mod}.{name}")
+            stack.append(found)
         elif op == 0x93:  # STACK_GLOBAL
             mod, name = stack[-2:]
             del stack[-2:]
-            if (mod, name) not in allowed:
+            found = _allowed(mod, name) if type(mod) is str and type(name) is str else None
+            if found is None:
                 raise NotStatic(f"global {mod}.{name}")
-            stack.append(allowed[mod, name])
+            stack.append(found)
         elif op == 0x51:  # BINPERSID
             stack[-1] = _storage(stack[-1], len(storages))
             storages.append(stack[-1])
