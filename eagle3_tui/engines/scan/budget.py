@@ -127,6 +127,27 @@ class Reader(io.RawIOBase):
         flat = torch.frombuffer(bytearray(data), dtype=x.dtype)
         return flat.as_strided(tuple(x.shape), tuple(x.stride()))
 
+    def wholes(self, xs: list) -> list:
+        """whole() of each x, in one read when the span from the first to the last touches no page
+        the tensors themselves do not (the ids and the loss mask, next to each other in the file)."""
+        # lazy: torch: loaded when used, never at start-up
+        import torch
+
+        spans = [(_offset(x), _extent(x)) for x in xs]
+        pages: set[int] = set()
+        for start, n in spans:
+            if n:
+                pages.update(range(start // PAGE, (start + n - 1) // PAGE + 1))
+        lo, hi = min(s for s, _ in spans), max(s + n for s, n in spans)
+        if any(n == 0 for _, n in spans) or len(pages) != (hi - 1) // PAGE - lo // PAGE + 1:
+            return [self.whole(x) for x in xs]
+        buf = bytearray(hi - lo)
+        if os.preadv(self.fd, [buf], lo) != hi - lo:
+            raise ValueError("the file ends inside a tensor")
+        self.pages.update(pages)
+        return [torch.frombuffer(buf, dtype=x.dtype, offset=start - lo, count=n // x.element_size())
+                .as_strided(tuple(x.shape), tuple(x.stride())) for x, (start, n) in zip(xs, spans)]
+
     def block(self, parts: list, pick):
         """The picked rows of every part as one [P, R, w] tensor, each row read straight into its
         place (the parts side by side in a row of the file in one preadv per row: no copies, no

@@ -186,8 +186,12 @@ def _structure_only(path: str, head: bytes):
                             or getattr(x.untyped_storage(), "_checkpoint_offset", None) is None for x in parts):
             reader.close()
             return None, None  # a layout made of computed tensors (dequantised...): read as before
-        sample.ids = reader.whole(sample.ids) if sample.ids is not None else None
-        sample.loss_mask = reader.whole(sample.loss_mask) if sample.loss_mask is not None else None
+        vectors = [v for v in (sample.ids, sample.loss_mask) if v is not None]
+        read = reader.wholes(vectors) if vectors else []
+        if sample.ids is not None:
+            sample.ids = read.pop(0)
+        if sample.loss_mask is not None:
+            sample.loss_mask = read.pop(0)
         return reader, sample
     except Exception:  # noqa: BLE001 - whatever this reading trips on, the mapped read says it properly
         if reader is not None:
