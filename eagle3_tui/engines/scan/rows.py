@@ -406,12 +406,36 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
             for j in at_read:
                 h.update(block[i, j] if block is not None else got[i][j].view(torch.uint8).numpy())
         return h.hexdigest()
-    at = torch.tensor(rows) if rows is not None else None
     for x in parts:
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
-        if at is not None:  # the rows' bytes back to back, as row by row (one gather instead of two)
-            h.update(x.index_select(0, at).view(torch.uint8).numpy())
+        if rows is not None:
+            stored = _stored(x)
+            for r in rows:
+                row = stored[r]
+                h.update(row if row.flags.c_contiguous else row.copy())  # a transposed part
     return h.hexdigest()
+
+
+_SAME_SIZE_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def _stored(x):
+    """x's elements as a numpy view of their stored bytes, without a copy (bf16 and fp8, which
+    numpy lacks, seen as integers of their size)."""
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    if not _NUMPY_DTYPES:
+        _NUMPY_DTYPES.update((torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.int16,
+                              torch.int8, torch.uint8, torch.bool))
+    if x.requires_grad:
+        x = x.detach()
+    if x.dtype not in _NUMPY_DTYPES:
+        x = x.view(getattr(torch, _SAME_SIZE_INT[x.element_size()]))
+    return x.numpy()
+
+
+_NUMPY_DTYPES: set = set()
 
 
 def _finite(v: float | None) -> float | None:
