@@ -19,7 +19,7 @@ the torch gate, as before: what is refused is refused there, with the same one l
 
 It reads the same bytes torch.load(map_location="meta") reads (the first page, the last 4 KiB,
 the small records, the local header of storage 0) and computes the other storages' offsets the way
-torch does for a file of format version 1 (torch/serialization.py `_get_offset`, torch 2.13), with
+torch does for a file of format version 1 (torch/serialization.py `_get_offset`, torch 2.13.0), with
 one check more: each computed local header must be where the central directory says it is.
 
 Standard library only; torch is imported when a tensor is built (the caller has it loaded).
@@ -44,6 +44,8 @@ _U32 = 0xFFFFFFFF
 TAIL_BYTES = 4096
 #: a pickle larger than this is not a sample's (a few hundred bytes): torch.load reads it
 MAX_PICKLE_BYTES = 1 << 20
+#: walks of pickles up to this size are kept for the next file with the same one (64 at most)
+WALK_CACHE_BYTES = 16 << 10
 
 
 class NotStatic(Exception):
@@ -175,8 +177,10 @@ class _Offsets:
                 raise NotStatic("storages out of order")  # torch.load raises here too
             offset, header = self.z.data_offset(name), self.z.records[full][0]
         else:
-            # miniz's writer (torch/csrc/.../inline_container.cc getPadding): local header, name,
-            # the padding extra ("FB" + length), zip64 fields when large, then aligned data
+            # torch's writer (pytorch caffe2/serialize/inline_container.cc, detail::getPadding; the
+            # next header after the data and its descriptor as torch/serialization.py _get_offset
+            # has it, torch 2.13.0 lines 2046-2090): local header, name, the padding extra ("FB" +
+            # length), zip64 fields when large, then the data at the storage alignment
             header = self.cursor
             if header != self.z.records[full][0]:
                 raise NotStatic("a storage not where torch's writer puts it")
@@ -526,9 +530,10 @@ def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
         walked = _WALKED.get(pickle)
         if walked is None:
             walked = walk(pickle)
-            if len(_WALKED) >= 64:
-                _WALKED.clear()
-            _WALKED[pickle] = walked
+            if len(pickle) <= WALK_CACHE_BYTES:
+                if len(_WALKED) >= 64:
+                    _WALKED.clear()
+                _WALKED[pickle] = walked
         obj, storages = walked
         return _build(obj, [offsets.of(st.key, st.nbytes) for st in storages])
     except NotStatic:
