@@ -146,7 +146,8 @@ def _projection(r: dict) -> str:
         io_s = PROJECT_FILES * per_file / bw
         cpu_s = PROJECT_FILES * cpu / cores
         parts.append(f"{depth}: {PROJECT_FILES * per_file / 2**30:,.1f} GiB read, {io_s:,.0f} s at {bw / 2**20:,.0f} MiB/s, "
-                     f"{cpu_s:,.0f} s of CPU over {cores} cores -> ~{max(io_s, cpu_s):,.0f} s")
+                     f"{cpu_s:,.0f} s of CPU over {cores} cores -> ~{max(io_s, cpu_s):,.0f} s"
+                     f" ({'fits' if max(io_s, cpu_s) <= 60 else 'does not fit'} in 60 s here)")
     return f"projection to {PROJECT_FILES:,} files: " + "; ".join(parts)
 
 

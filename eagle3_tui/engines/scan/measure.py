@@ -70,11 +70,13 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     quick = not full and pick is not None
 
     try:
-        rows_of = reader.rows(parts, pick) if reader is not None else None
+        rows_of = None if reader is None else reader.block(parts, pick) if pick is not None else None
+        if reader is not None and rows_of is None:
+            rows_of = reader.rows(parts, pick)
     finally:
         if reader is not None:
             reader.close()
-    stats, sig, rows_f32 = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
+    stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
 
     pad = t - valid
     rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec, valid)
@@ -102,10 +104,10 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "slots": stats[:n_slots],
         "final": stats[n_slots] if has_final else None,
         "signature": sig,
-        "fingerprint": fingerprint(ids, parts, valid, rows_f32, read=read),
+        "fingerprint": fingerprint(ids, parts, valid, read=read),
         # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), when asked;
         # under a byte budget, of the rows it read (the same rows whether asked or not)
-        **({"pair": record_print(ids, parts, valid, read=read)} if pair else {}),
+        **({"pair": record_print(ids, parts, valid, read=read and (list(read[0]), read[1]))} if pair else {}),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
@@ -128,8 +130,8 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
 
 
 def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
-    """(per-part stats, signature, every row as float32 or None) of a sample's parts.
-    rows_of: the picked rows of each part, read already (budget.Reader.rows)."""
+    """(per-part stats, signature) of a sample's parts. rows_of: the picked rows of each part,
+    read already (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
@@ -139,14 +141,12 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     same = len(set(widths)) <= 1
     if rows_of is None and mapped and quick and parts and same and size >= PREAD_MIN_BYTES:
         rows_of = pread_rows(path, parts, pick)
-    rows_f32 = None  # every row as float32, when one pass held them all (the fingerprint's rows)
     if rows_of is not None:
         pass_ = rows_pass(rows_of, None, len(pick)) if same else parts_apart(rows_of, None, len(pick), n_slots, has_final)
         norms, cos, nan, inf, first, _ = pass_
         first = [None if f is None else int(pick[f]) for f in first]
     elif parts and same:
-        norms, cos, nan, inf, first, chunk = rows_pass(parts, pick if quick else None, t)
-        rows_f32 = chunk if not quick else None
+        norms, cos, nan, inf, first, _ = rows_pass(parts, pick if quick else None, t)
     else:
         norms, cos, nan, inf, first, _ = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
@@ -167,7 +167,7 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
         positions = pick if quick else torch.arange(t)
         stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
         sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
-    return stats, sig, rows_f32
+    return stats, sig
 
 
 def _structure_only(path: str, head: bytes):
@@ -186,8 +186,12 @@ def _structure_only(path: str, head: bytes):
                             or getattr(x.untyped_storage(), "_checkpoint_offset", None) is None for x in parts):
             reader.close()
             return None, None  # a layout made of computed tensors (dequantised...): read as before
-        sample.ids = reader.whole(sample.ids) if sample.ids is not None else None
-        sample.loss_mask = reader.whole(sample.loss_mask) if sample.loss_mask is not None else None
+        vectors = [v for v in (sample.ids, sample.loss_mask) if v is not None]
+        read = reader.wholes(vectors) if vectors else []
+        if sample.ids is not None:
+            sample.ids = read.pop(0)
+        if sample.loss_mask is not None:
+            sample.loss_mask = read.pop(0)
         return reader, sample
     except Exception:  # noqa: BLE001 - whatever this reading trips on, the mapped read says it properly
         if reader is not None:
