@@ -15,8 +15,20 @@ import torch
 
 from eagle3_tui.engines.model.accept import accept_file
 from tests.helpers.accept import _save_sample
-from tests.helpers.drafter import AUX, DRAFT_VOCAB, EPS, H, HEAD_DIM, HEADS, KV_HEADS, MLP, THETA, VOCAB, config, \
-    save_drafter
+from tests.helpers.drafter import (
+    AUX,
+    DRAFT_VOCAB,
+    EPS,
+    HEAD_DIM,
+    HEADS,
+    KV_HEADS,
+    MLP,
+    THETA,
+    VOCAB,
+    H,
+    config,
+    save_drafter,
+)
 from tests.helpers.engine_drafter import engine_logits, step_hits
 
 AUX4 = (2, 5, 7, 9)

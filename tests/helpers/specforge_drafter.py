@@ -27,7 +27,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from tests.helpers.drafter import DRAFT_VOCAB, EPS, H, HEAD_DIM, HEADS, KV_HEADS, MLP, THETA, VOCAB, config
+from tests.helpers.drafter import DRAFT_VOCAB, EPS, HEAD_DIM, HEADS, KV_HEADS, MLP, THETA, VOCAB, H, config
 
 warnings.filterwarnings("ignore", message="flash_attn is not found")
 llama3_eagle = pytest.importorskip("specforge.modeling.draft.llama3_eagle",
