@@ -34,7 +34,7 @@ from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore,
 from eagle3_tui.engines.results import AcceptResult, Finding, error_result, finding
 from eagle3_tui.engines.scan.agreement import MIN_GAP
 from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
-from eagle3_tui.sources.base import natural_key
+from eagle3_tui.sources.base import SourceError, natural_key
 
 #: Source.accept calls per scan (each is a drafter pass over one file)
 MAX_ACCEPT = 32
@@ -45,6 +45,16 @@ STEPS = 3
 MIN_DROP = MIN_GAP
 #: records looked at past an even spot for a usable file before the spot is given up
 LOOK_AHEAD = 50
+
+
+class DrafterUnusable(SourceError):
+    """The drafter (or its --model) cannot be loaded: said once for the run, never as a fault of
+    the file it was first tried on. The message is the loader's line (it names the folder)."""
+
+
+def drafter_failed(error: str | None, drafter: str) -> bool:
+    """An error the drafter folder caused, not the file scored (the loader's lines name the folder first)."""
+    return error is not None and error.startswith(drafter)
 
 
 def _spread(members: list[DatasetRecord], want: int, taken: set[str]) -> list[str]:
@@ -96,7 +106,8 @@ async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str
                 done: list[AcceptScore] | None = None) -> list[AcceptScore]:
     """Source.accept of each planned file, group by group (results are appended to `done` as
     they come, so a cancelled run keeps what it has). A drafter that does not load stops the
-    run at its first file: every other file would fail the same way."""
+    run at its first file with DrafterUnusable (every other file would fail the same way); that
+    file gets no result."""
 
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []
@@ -109,9 +120,9 @@ async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str
             if on_progress is not None:
                 on_progress(i + 1, len(paths), rel)
             kept = _kept(await ahead.result(i))
+            if drafter_failed(kept.get("error"), drafter):
+                raise DrafterUnusable(str(kept["error"]))
             results.append({**kept, "path": rel})
-            if "error" in kept and str(kept["error"]).startswith(drafter):
-                break
     finally:
         ahead.close()
     return results
