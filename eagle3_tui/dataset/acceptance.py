@@ -129,7 +129,7 @@ async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str
 
 
 def _kept(r: AcceptResult) -> AcceptScore:
-    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed
+    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed, shape
     (those it holds, in that order)."""
     kept: AcceptScore = {}
     if "top1" in r:
@@ -144,6 +144,8 @@ def _kept(r: AcceptResult) -> AcceptScore:
         kept["error"] = r["error"]
     if "computed" in r:
         kept["computed"] = r["computed"]
+    if (shape := (r.get("drafter_info") or {}).get("shape")):
+        kept["shape"] = shape
     return kept
 
 
@@ -174,6 +176,8 @@ def report(plan: list[AcceptGroup], results: list[AcceptScore], drafter: str,
         }
         if errors:
             entry["errors"] = [error_result(r["path"], r["error"]) for r in errors]
+        if (shape := next((r["shape"] for r in ok if r.get("shape")), None)):
+            entry["shape"] = shape
         entries.append(entry)
     findings: list[Finding] = []
     major = entries[0] if entries and entries[0]["group"] == "majority" and entries[0]["top1"] is not None else None
@@ -224,7 +228,9 @@ def _line(e: AcceptanceEntry, major: AcceptanceEntry | None) -> str:
 def format_acceptance(entries: Sequence[AcceptanceEntry], drafter: str, planned: int | None = None) -> str:
     """The text report's section: one line per group (and its files that could not be scored)."""
     done = sum(e["scored"] + len(e.get("errors", [])) for e in entries)
-    head = f"acceptance (drafter {drafter}, {STEPS} steps, {done} file{'s' if done != 1 else ''} scored"
+    shape = next((e["shape"] for e in entries if e.get("shape")), None)
+    head = (f"acceptance (drafter {drafter}{f': {shape};' if shape else ','} {STEPS} steps, "
+            f"{done} file{'s' if done != 1 else ''} scored")
     head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
     if not entries:
         return head + (" none" if planned else " no file to score (no readable sample without NaN/Inf)")

@@ -143,6 +143,8 @@ def header_line(out: Text, acc: Shown | None, style: Callable[[str], Style], wid
         if len(steps) > 1:
             parts.append(("per step " + " ".join(pct(s) for s in steps), style("sample--dim")))
         parts.append((f"{acc.get('rows')} rows", style("sample--dim")))
+        if (shape := (acc.get("drafter_info") or {}).get("shape")):
+            parts.append((str(shape), style("sample--dim")))
     label = "drafter "
     out.append(label, style("sample--label"))
     append_parts(out, parts, width - len(label), style("sample--dim"))
