@@ -14,8 +14,10 @@ with `_compute_target_p` / `_compute_metric_counts`, specforge/core/eagle3_adapt
   hidden input is fc(aux) at s = 0 and the drafter's own previous output (before `norm`) after
   that. Rotary positions are t + s. The query at row t attends to the step-0 keys of rows <= t
   (causal) and to its own row's keys of steps 1..s, all in one softmax.
-- Logits: lm_head(norm(h)) (norm_output, SpecForge's default); draft id d maps to target id
-  d + d2t[d].
+- Logits: lm_head(norm(h)) (lm_head(h) for a SpecForge drafter with norm_output false); draft
+  id d maps to target id d + d2t[d]. fc_norm / norm_before_fc before fc, N decoder layers, and
+  the engines' norm_output (the post-norm state fed to the next step) as drafter_shape.py reads
+  them from the producers' and engines' code; each layer keeps its own keys across the steps.
 - Target of row t at step s: the target's next-token choice at position t+1+s, i.e. the argmax
   of the target's logits there (SpecForge: target = lm_head(post-norm final), shifted once;
   used here when --model gives the head and the sample's final state is post-norm), or the
