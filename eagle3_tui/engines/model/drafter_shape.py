@@ -88,7 +88,7 @@ class Shape:
 
     def weights(self, k: int) -> list[str]:
         """Every weight the forward applies, for k aux states."""
-        names = ["embed_tokens.weight", "fc.weight", "norm.weight", "lm_head.weight", "d2t"]
+        names = ["embed_tokens.weight", "fc.weight", "norm.weight", "lm_head.weight"]
         if self.norm_before_fc:
             names.append("input_norm.weight")
         if self.fc_norm:
@@ -167,7 +167,7 @@ def check_names(where: str, shape: Shape, names: set[str], k: int) -> list[str]:
     """Raise FolderConfigError (one line) when the weights and the forward disagree: a weight it
     would not apply (named, with the config keys that decide it) or one it needs that is absent.
     Returns the notes for weights no engine drafts with (NOT_DRAFTING)."""
-    used = set(shape.weights(k))
+    used = {*shape.weights(k), "d2t"}  # d2t is optional: without it the head proposes target ids
     both = [layer_prefix(i) + "input_layernorm.weight" for i in range(1, shape.layers)
             if layer_prefix(i) + "input_layernorm.weight" in names and layer_prefix(i) + "hidden_norm.weight" in names]
     used |= set(both)  # checked for equality with hidden_norm by the loader
