@@ -191,8 +191,13 @@ def _listed(names: list[str]) -> str:
 def _keys_for(names: list[str], shape: Shape, k: int) -> str:
     """The config keys that decide whether these weights are applied, with their values."""
     keys = []
-    if any((i := layer_indices([n])) and max(i) >= 1 and (max(i) >= shape.layers or n in shape.weights(k))
-           for n in names):
+    applied = set(shape.weights(k))
+
+    def counted_layer(n: str) -> bool:  # a later layer's weight, there or not by the layer count
+        at = layer_indices([n])
+        return bool(at) and max(at) >= 1 and (max(at) >= shape.layers or n in applied)
+
+    if any(counted_layer(n) for n in names):
         keys.append(f"num_hidden_layers = {shape.layers}" if shape.layers_key == "num_hidden_layers"
                     else f"no num_hidden_layers: {shape.layers} layer{'s' if shape.layers != 1 else ''} from the weights")
     if any(n.startswith("fc_norm.") for n in names):
