@@ -291,4 +291,8 @@ class CompareAcceptance(Widget):
             out.append("  │  ", self.s("cmp--dim"))
             out.append(f"B re-ordered {','.join(map(str, self.order))} ", self.s("cmp--side-b"))
             self._part(out, self.fixed)
+        shape = next(((r.get("drafter_info") or {}).get("shape") for r in (self.a, self.b, self.fixed)
+                      if r and (r.get("drafter_info") or {}).get("shape")), None)
+        if shape:  # last: the first part cut where the line is narrow
+            out.append(f"  │  {shape}", self.s("cmp--dim"))
         return out

@@ -140,6 +140,7 @@ async def test_compare_line_shows_a_b_and_b_reordered(trained, data):
         # the same states in A's order: exactly A's acceptance back
         assert f"B re-ordered 1,2,0 top-1 {_pct(a['top1'])} · τ {a['tau']:.2f}" in first
         assert line.fixed["top1"] == a["top1"] and line.fixed["tau"] == a["tau"]
+        assert line.render().plain.endswith("│  SpecForge, 1 layer, 3 aux states, draft vocab 320")
         del main
 
 
