@@ -97,8 +97,7 @@ def format_result(r: dict[str, Any]) -> str:
     k = len(r["steps"])
     lines = [
         f"{printable(r['path'])}",
-        f"  drafter {r['drafter']} ({info.get('layout', '?')}, H {info.get('hidden')}, k {info.get('k')}, "
-        f"draft vocab {info.get('draft_vocab')})",
+        f"  drafter {r['drafter']} ({info.get('shape') or info.get('layout', '?')}; H {info.get('hidden')})",
         f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']}; targets from "
         f"{'the target model head' if r['target_source'] == 'model' else 'the sample ids'})"
         + (f", computed {r['computed']}" if r.get("computed") else ""),

@@ -34,7 +34,7 @@ from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore,
 from eagle3_tui.engines.results import AcceptResult, Finding, error_result, finding
 from eagle3_tui.engines.scan.agreement import MIN_GAP
 from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
-from eagle3_tui.sources.base import natural_key
+from eagle3_tui.sources.base import SourceError, natural_key
 
 #: Source.accept calls per scan (each is a drafter pass over one file)
 MAX_ACCEPT = 32
@@ -45,6 +45,16 @@ STEPS = 3
 MIN_DROP = MIN_GAP
 #: records looked at past an even spot for a usable file before the spot is given up
 LOOK_AHEAD = 50
+
+
+class DrafterUnusable(SourceError):
+    """The drafter (or its --model) cannot be loaded: said once for the run, never as a fault of
+    the file it was first tried on. The message is the loader's line (it names the folder)."""
+
+
+def drafter_failed(error: str | None, drafter: str) -> bool:
+    """An error the drafter folder caused, not the file scored (the loader's lines name the folder first)."""
+    return error is not None and error.startswith(drafter)
 
 
 def _spread(members: list[DatasetRecord], want: int, taken: set[str]) -> list[str]:
@@ -96,7 +106,8 @@ async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str
                 done: list[AcceptScore] | None = None) -> list[AcceptScore]:
     """Source.accept of each planned file, group by group (results are appended to `done` as
     they come, so a cancelled run keeps what it has). A drafter that does not load stops the
-    run at its first file: every other file would fail the same way."""
+    run at its first file with DrafterUnusable (every other file would fail the same way); that
+    file gets no result."""
 
     join = posixpath.join if source.host is not None else os.path.join
     results = done if done is not None else []
@@ -109,16 +120,16 @@ async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str
             if on_progress is not None:
                 on_progress(i + 1, len(paths), rel)
             kept = _kept(await ahead.result(i))
+            if drafter_failed(kept.get("error"), drafter):
+                raise DrafterUnusable(str(kept["error"]))
             results.append({**kept, "path": rel})
-            if "error" in kept and str(kept["error"]).startswith(drafter):
-                break
     finally:
         ahead.close()
     return results
 
 
 def _kept(r: AcceptResult) -> AcceptScore:
-    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed
+    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed, shape
     (those it holds, in that order)."""
     kept: AcceptScore = {}
     if "top1" in r:
@@ -133,6 +144,8 @@ def _kept(r: AcceptResult) -> AcceptScore:
         kept["error"] = r["error"]
     if "computed" in r:
         kept["computed"] = r["computed"]
+    if (shape := (r.get("drafter_info") or {}).get("shape")):
+        kept["shape"] = shape
     return kept
 
 
@@ -163,6 +176,8 @@ def report(plan: list[AcceptGroup], results: list[AcceptScore], drafter: str,
         }
         if errors:
             entry["errors"] = [error_result(r["path"], r["error"]) for r in errors]
+        if (shape := next((r["shape"] for r in ok if r.get("shape")), None)):
+            entry["shape"] = shape
         entries.append(entry)
     findings: list[Finding] = []
     major = entries[0] if entries and entries[0]["group"] == "majority" and entries[0]["top1"] is not None else None
@@ -213,7 +228,9 @@ def _line(e: AcceptanceEntry, major: AcceptanceEntry | None) -> str:
 def format_acceptance(entries: Sequence[AcceptanceEntry], drafter: str, planned: int | None = None) -> str:
     """The text report's section: one line per group (and its files that could not be scored)."""
     done = sum(e["scored"] + len(e.get("errors", [])) for e in entries)
-    head = f"acceptance (drafter {drafter}, {STEPS} steps, {done} file{'s' if done != 1 else ''} scored"
+    shape = next((e["shape"] for e in entries if e.get("shape")), None)
+    head = (f"acceptance (drafter {drafter}{f': {shape};' if shape else ','} {STEPS} steps, "
+            f"{done} file{'s' if done != 1 else ''} scored")
     head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
     if not entries:
         return head + (" none" if planned else " no file to score (no readable sample without NaN/Inf)")

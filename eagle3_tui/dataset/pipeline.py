@@ -395,7 +395,8 @@ class DatasetPipeline:
                 yield item
                 continue
             results, interrupted, error = item
-            if error is not None and len(results) < len(paths):
+            # a connection lost on a file marks that file; a drafter that does not load marks none
+            if error is not None and len(results) < len(paths) and not accept_step.drafter_failed(error, drafter):
                 results.append(cast(AcceptScore, error_result(paths[len(results)], error)))
             entries, extra = accept_step.report(plan, results, drafter)
             yield Acceptance(entries, len(paths), len(results), extra, interrupted, error, tuple(results))

@@ -127,6 +127,7 @@ class AcceptScore(TypedDict, total=False):
     rows: int
     error: str
     computed: str
+    shape: str  # the drafter's ("SpecForge, 1 layer, 3 aux states, draft vocab 320")
 
 
 class AcceptanceEntry(TypedDict, total=False):
@@ -144,6 +145,7 @@ class AcceptanceEntry(TypedDict, total=False):
     computed: str | None
     errors: list[ErrorResult]
     drop: float  # points below the majority
+    shape: str  # the drafter's, as its files' results say
 
 
 class LayerRun(TypedDict):

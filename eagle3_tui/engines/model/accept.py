@@ -14,8 +14,10 @@ with `_compute_target_p` / `_compute_metric_counts`, specforge/core/eagle3_adapt
   hidden input is fc(aux) at s = 0 and the drafter's own previous output (before `norm`) after
   that. Rotary positions are t + s. The query at row t attends to the step-0 keys of rows <= t
   (causal) and to its own row's keys of steps 1..s, all in one softmax.
-- Logits: lm_head(norm(h)) (norm_output, SpecForge's default); draft id d maps to target id
-  d + d2t[d].
+- Logits: lm_head(norm(h)) (lm_head(h) for a SpecForge drafter with norm_output false); draft
+  id d maps to target id d + d2t[d]. fc_norm / norm_before_fc before fc, N decoder layers, and
+  the engines' norm_output (the post-norm state fed to the next step) as drafter_shape.py reads
+  them from the producers' and engines' code; each layer keeps its own keys across the steps.
 - Target of row t at step s: the target's next-token choice at position t+1+s, i.e. the argmax
   of the target's logits there (SpecForge: target = lm_head(post-norm final), shifted once;
   used here when --model gives the head and the sample's final state is post-norm), or the
@@ -47,6 +49,7 @@ import os
 import threading
 
 from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter, read_target_head, read_vocab
+from eagle3_tui.engines.model.drafter_shape import layer_prefix
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.stats import Cancelled
@@ -348,49 +351,76 @@ def draft_tokens(d: Drafter, aux, tokens: list, *, cancel: threading.Event | Non
         if cancel is not None and cancel.is_set():
             raise Cancelled()
 
+    sh = d.shape
     with torch.no_grad():
-        h = lin(aux, "fc.weight")
-        keys, values = [], []
+        h = project(d, aux)
+        keys: list[list] = [[] for _ in range(sh.layers)]  # per layer: its keys of steps 0..s
+        values: list[list] = [[] for _ in range(sh.layers)]
         out = []
         d2t = w["d2t"].to(torch.int64)
         cos_all, sin_all = rope_rows(d, T + len(tokens))
         for s, tok in enumerate(tokens):
             stop()
             emb = w["embed_tokens.weight"][tok].float()
-            x = torch.cat((_rms(emb, w["midlayer.input_layernorm.weight"], d.eps),
-                           _rms(h, w["midlayer.hidden_norm.weight"], d.eps)), dim=-1)
-            q = lin(x, "midlayer.self_attn.q_proj.weight").view(T, nh, hd).transpose(0, 1)
-            k = lin(x, "midlayer.self_attn.k_proj.weight").view(T, nkv, hd).transpose(0, 1)
-            v = lin(x, "midlayer.self_attn.v_proj.weight").view(T, nkv, hd).transpose(0, 1)
             cos, sin = cos_all[s : s + T], sin_all[s : s + T]
-            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
-            if nkv != nh:
-                k = k.repeat_interleave(nh // nkv, dim=0)
-                v = v.repeat_interleave(nh // nkv, dim=0)
-            keys.append(k)
-            values.append(v)
-            if s == 0:
-                a = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True)[0]
-            else:
-                a = _ttt_attention(q, keys, values, stop)
-            a = a.transpose(0, 1).reshape(T, nh * hd)
-            h = h + lin(a, "midlayer.self_attn.o_proj.weight")
-            m = _rms(h, w["midlayer.post_attention_layernorm.weight"], d.eps)
-            h = h + lin(F.silu(lin(m, "midlayer.mlp.gate_proj.weight")) * lin(m, "midlayer.mlp.up_proj.weight"),
-                        "midlayer.mlp.down_proj.weight")
+            for i in range(sh.layers):
+                p = layer_prefix(i)
+                if i == 0:  # embedding and state side by side into a 2H attention (drafter_shape.py)
+                    normed = _rms(h, w[p + "hidden_norm.weight"], d.eps)
+                    x = torch.cat((_rms(emb, w[p + "input_layernorm.weight"], d.eps), normed), dim=-1)
+                    residual = normed if sh.norm_before_residual else h
+                else:
+                    x, residual = _rms(h, w[p + sh.later_norms[i - 1]], d.eps), h
+                q = lin(x, p + "self_attn.q_proj.weight").view(T, nh, hd).transpose(0, 1)
+                k = lin(x, p + "self_attn.k_proj.weight").view(T, nkv, hd).transpose(0, 1)
+                v = lin(x, p + "self_attn.v_proj.weight").view(T, nkv, hd).transpose(0, 1)
+                q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+                if nkv != nh:
+                    k = k.repeat_interleave(nh // nkv, dim=0)
+                    v = v.repeat_interleave(nh // nkv, dim=0)
+                keys[i].append(k)
+                values[i].append(v)
+                if s == 0:
+                    a = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True)[0]
+                else:
+                    a = _ttt_attention(q, keys[i], values[i], stop)
+                a = a.transpose(0, 1).reshape(T, nh * hd)
+                h = residual + lin(a, p + "self_attn.o_proj.weight")
+                m = _rms(h, w[p + "post_attention_layernorm.weight"], d.eps)
+                h = h + lin(F.silu(lin(m, p + "mlp.gate_proj.weight")) * lin(m, p + "mlp.up_proj.weight"),
+                            p + "mlp.down_proj.weight")
             ids = torch.empty(T, dtype=torch.int64)
             prob = torch.empty(T, dtype=torch.float32)
             for r0 in range(0, T, ROW_CHUNK):
                 stop()
                 hr = h[r0 : r0 + ROW_CHUNK]
-                if d.norm_output:
+                if sh.logits_normed:
                     hr = _rms(hr, w["norm.weight"], d.eps)
                 logits = lin(hr, "lm_head.weight")
                 pr, top = torch.softmax(logits, dim=-1).max(-1)
                 ids[r0 : r0 + ROW_CHUNK] = top + d2t[top]
                 prob[r0 : r0 + ROW_CHUNK] = pr
             out.append((ids, prob))
+            if sh.feed_normed:  # the engines' norm_output: the next step gets the post-norm state
+                h = _rms(h, w["norm.weight"], d.eps)
     return out
+
+
+def project(d: Drafter, aux):
+    """fc over the k aux states [T, k*Ht] -> [T, H], after norm_before_fc's one RMSNorm over the
+    concatenation and fc_norm's one per state, in that order (sglang 0.5.23 llama_eagle3.py
+    238-247; vllm 0.34.0 llama_eagle3.py 396-409)."""
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    w = d.weights
+    x = aux.float()
+    if d.shape.norm_before_fc:
+        x = _rms(x, w["input_norm.weight"], d.eps)
+    if d.shape.fc_norm:
+        x = torch.cat([_rms(c, w[f"fc_norm.{i}.weight"], d.eps) for i, c in enumerate(x.split(d.target_hidden, -1))],
+                      dim=-1)
+    return x @ w["fc.weight"].float().T
 
 
 def _ttt_attention(q, keys, values, stop):

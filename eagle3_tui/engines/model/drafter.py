@@ -5,16 +5,24 @@ torch.load(weights_only=True)). Producers name the same weights differently; eve
 mapped to SpecForge's names (specforge/modeling/draft/llama3_eagle.py, LlamaForCausalLMEagle3):
 
     embed_tokens.weight [V, H]          (optional: else the target's, read from --model)
-    fc.weight [H, k*Ht]                 (Ht = target_hidden_size; SpecForge fixes k = 3)
+    input_norm.weight [k*Ht]            (norm_before_fc: one RMSNorm over the concatenation)
+    fc_norm.{0..k-1}.weight [Ht]        (fc_norm: one RMSNorm per aux state)
+    fc.weight [H, k*Ht]                 (Ht = target_hidden_size; k aux states, 3 in SpecForge)
     midlayer.input_layernorm.weight     (applied to the token embedding)
     midlayer.hidden_norm.weight         (applied to the projected target state)
     midlayer.self_attn.{q,k,v}_proj.weight [.., 2H], o_proj.weight
     midlayer.post_attention_layernorm.weight, midlayer.mlp.{gate,up,down}_proj.weight
+    layers.{1..N-1}.*                   (later decoder layers: q/k/v take H; hidden_norm or
+                                         input_layernorm before attention)
     norm.weight, lm_head.weight [draft_vocab, H], d2t [draft_vocab] (offsets), t2d [V] bool
 
-speculators (vllm-project/speculators, Eagle3Speculator) writes the decoder layer as `layers.0.*`
+Which of these the forward applies follows the config (engines/model/drafter_shape.py, with the
+producers' and engines' lines); a weight it would not apply stops the load, named.
+
+speculators (vllm-project/speculators, Eagle3Speculator) writes the decoder layers as `layers.i.*`
 and its config nests the layer settings in `transformer_layer_config`; ModelOpt keeps its draft
-under `eagle_module.` with the head as `eagle_lm_head`. Both are renamed below (KEY_RULES).
+under `eagle_module.` with the head as `eagle_lm_head`. Both are renamed below (KEY_RULES), as are
+SGLang's legacy `aux_norm_low/mid/high` (fc_norm.0/1/2, sglang 0.5.23 llama_eagle3.py 338-343).
 
 The target model is never loaded: `embed_tokens` and the LM head are taken from its safetensors
 shards by name (through model.safetensors.index.json), as memory-mapped views.
@@ -30,6 +38,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from eagle3_tui.engines.model.drafter_shape import Shape, check_names, layer_prefix, read_shape
 from eagle3_tui.engines.model.folder_config import (
     FolderConfigError,
     drafter_values,
@@ -57,22 +66,9 @@ KEY_RULES = (
     ("eagle_lm_head.", "lm_head."),  # ModelOpt
     ("model.", ""),  # any producer that wraps everything in `model.`
 )
+#: SGLang's legacy fc_norm names (sglang 0.5.23 llama_eagle3.py 338-343)
+LEGACY_NAMES = {"aux_norm_low.": "fc_norm.0.", "aux_norm_mid.": "fc_norm.1.", "aux_norm_high.": "fc_norm.2."}
 
-REQUIRED = (
-    "fc.weight",
-    "midlayer.input_layernorm.weight",
-    "midlayer.hidden_norm.weight",
-    "midlayer.self_attn.q_proj.weight",
-    "midlayer.self_attn.k_proj.weight",
-    "midlayer.self_attn.v_proj.weight",
-    "midlayer.self_attn.o_proj.weight",
-    "midlayer.post_attention_layernorm.weight",
-    "midlayer.mlp.gate_proj.weight",
-    "midlayer.mlp.up_proj.weight",
-    "midlayer.mlp.down_proj.weight",
-    "norm.weight",
-    "lm_head.weight",
-)
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 #: names of the target's input embedding and LM head in HF checkpoints
@@ -96,7 +92,7 @@ class Drafter:
     eps: float
     rope_theta: float
     rope_scaling: dict | None
-    norm_output: bool  # SpecForge compute_logits: norm again before lm_head (default True)
+    shape: Shape  # layers, fc_norm, norm_before_fc, what norm_output means (drafter_shape.py)
     weights: dict[str, Any] = field(repr=False)  # SpecForge names -> tensors
     embed_from: str = "drafter"  # "drafter" or the target shard it came from
     notes: list[str] = field(default_factory=list)
@@ -107,11 +103,19 @@ class Drafter:
     def fc_width(self) -> int:
         return self.k * self.target_hidden
 
+    @property
+    def words(self) -> str:
+        """'SpecForge, 1 layer, fc_norm, 3 aux states, draft vocab 4096': said on every output."""
+        return self.shape.words(self.layout, self.k, self.draft_vocab)
+
     def describe(self) -> dict[str, Any]:
-        return {"path": self.path, "layout": self.layout, "hidden": self.hidden,
-                "target_hidden": self.target_hidden, "k": self.k, "heads": self.heads,
+        sh = self.shape
+        return {"path": self.path, "layout": self.layout, "shape": self.words, "layers": sh.layers,
+                "hidden": self.hidden, "target_hidden": self.target_hidden, "k": self.k, "heads": self.heads,
                 "kv_heads": self.kv_heads, "vocab": self.vocab, "draft_vocab": self.draft_vocab,
-                "embed_from": self.embed_from, "notes": list(self.notes)}
+                "fc_norm": sh.fc_norm, "norm_before_fc": sh.norm_before_fc,
+                "norm_before_residual": sh.norm_before_residual, "logits_normed": sh.logits_normed,
+                "feed_normed": sh.feed_normed, "embed_from": self.embed_from, "notes": list(self.notes)}
 
 
 def load_drafter(path: str, model: str | None = None) -> Drafter:
@@ -121,30 +125,20 @@ def load_drafter(path: str, model: str | None = None) -> Drafter:
         read_model_config(model)
     config = _read_config(path)
     weights, layout = _read_weights(path)
-    layout = _layout(config, layout)
-    missing = [k for k in REQUIRED if k not in weights]
-    if missing:
-        raise DrafterError(f"{path}: not an EAGLE-3 drafter: weights lack {', '.join(missing[:3])}"
-                           + (f" and {len(missing) - 3} more" if len(missing) > 3 else ""))
-    layer = config.get("transformer_layer_config") if isinstance(config.get("transformer_layer_config"), dict) else {}
-    cfg = {**config, **layer}
+    layout = layout_of(config, layout)
+    if "fc.weight" not in weights or "lm_head.weight" not in weights:
+        lack = [n for n in ("fc.weight", "lm_head.weight") if n not in weights]
+        raise DrafterError(f"{path}: not an EAGLE-3 drafter: weights lack {', '.join(lack)}")
+    cfg = merged_config(config)
 
     values = _values(path, cfg)
     fc = weights["fc.weight"]
     hidden = int(fc.shape[0])
     target_hidden = values.target_hidden or hidden
-    if fc.dim() != 2 or fc.shape[1] % target_hidden:
-        raise DrafterError(f"{path}: fc.weight is {list(fc.shape)}, not [H, k*{target_hidden}] "
-                           f"(target_hidden_size {target_hidden})")
-    k = int(fc.shape[1]) // target_hidden
+    k, shape, notes = _shape(path, cfg, weights, layout, list(fc.shape), target_hidden)
     heads = values.heads
     head_dim = values.head_dim or hidden // heads
-    q = weights["midlayer.self_attn.q_proj.weight"]
-    kproj = weights["midlayer.self_attn.k_proj.weight"]
-    if head_dim < 1 or q.shape[1] != 2 * hidden or q.shape[0] != heads * head_dim or kproj.shape[0] % head_dim:
-        raise DrafterError(f"{path}: attention weights {list(q.shape)} do not fit an EAGLE-3 layer of width "
-                           f"{hidden} with {heads} heads of {head_dim} (q_proj must take 2H = {2 * hidden})")
-    kv_heads = int(kproj.shape[0]) // head_dim
+    kv_heads = _check_layers(path, weights, shape, hidden, heads, head_dim)
     draft_vocab = int(weights["lm_head.weight"].shape[0])
     vocab = values.vocab or draft_vocab
     check_vocab_maps(path, weights, vocab, draft_vocab, values.draft_vocab)
@@ -153,7 +147,7 @@ def load_drafter(path: str, model: str | None = None) -> Drafter:
         path=path, layout=layout, hidden=hidden, target_hidden=target_hidden, k=k, heads=heads,
         kv_heads=kv_heads, head_dim=head_dim, vocab=vocab, draft_vocab=draft_vocab,
         eps=values.eps, rope_theta=values.rope_theta, rope_scaling=values.rope_scaling,
-        norm_output=values.norm_output, weights=weights,
+        shape=shape, weights=weights, notes=notes,
     )
     if "embed_tokens.weight" not in weights:
         if model is None:
@@ -166,6 +160,64 @@ def load_drafter(path: str, model: str | None = None) -> Drafter:
     if emb.shape[0] < vocab:
         raise DrafterError(f"{path}: embed_tokens has {emb.shape[0]} rows but vocab_size is {vocab}")
     return drafter
+
+
+def merged_config(config: dict[str, Any]) -> dict[str, Any]:
+    """speculators' transformer_layer_config over the top level (the values the layers use)."""
+    layer = config.get("transformer_layer_config")
+    return {**config, **(layer if isinstance(layer, dict) else {})}
+
+
+def fc_aux(path: str, fc_shape: list[int], target_hidden: int, shape: Shape) -> int:
+    """k, the aux states fc takes: its in-width over target_hidden_size, which must agree with
+    the count the config names (SGLang and vLLM size fc from that count)."""
+    if len(fc_shape) != 2 or fc_shape[1] % target_hidden:
+        raise DrafterError(f"{path}: fc.weight is {fc_shape}, not [H, k*{target_hidden}] "
+                           f"(target_hidden_size {target_hidden})")
+    k = fc_shape[1] // target_hidden
+    if shape.aux is not None and shape.aux != k:
+        raise DrafterError(f"{path}: fc.weight takes {k} aux states of {target_hidden} ({fc_shape[1]} columns) but "
+                           f"config.json {shape.aux_key} names {shape.aux}")
+    return k
+
+
+def _shape(path: str, cfg: dict[str, Any], weights: dict[str, Any], layout: str, fc_shape: list[int],
+           target_hidden: int) -> tuple[int, Shape, list[str]]:
+    """(k, the forward's shape, notes); every weight applied or the load stops naming it."""
+    names = set(weights)
+    try:
+        shape = read_shape(path, cfg, names, specforge=layout == "SpecForge")
+        k = fc_aux(path, fc_shape, target_hidden, shape)
+        notes = check_names(path, shape, names, k)
+    except FolderConfigError as err:
+        raise DrafterError(str(err)) from None
+    for i in range(1, shape.layers):
+        a, b = layer_prefix(i) + "input_layernorm.weight", layer_prefix(i) + "hidden_norm.weight"
+        if a in weights and b in weights and not bool((weights[a] == weights[b]).all()):
+            raise DrafterError(f"{path}: layer {i} holds both {b} and {a}, and they differ: SGLang 0.5.23 applies "
+                               "hidden_norm there, vLLM 0.34.0 input_layernorm; refusing to pick one")
+    for n in sorted(names):
+        if n.startswith("fc_norm.") or n == "input_norm.weight":
+            want = target_hidden if n.startswith("fc_norm.") else k * target_hidden
+            if list(weights[n].shape) != [want]:
+                raise DrafterError(f"{path}: {n} is {list(weights[n].shape)}, not [{want}]")
+    return k, shape, notes
+
+
+def _check_layers(path: str, weights: dict[str, Any], shape: Shape, hidden: int, heads: int, head_dim: int) -> int:
+    """kv heads; every layer's attention fits (q/k/v take 2H in layer 0, H after)."""
+    kv_heads = 0
+    for i in range(shape.layers):
+        p = layer_prefix(i)
+        width = 2 * hidden if i == 0 else hidden
+        q, kproj = weights[p + "self_attn.q_proj.weight"], weights[p + "self_attn.k_proj.weight"]
+        if head_dim < 1 or q.shape[1] != width or q.shape[0] != heads * head_dim or kproj.shape[0] % head_dim \
+                or kproj.shape[1] != width or (kv_heads and kproj.shape[0] // head_dim != kv_heads):
+            raise DrafterError(f"{path}: attention weights {list(q.shape)} do not fit an EAGLE-3 layer of width "
+                               f"{hidden} with {heads} heads of {head_dim} ({p}q_proj must take "
+                               f"{'2H = ' if i == 0 else 'H = '}{width})")
+        kv_heads = int(kproj.shape[0]) // head_dim
+    return kv_heads
 
 
 def _values(path: str, cfg: dict[str, Any]):
@@ -245,17 +297,27 @@ def _read_weights(path: str) -> tuple[dict[str, Any], str]:
     weights: dict[str, Any] = {}
     layout = "SpecForge"
     for key, tensor in raw.items():
-        new = key
-        for old, repl in KEY_RULES:
-            if key.startswith(old):
-                new = repl + key[len(old):]
-                if old.startswith("eagle"):
-                    layout = "ModelOpt"
-                elif "layers.0." in old:
-                    layout = "speculators"
-                break
+        new, kind = specforge_name(key)
+        layout = kind or layout
         weights[new] = tensor
     return weights, layout
+
+
+def specforge_name(key: str) -> tuple[str, str | None]:
+    """(SpecForge's name of a weight, the layout its name tells: "ModelOpt", "speculators" or None)."""
+    new, layout = key, None
+    for old, repl in KEY_RULES:
+        if key.startswith(old):
+            new = repl + key[len(old):]
+            if old.startswith("eagle"):
+                layout = "ModelOpt"
+            elif "layers.0." in old:
+                layout = "speculators"
+            break
+    for old, repl in LEGACY_NAMES.items():
+        if new.startswith(old):
+            new = repl + new[len(old):]
+    return new, layout
 
 
 def _read_tensor_file(file: str) -> dict[str, Any]:
@@ -273,7 +335,7 @@ def _read_tensor_file(file: str) -> dict[str, Any]:
     return obj
 
 
-def _layout(config: dict[str, Any], from_keys: str) -> str:
+def layout_of(config: dict[str, Any], from_keys: str) -> str:
     archs = config.get("architectures") or []
     if config.get("speculators_model_type") or any("Speculator" in str(a) for a in archs):
         return "speculators"

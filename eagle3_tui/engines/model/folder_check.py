@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 
-from eagle3_tui.engines.model.drafter import KEY_RULES, WEIGHT_FILES
+from eagle3_tui.engines.model.drafter import WEIGHT_FILES, fc_aux, layout_of, merged_config, specforge_name
+from eagle3_tui.engines.model.drafter_shape import check_names, read_shape
 from eagle3_tui.engines.model.folder_config import (
     ConfigError,
     drafter_values,
@@ -56,14 +57,16 @@ def check_model(folder: str, *, for_drafter: bool = False) -> str | None:
 
 
 def check_drafter(folder: str) -> str | None:
-    """An EAGLE-3 drafter folder: config.json with the values the loader uses, and a weights file."""
+    """An EAGLE-3 drafter folder: config.json with the values the loader uses, and a weights file
+    whose names (a safetensors header) are every one applied by the forward its config describes
+    (drafter_shape.py)."""
     where = f"drafter {folder}"
     if not os.path.isdir(folder):
         return f"{where}: {'no such folder' if not os.path.exists(folder) else 'not a folder'}"
     try:
         config = read_json(os.path.join(folder, "config.json"), where)
-        layer = config.get("transformer_layer_config")
-        drafter_values(where, {**config, **(layer if isinstance(layer, dict) else {})})
+        cfg = merged_config(config)
+        values = drafter_values(where, cfg)
     except (ConfigError, SampleError) as err:
         return str(err).splitlines()[0]
     if not any(os.path.isfile(os.path.join(folder, name)) for name in WEIGHT_FILES):
@@ -71,19 +74,25 @@ def check_drafter(folder: str) -> str | None:
     file = os.path.join(folder, WEIGHT_FILES[0])
     if os.path.isfile(file):  # safetensors: its names are in the header (a .bin is not opened here)
         try:
-            names = {_specforge_name(n) for n in safetensors_header(file)}
+            header = {specforge_name(n)[0]: v for n, v in safetensors_header(file).items() if n != "__metadata__"}
+            layouts = {specforge_name(n)[1] for n in safetensors_header(file)} - {None}
         except SampleError as err:
             return str(err).splitlines()[0]
-        if "fc.weight" not in names:
+        if "fc.weight" not in header:
             return f"{where}: not an EAGLE-3 drafter: its weights hold no fc.weight (a target model?)"
+        fc = header["fc.weight"].get("shape") if isinstance(header["fc.weight"], dict) else None
+        if isinstance(fc, list) and len(fc) == 2 and all(isinstance(x, int) and x > 0 for x in fc):
+            specforge = layout_of(config, min(layouts) if layouts else "SpecForge") == "SpecForge"
+            try:
+                shape = read_shape(where, cfg, set(header), specforge=specforge)
+                check_names(where, shape, set(header), fc_aux(where, fc, values.target_hidden or fc[0], shape))
+            except (ConfigError, SampleError) as err:
+                return str(err).splitlines()[0]
     return None
 
 
 def _specforge_name(name: str) -> str:
-    for old, new in KEY_RULES:
-        if name.startswith(old):
-            return new + name[len(old):]
-    return name
+    return specforge_name(name)[0]
 
 
 def check_tokenizer(path: str) -> str | None:

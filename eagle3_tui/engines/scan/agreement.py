@@ -10,8 +10,8 @@ accept.cached_drafter, and a forked worker inherits the parent's copy):
   gets the same guess as on the whole file: the quick figure is the exact top-1 over those rows,
   and only the prefix is read from a memory-mapped file.
 
-The record carries {"accept": {"top1", "rows", "prefix"}} ("prefix": rows read, None in full
-mode) or {"accept": {"error"}} when this file cannot be scored (no ids, another width).
+The record carries {"accept": {"top1", "rows", "prefix", "shape"}} ("prefix": rows read, None in
+full mode; "shape": the drafter's, "SpecForge, 1 layer, 3 aux states, draft vocab 320") or {"accept": {"error"}} when this file cannot be scored (no ids, another width).
 
 torch and stdlib only: shipped to the remote box with engines/scan/records.py.
 """
@@ -82,7 +82,7 @@ def record_acceptance(sample, drafter: str, *, model: str | None = None, full: b
         return {"error": str(err)}
     top1 = r["top1"]
     return {"top1": None if top1 is None or not math.isfinite(top1) else round(top1, 6), "rows": r["rows"],
-            "prefix": prefix}
+            "prefix": prefix, "shape": d.words}
 
 
 def _median(xs: list[float]) -> float:
@@ -121,7 +121,8 @@ def summary_line(records: list[dict[str, Any]]) -> str | None:
         return None
     values = [a["top1"] for a in results if a.get("top1") is not None]
     errors = [a["error"] for a in results if a.get("error")]
-    text = "drafter top-1: "
+    shape = next((a["shape"] for a in results if a.get("shape")), None)
+    text = f"drafter top-1{f' ({shape})' if shape else ''}: "
     if values:
         text += (f"median {100 * _median(values):.1f}% over {len(values)} files "
                  f"(min {100 * min(values):.1f}%, max {100 * max(values):.1f}%)")

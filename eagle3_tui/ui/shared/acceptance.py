@@ -143,6 +143,8 @@ def header_line(out: Text, acc: Shown | None, style: Callable[[str], Style], wid
         if len(steps) > 1:
             parts.append(("per step " + " ".join(pct(s) for s in steps), style("sample--dim")))
         parts.append((f"{acc.get('rows')} rows", style("sample--dim")))
+        if (shape := (acc.get("drafter_info") or {}).get("shape")):
+            parts.append((str(shape), style("sample--dim")))
     label = "drafter "
     out.append(label, style("sample--label"))
     append_parts(out, parts, width - len(label), style("sample--dim"))
@@ -289,4 +291,8 @@ class CompareAcceptance(Widget):
             out.append("  │  ", self.s("cmp--dim"))
             out.append(f"B re-ordered {','.join(map(str, self.order))} ", self.s("cmp--side-b"))
             self._part(out, self.fixed)
+        shape = next(((r.get("drafter_info") or {}).get("shape") for r in (self.a, self.b, self.fixed)
+                      if r and (r.get("drafter_info") or {}).get("shape")), None)
+        if shape:  # last: the first part cut where the line is narrow
+            out.append(f"  │  {shape}", self.s("cmp--dim"))
         return out

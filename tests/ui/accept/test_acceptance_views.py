@@ -3,9 +3,13 @@ line (A, B, B re-ordered), cancelling, and nothing extra without a drafter."""
 
 from __future__ import annotations
 
+import pytest
+import torch
+
 from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.shared.acceptance import CompareAcceptance
+from tests.helpers.drafter import save_drafter
 from tests.helpers.tui import make_drafter_app as make_app
 from tests.helpers.tui import screen_text, wait_until
 
@@ -38,6 +42,7 @@ async def test_sample_header_shows_top1_and_tau_and_marks_misses(trained, data):
         head = next(line for line in text.splitlines() if "drafter top-1" in line)
         assert f"top-1 {_pct(expected['top1'])}" in head and f"τ {expected['tau']:.2f}" in head
         assert f"{expected['rows']} rows" in head
+        assert "SpecForge, 1 layer, 3 aux states, draft vocab 320" in text  # the drafter's shape
         assert "1 column = token " in text  # one column per token: the strip's columns are rows
         strip_line = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("draft "))
         mask_line = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("mask "))
@@ -72,8 +77,13 @@ async def test_no_drafter_shows_nothing_extra(data):
         assert app.main_screen.sample.acceptance is None and app.test_source.accepted == []
 
 
-async def test_bad_drafter_folder_is_one_line(data):
-    app = make_app(data / "a_train.ckpt", str(data))  # a folder of samples, not a drafter
+@pytest.mark.parametrize("bad", ["a folder of samples", "fc_norm weights without the key"])
+async def test_bad_drafter_folder_is_one_line(trained, data, tmp_path, bad):
+    folder, says = str(data), "config.json"  # a folder of samples, not a drafter
+    if bad != "a folder of samples":  # weights the forward would not apply: never scored in silence
+        fc_norm = {f"fc_norm.{i}.weight": torch.full((64,), 1.5) for i in range(3)}
+        folder, says = save_drafter(str(tmp_path / "d"), {**trained.weights, **fc_norm}), "fc_norm.0.weight"
+    app = make_app(data / "a_train.ckpt", folder)
     async with app.run_test(size=WIDE) as pilot:
         main = app.main_screen
         await _shown(pilot, "a_train.ckpt")
@@ -82,7 +92,8 @@ async def test_bad_drafter_folder_is_one_line(data):
         lines = [line for line in screen_text(app).splitlines() if "drafter ✗" in line]
         assert len(lines) == 1 and "off: bad --drafter" in lines[0]
         toasts = [n.message for n in app._notifications]
-        assert len(toasts) == 1 and "config.json" in toasts[0] and "--drafter unusable" in toasts[0]
+        assert len(toasts) == 1 and says in toasts[0] and "--drafter unusable" in toasts[0]
+        assert app.test_source.accepted == []  # no sample was run with it
         assert not [line for line in screen_text(app).splitlines() if line.lstrip("│ ").startswith("draft ")]
         await pilot.press("down")  # the app keeps running
         assert "aux0" in screen_text(app)
@@ -129,6 +140,7 @@ async def test_compare_line_shows_a_b_and_b_reordered(trained, data):
         # the same states in A's order: exactly A's acceptance back
         assert f"B re-ordered 1,2,0 top-1 {_pct(a['top1'])} · τ {a['tau']:.2f}" in first
         assert line.fixed["top1"] == a["top1"] and line.fixed["tau"] == a["tau"]
+        assert line.render().plain.endswith("│  SpecForge, 1 layer, 3 aux states, draft vocab 320")
         del main
 
 
