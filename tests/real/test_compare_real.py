@@ -126,15 +126,26 @@ def correct_pairs(tmp_path_factory, real_target, real_chats):
     return out
 
 
+def _noise_ratio(r) -> float:
+    """The largest ratio of a slot's median 1 - cosine over its noisiest sibling's (docs/compare.md)."""
+    noise = []
+    for s in r["slots"]:
+        c = sorted(1 - v for v in s["per_token_cos"] if v is not None)
+        noise.append(max(c[len(c) // 2], 1e-9))
+    return max(n / max(noise[:j] + noise[j + 1:]) for j, n in enumerate(noise))
+
+
 def test_no_false_alarm_over_many_correct_real_pairs(correct_pairs, real_target):
-    alarms = []
+    alarms, ratios = [], []
     for train, cap, what in correct_pairs:
         r = compare_files(str(train), str(cap))
         alarms += [(what, cap.name, f["code"], f["message"][:200]) for f in _loud(r)]
+        ratios.append(_noise_ratio(r))
         assert r["a"]["final_norm"] == "post"
         if r["b"]["final"]:
             assert r["b"]["final_norm"] == "post", (cap.name, r["b"]["assumptions"])
-    print(f"{real_target.family.name}: {len(alarms)} false alarms over {len(correct_pairs)} correct pairs")
+    print(f"{real_target.family.name}: {len(alarms)} false alarms over {len(correct_pairs)} correct pairs; "
+          f"largest slot noise over its noisiest sibling's {max(ratios):.2f}")
     assert alarms == [], alarms
     assert len(correct_pairs) == 5 * CHATS
 
@@ -158,4 +169,7 @@ def test_the_mid_layer_state_is_named_at_every_slot_position(real_target, real_c
         r = compare_files(str(train), str(cap))
         bad = [f for f in _loud(r) if f["code"] == "slot_mismatch"]
         assert bad and j in [s["slot"] for s in bad[0]["slots"]], (j, r["findings"])
+        said = next(s for s in bad[0]["slots"] if s["slot"] == j)
+        print(f"{real_target.family.name}: slot {j} before the MLP: mean cosine {r['slots'][j]['cos_mean']:.4f}, "
+              f"noise ratio {said.get('noise_ratio')}, median 1 - cos {said.get('noise')}")
         assert "unrelated_sample" not in _codes(r)
