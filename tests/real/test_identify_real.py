@@ -1,4 +1,4 @@
-"""identify on the real model (SmolLM2-135M-Instruct, 30 layers): every capture fault of the
+"""identify on each real family (SmolLM2-135M-Instruct, 30 layers; Gemma 3 270M, 18 layers): every capture fault of the
 catalogue (engines/model/capture_faults.py) is named, and correct captures (bf16, fp8 with a scale,
 fp8 cast as is, 1% kernel noise) match silently. One module-scoped set of SpecForge-layout files
 (input_ids + aux_hidden_state [1, T, 3H], a 45..60-token chat, the model run in bf16) is shared.
@@ -76,6 +76,10 @@ def _report(name, r):
 
 @pytest.mark.parametrize("name", ["ok", "fp8_scaled", "fp8_cast", "noise_1pct"])
 def test_correct_real_captures_match_silently(real_target, real_faults, capsys, name):
+    if name == "fp8_cast" and real_target.family.name != "smollm2":
+        # e4m3 stops at 448: on SmolLM2 only row 0's massive activation clips; Gemma 3's ordinary rows
+        # hold values in the thousands, so a cast without a scale is no correct capture there
+        pytest.skip("an fp8 cast without a scale clips every row of Gemma 3's residual stream")
     files, aux = real_faults
     r = _identify(real_target, files[name], capsys, rc_want=0)
     _report(name, r)
