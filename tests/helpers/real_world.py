@@ -65,8 +65,20 @@ def real_chats(real_target):
     from eagle3_tui.demo.real_model import chats
     from eagle3_tui.demo.real_questions import QUESTIONS
 
-    # Gemma 3 270M (a base model) answers the first 16 questions: one batch of generation, which its
-    # 262,144-token head makes the slow part; SmolLM2 answers all 64
-    questions = QUESTIONS if real_target.family.name == "smollm2" else QUESTIONS[:16]
-    return chats(real_target, questions, cache=real_cache())
+    if real_target.family.name == "smollm2":
+        return chats(real_target, QUESTIONS, cache=real_cache())
+    # Gemma 3 270M is a base model: asked a question it repeats it in a loop ("What is the capital of
+    # France? mendatang\nWhat is ..."), and two such chats line up at a lag like one chat shifted. Its
+    # chats are the same questions in Gemma's turn format with SmolLM2's answers as the response
+    # (a dataset's answers, as SpecForge trains on when it does not regenerate them)
+    from eagle3_tui.demo.prompt import Prompt
+
+    source = _target("smollm2")
+    out = []
+    for question, c in zip(QUESTIONS, chats(source, QUESTIONS, cache=real_cache())):
+        answer = source.tokenizer.decode(c.ids[c.response_start:], skip_special_tokens=True).strip()
+        head = real_target.prompt(question)
+        body = real_target.tokenizer(answer + "<end_of_turn>", add_special_tokens=False)["input_ids"]
+        out.append(Prompt(head + [int(i) for i in body], len(head)))
+    return out
 
