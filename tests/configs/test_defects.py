@@ -42,6 +42,19 @@ def test_a_layer_count_the_weights_do_not_hold_is_one_line(folders, layers, said
         assert f"config.json num_hidden_layers = {layers}" in line and said in line
 
 
+@pytest.mark.parametrize("layers", [4, 9])
+def test_a_config_that_names_fewer_or_more_layers_than_the_weights_stops_every_command(folders, layers):
+    """config.json num_hidden_layers 4 with 8 layers in the weights loaded as a 4-layer model: identify
+    blamed the data ("from another model"), serve-check proposed fixes for the wrong boundaries,
+    accept scored against a truncated target. Each stops instead, naming both numbers."""
+    bad = folders.model_with("num_hidden_layers", layers)
+    for command in (["identify", folders.sample], ["accept", folders.sample, "--drafter", folders.drafter],
+                    ["serve-check", folders.drafter, folders.data]):
+        line = said_in_one_line(run_cli(*command, "--model", bad))
+        assert "the model folder is inconsistent" in line, (command, line)
+        assert f"num_hidden_layers = {layers} but the weights hold 8 layers" in line, (command, line)
+
+
 @pytest.mark.parametrize("layers", [0, -1])
 def test_layers_0_and_minus_1_are_out_of_range_not_missing(folders, layers):
     line = said_in_one_line(run_cli("identify", folders.sample, "--model", folders.model_with("num_hidden_layers", layers)))

@@ -30,19 +30,31 @@ def capture(folder: Path, ids: list[int], dtype=torch.bfloat16) -> dict:
     "bounds" [L + 1] (b = 0..L), "post" (the final norm's output), and per layer i:
     "normalized"[i] (input_layernorm's output), "mid"[i] (the residual after attention),
     "attn"[i], "mlp"[i] (the branch outputs, without the residual)."""
-    from transformers import LlamaForCausalLM
+    from transformers import AutoModelForCausalLM
 
-    model = LlamaForCausalLM.from_pretrained(folder, dtype=dtype).eval()
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).eval()
     L = model.config.num_hidden_layers
     got: dict = {"normalized": [None] * L, "mid": [None] * L, "attn": [None] * L, "mlp": [None] * L}
     hooks = []
     for i, layer in enumerate(model.model.layers):
-        hooks += [
-            layer.input_layernorm.register_forward_hook(lambda _m, _a, o, i=i: got["normalized"].__setitem__(i, o[0])),
-            layer.post_attention_layernorm.register_forward_hook(lambda _m, a, _o, i=i: got["mid"].__setitem__(i, a[0][0])),
-            layer.self_attn.register_forward_hook(lambda _m, _a, o, i=i: got["attn"].__setitem__(i, o[0][0])),
-            layer.mlp.register_forward_hook(lambda _m, _a, o, i=i: got["mlp"].__setitem__(i, o[0])),
-        ]
+        put = lambda key, i=i: lambda _m, _a, o: got[key].__setitem__(i, o[0] if o.dim() == 3 else o)  # noqa: E731
+        hooks.append(layer.input_layernorm.register_forward_hook(put("normalized")))
+        if hasattr(layer, "pre_feedforward_layernorm"):
+            # Gemma's sandwich norms: each branch is added after its own post-norm; the residual after
+            # attention is the input of pre_feedforward_layernorm
+            hooks += [
+                layer.pre_feedforward_layernorm.register_forward_hook(
+                    lambda _m, a, _o, i=i: got["mid"].__setitem__(i, a[0][0])),
+                layer.post_attention_layernorm.register_forward_hook(put("attn")),
+                layer.post_feedforward_layernorm.register_forward_hook(put("mlp")),
+            ]
+        else:
+            hooks += [
+                layer.post_attention_layernorm.register_forward_hook(
+                    lambda _m, a, _o, i=i: got["mid"].__setitem__(i, a[0][0])),
+                layer.self_attn.register_forward_hook(lambda _m, _a, o, i=i: got["attn"].__setitem__(i, o[0][0])),
+                layer.mlp.register_forward_hook(put("mlp")),
+            ]
     seen = {}
     hooks.append(model.model.norm.register_forward_hook(lambda _m, a, o: seen.update(pre=a[0][0], post=o[0])))
     with torch.no_grad():

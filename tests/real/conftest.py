@@ -1,6 +1,7 @@
 """Files made from the real model's states (tests/helpers/real_world.py): a SpecForge training
 sample written the way SpecForge writes one (bf16, SDPA, a right-padded batch of two chats, pad id
-0) and inference captures of the same chat (one bf16 request, eager attention), correct and faulty."""
+0) and inference captures of the same chat (one bf16 request, eager attention), correct and faulty, on each
+real family (`real_target` is parametrized)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,25 @@ import pytest
 import torch
 
 from tests.helpers.autouse import _no_ssh_agent, _one_torch_thread  # noqa: F401 - autouse fixtures
+
+
+def mid_layer_states(target, ids: list[int], dtype) -> list[torch.Tensor]:
+    """Per layer, the residual after attention and before the MLP (the input of the MLP's norm:
+    pre_feedforward_layernorm in Gemma's sandwich, post_attention_layernorm in a Llama), one
+    request with eager attention, as a capture hook placed one module early records it."""
+    model = target.lm(dtype, "eager")
+    got: dict[int, torch.Tensor] = {}
+    hooks = []
+    for i, layer in enumerate(model.model.layers):
+        norm = getattr(layer, "pre_feedforward_layernorm", None) or layer.post_attention_layernorm
+        hooks.append(norm.register_forward_hook(lambda _m, a, _o, i=i: got.__setitem__(i, a[0][0].to(dtype))))
+    try:
+        with torch.no_grad():
+            model(torch.tensor([ids]), use_cache=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    return [got[i] for i in range(len(got))]
 
 
 def _cat(states, boundaries):
@@ -32,14 +52,25 @@ def real_files(tmp_path_factory, real_target, real_chats):
     train = root / "data_0.ckpt"
     torch.save({"input_ids": ids[0].clone(), "loss_mask": mask, "hidden_state": final[0:1].clone(),
                 "aux_hidden_state": _cat(states, aux)[0:1].clone()}, train)
-    st, _ = real_target.boundaries(torch.tensor(mine.ids), torch.bfloat16, attn="eager")
+    st, fin = real_target.boundaries(torch.tensor(mine.ids), torch.bfloat16, attn="eager")
     ot, _ = real_target.boundaries(torch.tensor(other.ids), torch.bfloat16, attn="eager")
+    mid = mid_layer_states(real_target, mine.ids, torch.bfloat16)
     n = min(len(mine.ids), len(other.ids))
     files = {"train": train, "valid": len(mine.ids), "pad": width - len(mine.ids)}
+    ids = torch.tensor(mine.ids)
+    late = (torch.arange(len(mine.ids)) - 1).clamp(min=0)  # row t holds row t - 1: one token late
     captures = {
-        "ok": {"input_ids": torch.tensor(mine.ids), "aux_hidden_state": _cat(st, aux)[None]},
+        "ok": {"input_ids": ids, "aux_hidden_state": _cat(st, aux)[None]},
+        "ok_final": {"input_ids": ids, "aux_hidden_state": _cat(st, aux)[None], "hidden_state": fin[None]},
         "other_request": {"input_ids": torch.tensor(mine.ids[:n]), "aux_hidden_state": _cat(ot, aux)[:n][None]},
-        "one_deeper": {"input_ids": torch.tensor(mine.ids), "aux_hidden_state": _cat(st, [b + 1 for b in aux])[None]},
+        "one_deeper": {"input_ids": ids, "aux_hidden_state": _cat(st, [b + 1 for b in aux])[None]},
+        # the residual at L, not the final norm's output, in SpecForge's layout (which says "post")
+        "pre_norm_final": {"input_ids": ids, "aux_hidden_state": _cat(st, aux)[None], "hidden_state": st[-1][None]},
+        "one_token_late": {"input_ids": ids, "aux_hidden_state": _cat(st, aux)[late][None],
+                           "hidden_state": fin[late][None]},
+        # slot 1 taken inside its layer: after attention, before the MLP
+        "mid_layer_slot1": {"input_ids": ids, "aux_hidden_state": torch.cat(
+            [st[aux[0]], mid[aux[1] - 1], st[aux[2]]], -1)[None], "hidden_state": fin[None]},
     }
     for name, obj in captures.items():
         torch.save(obj, root / f"{name}.pt")

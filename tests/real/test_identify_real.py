@@ -1,4 +1,4 @@
-"""identify on the real model (SmolLM2-135M-Instruct, 30 layers): every capture fault of the
+"""identify on each real family (SmolLM2-135M-Instruct, 30 layers; Gemma 3 270M, 18 layers): every capture fault of the
 catalogue (engines/model/capture_faults.py) is named, and correct captures (bf16, fp8 with a scale,
 fp8 cast as is, 1% kernel noise) match silently. One module-scoped set of SpecForge-layout files
 (input_ids + aux_hidden_state [1, T, 3H], a 45..60-token chat, the model run in bf16) is shared.
@@ -76,6 +76,10 @@ def _report(name, r):
 
 @pytest.mark.parametrize("name", ["ok", "fp8_scaled", "fp8_cast", "noise_1pct"])
 def test_correct_real_captures_match_silently(real_target, real_faults, capsys, name):
+    if name == "fp8_cast" and real_target.family.name != "smollm2":
+        # e4m3 stops at 448: on SmolLM2 only row 0's massive activation clips; Gemma 3's ordinary rows
+        # hold values in the thousands, so a cast without a scale is no correct capture there
+        pytest.skip("an fp8 cast without a scale clips every row of Gemma 3's residual stream")
     files, aux = real_faults
     r = _identify(real_target, files[name], capsys, rc_want=0)
     _report(name, r)
@@ -95,7 +99,8 @@ def test_a_capture_one_token_late_is_named_on_the_real_model(real_target, real_f
     assert [(s["status"], s["boundary"], s["fault"]["shift"]) for s in r["slots"]] == [("lag", b, 1) for b in aux]
     assert next(f for f in r["findings"] if f["code"] == "capture_lag")["shift"] == 1
     assert r["final"]["status"] == "lag" and "final_lag" in _codes(r)
-    assert all(s["fault"]["margin"] > 0.01 for s in r["slots"])
+    # clear of the next catalogue state by > 3x the match bound (SmolLM2 0.028..0.042, Gemma 3 0.0067..0.022)
+    assert all(s["fault"]["margin"] > 3 * TOLERANCE for s in r["slots"])
 
 
 @pytest.mark.parametrize("name,status,kind,layer_of", [
@@ -111,7 +116,8 @@ def test_in_layer_faults_are_named_on_the_real_model(real_target, real_faults, c
         (status, kind, layer_of(b)) for b in aux], r["slots"]
     assert all(s["boundary"] is None for s in r["slots"])
     assert f"slot_{status}" in _codes(r)
-    assert all(s["fault"]["margin"] > 0.02 for s in r["slots"])
+    # SmolLM2 0.031..0.38; Gemma 3's mid-layer state 0.008..0.019 (its layers change the stream little)
+    assert all(s["fault"]["margin"] > 3 * TOLERANCE for s in r["slots"])
 
 
 def test_hf_indices_read_as_specforge_ids_are_named(real_target, real_faults, capsys):

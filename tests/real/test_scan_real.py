@@ -15,6 +15,7 @@ import torch
 from eagle3_tui.cli import main
 from eagle3_tui.dataset.verify import past_the_limit
 from tests.helpers.real_scan_world import RealWorld, scattered
+from tests.helpers.real_smollm2_only import smollm2_only_chats, smollm2_only_target  # noqa: F401 - SmolLM2 only (see there)
 from tests.helpers.real_world import real_cache
 
 N = 40

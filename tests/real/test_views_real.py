@@ -10,6 +10,7 @@ import torch
 
 MASSIVE_MARK = "▲"  # ui/shared/norm_marks.py's mark
 from tests.helpers.compare_view import compare_done, go_to, started
+from tests.helpers.real_smollm2_only import smollm2_only_chats, smollm2_only_target  # noqa: F401 - SmolLM2 only (see there)
 from tests.helpers.tui import make_app, screen_text, wait_until
 
 

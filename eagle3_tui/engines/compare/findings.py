@@ -15,6 +15,8 @@ from eagle3_tui.engines.compare.faults import report_faults
 from eagle3_tui.engines.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
 from eagle3_tui.engines.compare.thresholds import (
     MATCH_COS,
+    NOISE_FLOOR,
+    NOISE_RATIO,
     NORM_FIT_RESIDUAL,
     RATIO_CV,
     SHIFT_GAIN,
@@ -80,11 +82,16 @@ class Judgement:
             return
         mismatched, mapping, scaled = [], [], []
         normed = False
+        self.slot_results = result["slots"]
+        noisy = self.noisy_slots(best_a, best_cos)
         for j in range(kb):
             if bool(torch.isnan(slot_matrix[j]).any()):  # a part with no finite row: nonfinite says so
                 mapping.append(None)
                 continue
             i, cj = int(best_a[j]), float(best_cos[j])
+            if j in noisy:  # near by the absolute bar, far by the pair's own noise: said below
+                mapping.append(None)
+                continue
             if cj >= MATCH_COS:
                 mapping.append(i)
                 factor = self.constant_factor(j, i)
@@ -100,6 +107,8 @@ class Judgement:
             else:
                 mismatched.append({"slot": j, "nearest": i, "cosine": num(cj)})
         self.judge_layers(slot_matrix, mapping, mismatched, normed)
+        if noisy:
+            self.report_noisy(noisy)
         if scaled:
             factors = [f for _, f in scaled]
             med = sorted(factors)[len(factors) // 2]
@@ -108,6 +117,68 @@ class Judgement:
                      f"(cosine >= {MATCH_COS}), constant per-token norm ratio", factor=num(med),
                      slots=[j for j, _ in scaled], factors=[num(f) for f in factors])
         self.judge_final(result)
+
+    def noisy_slots(self, best_a, best_cos) -> dict[int, dict[str, Any]]:
+        """B slots that pass the absolute bar (mean cosine >= MATCH_COS with their own A slot) but
+        whose per-token error is far beyond the other slots' of the same pair: what "equal up to
+        this engine's numerics" looks like is what the siblings show. The error of a row is 1 - its
+        cosine (scale-free), a slot's the median over its rows (massive rows do not set it); a slot
+        is off when it is at least NOISE_RATIO times its noisiest matched sibling's and above
+        NOISE_FLOOR. On a model whose residual stream is large next to one sub-layer's update
+        (Gemma 3: the state after attention and before the MLP has mean cosine 0.994 with the
+        boundary), MATCH_COS alone passed a whole missing MLP."""
+        # lazy: torch: loaded when used, never at start-up
+        import torch
+
+        same = [j for j in range(min(self.ka, self.kb))
+                if int(best_a[j]) == j and float(best_cos[j]) >= MATCH_COS]
+        if len(same) < 2:
+            return {}
+        noise: dict[int, float] = {}
+        for j in same:
+            c = self.cos[:, j, j][self.real]
+            c = c[torch.isfinite(c)]
+            if c.numel():
+                noise[j] = float((1.0 - c).clamp(min=0).median())
+        out: dict[int, dict[str, Any]] = {}
+        for j, nj in noise.items():
+            others = {i: v for i, v in noise.items() if i != j}
+            if not others:
+                continue
+            ref = max(others.values())
+            if nj >= NOISE_FLOOR and nj >= NOISE_RATIO * ref:
+                out[j] = {"noise": nj, "siblings": others}
+        if len(out) == len(noise):  # every slot off alike: no sibling shows the noise (MATCH_COS decides)
+            return {}
+        return out
+
+    def report_noisy(self, noisy: dict[int, dict[str, Any]]) -> None:
+        slots = self.slot_results
+        listed = []
+        for j, d in sorted(noisy.items()):
+            m, sib = slots[j], [slots[i] for i in sorted(d["siblings"])]
+            ratio = d["noise"] / max(max(d["siblings"].values()), 1e-12)
+            rels = [s["rel_l2_err"] for s in sib if s.get("rel_l2_err") is not None]
+            within = [s["within_bf16_tol"] for s in sib if s.get("within_bf16_tol") is not None]
+            text = (f"B{j}~A{j} mean cosine {m['cos_mean']:.4f}, but its rows differ "
+                    + (f"{ratio:,.0f}x" if ratio < 1e6 else "far")
+                    + f" more than the other slots' (median 1 - cosine {d['noise']:.2g} vs "
+                    f"<= {max(d['siblings'].values()):.2g}")
+            if rels and m.get("rel_l2_err") is not None:
+                text += f"; relative L2 error {m['rel_l2_err']:.3f} vs {min(rels):.3f}..{max(rels):.3f}"
+            if within and m.get("within_bf16_tol") is not None:
+                text += (f"; {100 * m['within_bf16_tol']:.1f}% of values within bf16 vs "
+                         f"{100 * min(within):.0f}..{100 * max(within):.0f}%")
+            listed.append((j, text + ")", ratio))
+        self.add("slot_mismatch", "error",
+                 "; ".join(t for _, t, _ in listed) +
+                 f": the same state differs only by the engine's numerics, as the other slot(s) of this pair do: "
+                 f"B's slot {'s' if len(listed) > 1 else ''}{', '.join(str(j) for j, _, _ in listed)} "
+                 "hold(s) a nearby state, not A's (inside the layer, e.g. after attention and before the MLP, "
+                 "or a neighbouring layer of a model whose layers change the residual stream little)",
+                 slots=[{"slot": j, "nearest": j, "cosine": num(self.slot_results[j]["cos_mean"]),
+                         "noise": num(noisy[j]["noise"]), "noise_ratio": num(r)} for j, _, r in listed],
+                 told_by="noise of the other slots")
 
     def check_zero_states(self) -> bool:
         """Parts that are exactly zero on compared rows: a capture that holds no states (a hook
@@ -313,8 +384,8 @@ class Judgement:
         fin = result.get("final")
         if not fin or fin.get("cos_mean") is None:
             return
-        la, lb = self.a.final_norm, self.b.final_norm
-        if la and lb and la != lb:
+        la, lb = getattr(self, "final_labels", (self.a.final_norm, self.b.final_norm))
+        if la in ("pre", "post") and lb in ("pre", "post") and la != lb:
             self.add("norm_mismatch", "info",
                      f"final: A is {la}-norm and B {lb}-norm by their formats (cosine {fin['cos_mean']:.3f}); "
                      "expected, the final states are not compared as equals", slot="final", expected=True)
@@ -334,11 +405,21 @@ class Judgement:
                      f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS}): "
                      "the final states come from different layers",
                      slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
+        else:  # never silent: a final state this far from A's is not A's, whatever it is
+            ratio = fin.get("norm_ratio_median")
+            self.add("slot_mismatch", "error",
+                     f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS})"
+                     + (f", B/A norm {ratio:,.3g}" if ratio is not None else "")
+                     + (f", {100 * fin['within_bf16_tol']:.1f}% of values within bf16"
+                        if fin.get("within_bf16_tol") is not None else "")
+                     + ", and no per-channel norm maps one onto the other: B's final state is another layer's "
+                     "or another prompt's, not A's",
+                     slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
 
     def norm_pattern(self, m: dict[str, Any], ia: int, ib: int) -> dict[str, Any] | None:
         """One side is the other passed through a norm: the per-token norm ratio varies, and a
         fitted per-channel gain maps the normalised other side onto it (see NORM_FIT_RESIDUAL)."""
-        if m.get("cos_mean") is None or m["cos_mean"] < UNRELATED_COS:
+        if m.get("cos_mean") is None:
             return None
         ratio_cv = (m["norm_ratio_std"] or 0.0) / max(m["norm_ratio_mean"] or 1e-30, 1e-30)
         if ratio_cv <= RATIO_CV:

@@ -28,6 +28,7 @@ from eagle3_tui.engines.compare.thresholds import (
     RATIO_CV,
     SCALE_TOL,
 )
+from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.read.stats import Cancelled
 
@@ -108,9 +109,24 @@ class Measurement:
         if self.pad_rows and al["method"] != "ids" and pairs:
             self.check_pad_tail(cos, pairs)
         if self.both_final:
+            self.check_final_labels(result)
             result["final"] = self.pair_metrics(na - 1, nb - 1, pairs, rows, off, errn, maxabs, beyond)
-            result["final"].update({"a_norm": self.a.final_norm, "b_norm": self.b.final_norm})
+            result["final"].update({"a_norm": self.final_labels[0], "b_norm": self.final_labels[1]})
         self.judge(result)
+
+    def check_final_labels(self, result: dict[str, Any]) -> None:
+        """Each side's pre/post label as its format gives it, unless its own norms contradict it
+        (engines/read/final_label.py): then "?" in the header, with the reason among its assumptions."""
+        labels = []
+        for side, sample, norms in (("a", self.a, self.norm_a), ("b", self.b, self.norm_b)):
+            rows = norms[self.real]
+            label, doubt = checked_label(sample.final_norm, rows[:, -1].tolist(),
+                                         [rows[:, p].tolist() for p in range(len(sample.slots))])
+            labels.append(label)
+            if doubt:
+                result[side]["final_norm"] = label
+                result[side]["assumptions"].append(doubt)
+        self.final_labels = (labels[0], labels[1])
 
     def check_pad_tail(self, cos, pairs: int) -> None:
         """Without ids, B rows past A's valid length are padding only if they equal A's pad rows."""

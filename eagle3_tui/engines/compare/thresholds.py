@@ -18,6 +18,11 @@ from __future__ import annotations
 
 #: mean cosine at or above which two parts hold the same states (noise: >= 0.9993)
 MATCH_COS = 0.99
+#: a slot that passes MATCH_COS is still off when its median per-row 1 - cosine is at least
+#: NOISE_RATIO times the noisiest other matched slot's of the same pair, and at least NOISE_FLOOR
+#: (measured in docs/compare.md on SmolLM2-135M and Gemma 3 270M)
+NOISE_RATIO = 10.0
+NOISE_FLOOR = 1e-3
 #: median cosine below which nothing is related (other prompt: <= 0.22; one layer off: >= 0.61)
 UNRELATED_COS = 0.35
 #: B's rows match A's no better at their best lag than at lags 2+ rows away by less than this
@@ -45,6 +50,8 @@ ID_RUN = 4
 SHIFT_GAIN = 0.1
 #: rows sampled for the lag search
 LAG_ROWS = 128
+#: the lag search centres its rows (align.centred_units) when at least this many are sampled
+CENTRE_ROWS = 8
 #: torch.testing's defaults for bfloat16: what "equal up to bf16 rounding" means per element
 BF16_RTOL, BF16_ATOL = 1.6e-2, 1e-5
 #: float32 elements per chunk of the main pass (all parts of both sides)

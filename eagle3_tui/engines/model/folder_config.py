@@ -249,9 +249,11 @@ def _fits_weights(where: str, folder: str, layers: int, hidden: int, vocab: int 
     if shapes is None:
         return  # pytorch_model.bin: bounded by MAX_LAYERS / MAX_SIZE above
     present = layers_in(shapes)
-    if present is not None and layers > present:
-        raise FolderConfigError(f"{where}: config.json num_hidden_layers = {layers} but the weights hold "
-                                f"{present} layers")
+    # fewer layers than the weights hold loads without a word (transformers drops the rest) and
+    # every boundary it names is then another model's: as wrong as more layers than there are
+    if present is not None and layers != present:
+        raise FolderConfigError(f"{where}: the model folder is inconsistent: config.json num_hidden_layers = "
+                                f"{layers} but the weights hold {present} layers")
     embed = next((shapes[n] for n in EMBED_NAMES if n in shapes), None)
     if embed is not None and len(embed) == 2:
         if embed[1] != hidden:

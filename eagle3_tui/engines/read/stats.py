@@ -13,6 +13,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
+from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
 from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
@@ -143,6 +144,12 @@ def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> Sum
                 f"first in row {part['first_nonfinite_row']}"
             )
 
+    final_norm, doubt = sample.final_norm, None
+    if final is not None:
+        final_norm, doubt = checked_label(sample.final_norm, final["norms"][:valid], [s["norms"][:valid] for s in slots])
+        if doubt:
+            warnings.append(doubt)
+
     result = {
         "path": sample.path,
         "schema": sample.schema,
@@ -154,7 +161,7 @@ def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> Sum
         "first_k": k,
         "slots": slots,
         "final": final,
-        "final_norm": sample.final_norm,
+        "final_norm": final_norm,
         "ids": ids,
         "mask": mask,
         "loss_mask": {"ones": int((mask_t != 0).sum()), "total": t} if mask_t is not None else None,
