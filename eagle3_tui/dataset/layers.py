@@ -32,6 +32,7 @@ from typing import Any
 from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, LayerSlot, Pick, Reading, VerifyPlan
 from eagle3_tui.dataset.verify import verdicts, verify_picks
+from eagle3_tui.engines.finding_codes import raised_by
 from eagle3_tui.engines.results import Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
 
@@ -44,10 +45,9 @@ IDENTIFY_TOKENS = 512
 #: records decoded while looking for a majority representative before taking the best seen
 LOOK_AT = 400
 
-#: identify findings carried over to the dataset (about the states, not the convention)
-_LIFTED = ("slot_unmatched", "slot_scaled", "slot_inexact", "slot_lag", "slot_no_residual", "slot_normalized",
-           "slot_mid_layer", "capture_lag", "final_unmatched", "final_scaled", "final_norm", "final_lag",
-           "final_no_residual", "final_normalized", "final_mid_layer", "boundary_label")
+#: identify's findings carried over to the dataset, each to its group: about the states, not the
+#: convention (engines/finding_codes.py: raised by identify and scan --model)
+_LIFTED = frozenset(raised_by("identify", "scan --model"))
 _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_states": "HF hidden_states[k]"}
 
 
