@@ -27,7 +27,7 @@ from torch.nn import functional as F
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class TinyDecoderConfig:
     vocab: int = 1000
     hidden: int = 64
     layers: int = 10
@@ -66,7 +66,7 @@ def _rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: TinyDecoderConfig):
         super().__init__()
         h = cfg.hidden
         self.heads = cfg.heads
@@ -90,7 +90,7 @@ class Block(nn.Module):
 
 
 class TinyDecoder(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: TinyDecoderConfig):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab, cfg.hidden)
@@ -201,11 +201,11 @@ def _cast(model: TinyDecoder, dtype: torch.dtype) -> TinyDecoder:
     return per_model[dtype]
 
 
-def build_model(cfg: ModelConfig | None = None, **overrides) -> TinyDecoder:
+def build_model(cfg: TinyDecoderConfig | None = None, **overrides) -> TinyDecoder:
     """A seeded TinyDecoder; `build_model(seed=3, hidden=32)` overrides config fields."""
-    cfg = cfg or ModelConfig()
+    cfg = cfg or TinyDecoderConfig()
     if overrides:
-        cfg = ModelConfig(**{**cfg.__dict__, **overrides})
+        cfg = TinyDecoderConfig(**{**cfg.__dict__, **overrides})
     return TinyDecoder(cfg).eval()
 
 

@@ -30,6 +30,10 @@ class NotASample(SampleError):
         self.contents = contents
 
 
+class Cancelled(Exception):
+    """The caller set the cancel event (a summary, a comparison, identify, accept or a scan stops)."""
+
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
