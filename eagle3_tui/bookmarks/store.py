@@ -183,7 +183,7 @@ class BookmarkStore:
         with self._write() as conn:
             return [
                 self._upsert(conn, p, note=note, add_tags=tags, headline_json=per_target.get(t, default))
-                for t, p in zip(targets, parts)
+                for t, p in zip(targets, parts, strict=True)
             ]
 
     def toggle(self, target: str, headline: dict[str, Any] | None = None) -> bool:

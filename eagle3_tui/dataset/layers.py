@@ -215,8 +215,8 @@ def report(picks: list[Pick], results: list[IdentifyResult], drafter: str | None
     entries: list[LayersEntry] = []
     findings: list[Finding] = []
     failed: dict[str, list[str]] = defaultdict(list)
-    verified = [(pick, r) for pick, r in zip(picks, results) if pick["group"] in ("suspect", "sample")]
-    for pick, r in zip(picks, results):
+    verified = [(pick, r) for pick, r in zip(picks, results, strict=False) if pick["group"] in ("suspect", "sample")]
+    for pick, r in zip(picks, results, strict=False):
         if pick["group"] in ("suspect", "sample"):
             if "error" in r:
                 failed[r["error"]].append(pick["path"])
@@ -324,7 +324,7 @@ def _offset(a: list[int | None], b: list[int | None]) -> int | None:
     """How many boundaries deeper (+) or shallower (-) every slot of b is than a's, else None."""
     if len(a) != len(b) or None in a or None in b:
         return None
-    diffs = {y - x for x, y in zip(a, b) if x is not None and y is not None}
+    diffs = {y - x for x, y in zip(a, b, strict=False) if x is not None and y is not None}
     return diffs.pop() if len(diffs) == 1 else None
 
 

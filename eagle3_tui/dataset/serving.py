@@ -113,7 +113,7 @@ def _offset(got: list[int | None], want: list[int | None]) -> str:
         return f"{len(got)} states for {len(want)} slots"
     if None in got or None in want:
         return "some ids capture nothing"
-    d = {g - w for g, w in zip(sorted(_known(got)), sorted(_known(want)))}
+    d = {g - w for g, w in zip(sorted(_known(got)), sorted(_known(want)), strict=False)}
     if len(d) == 1:
         n = d.pop()
         word = "shallower" if n < 0 else "deeper"

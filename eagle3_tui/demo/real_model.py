@@ -270,7 +270,7 @@ def _write_chats(target: RealTarget, questions: list[str], max_new: int, batch: 
     for start in range(0, len(questions), batch):
         say(f"the model answers chats {start + 1}-{min(start + batch, len(questions))} of {len(questions)}")
         heads = [target.prompt(q) for q in questions[start : start + batch]]
-        for head, answer in zip(heads, target.answers(heads, max_new)):
+        for head, answer in zip(heads, target.answers(heads, max_new), strict=False):
             out.append(Chat(head + answer, len(head)))
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps([{"ids": c.ids, "response_start": c.response_start} for c in out]))

@@ -161,7 +161,7 @@ class Adam:
         self.t += 1
         c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
         with torch.no_grad():
-            for p, m, v in zip(self.params, self.m, self.v):
+            for p, m, v in zip(self.params, self.m, self.v, strict=True):
                 if p.grad is None:
                     continue
                 m.lerp_(p.grad, 1 - b1)
