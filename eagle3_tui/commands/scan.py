@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready, with_trust_note
+from eagle3_tui.commands._options import add_connection_arguments, below_one, say, to_json_ready, with_trust_note
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.commands._scan_report import format_report
 from eagle3_tui.commands._scan_text import progress_line, rows_read
@@ -107,9 +107,6 @@ def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
     if not 0 < args.minority <= 100:
-        # lazy: kept off --help's imports (it loads every command module)
-        from eagle3_tui.commands._targets import say
-
         say(f"scan: --minority {args.minority:g}: expected a share in percent, above 0 and at most 100")
         return 2
     return asyncio.run(_scan(args))
@@ -150,14 +147,16 @@ class _Progress:
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
     # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import local_folder_problem, on_host, say
+    from eagle3_tui.commands._targets import local_folder_problem, options_on_host
     from eagle3_tui.target import TargetError
 
     try:  # a plain path, or `host:path` of the data's own host: a file on the data's machine
-        vocab_mapping = on_host(args.vocab_mapping, target, "--vocab-mapping")
+        folders = options_on_host(args, target, {"vocab_mapping": "--vocab-mapping", "drafter": "--drafter",
+                                                 "model": "--model", "accept": "--accept"})
     except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2
+    vocab_mapping = folders["vocab_mapping"]
     if vocab_mapping is not None and not target.is_remote:
         from eagle3_tui.engines.model.vocab import VocabError, load_mapping
 
@@ -166,16 +165,11 @@ def _options(args: argparse.Namespace, target):
         except VocabError as err:
             say(f"scan: --vocab-mapping: {err}")
             return 2
-    try:
-        options = ScanOptions(full=args.full, rows=args.rows, budget=args.budget, workers=args.workers,
-                              drafter=on_host(args.drafter, target, "--drafter"),
-                              model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
-                              accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
-                              use_cache=not args.no_cache, minority=args.minority / 100,
-                              identify_all=args.identify_all)
-    except (SourceError, TargetError) as err:
-        say(f"scan: {err}")
-        return 2
+    options = ScanOptions(full=args.full, rows=args.rows, budget=args.budget, workers=args.workers,
+                          drafter=folders["drafter"], model=folders["model"], vocab_mapping=vocab_mapping,
+                          accept=folders["accept"], accept_files=args.accept_files,
+                          use_cache=not args.no_cache, minority=args.minority / 100,
+                          identify_all=args.identify_all)
     # a model or --accept drafter here is checked before the scan, as --vocab-mapping is (a
     # drafter given with --drafter is checked by the scan itself, next to the data)
     if not target.is_remote and (problem := local_folder_problem(options.model, options.accept)) is not None:
@@ -191,7 +185,7 @@ def _options(args: argparse.Namespace, target):
 
 async def _scan(args: argparse.Namespace) -> int:
     # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
     from eagle3_tui.target import TargetError, parse_target
 
     started = time.monotonic()
@@ -284,17 +278,12 @@ class _Shown:
             self.progress.note(f"{self.LABELS[event.step]} {event.done}/{event.total}: {printable(event.path)}")
         elif isinstance(event, pl.Resuming):
             self.progress.clear()
-            # lazy: kept off --help's imports (it loads every command module)
-            from eagle3_tui.commands._targets import say
-
             say(f"scan: {event.reason}; resuming after {event.files} files ({event.attempt}/{event.of})")
         elif isinstance(event, pl.ScanEnded):
             self._write_held()
             self.progress.clear()
             self.ended = event
             if pipeline.cache_error:
-                from eagle3_tui.commands._targets import say
-
                 say(f"scan: record cache unavailable ({pipeline.cache_error}); every file was scanned")
             return event.outcome != "failed"
         elif isinstance(event, pl.Layers):
@@ -313,9 +302,6 @@ class _Shown:
             self.held.clear()
 
     def report(self, pipeline, seconds: float) -> int:
-        # lazy: kept off --help's imports (it loads every command module)
-        from eagle3_tui.commands._targets import say
-
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
         records, findings = pipeline.records, fin.findings
         summary = _summary(records, seconds, fin.stopped is not None or ended.outcome != "done", self.options,
@@ -351,9 +337,6 @@ class _Shown:
     def _say_workers(self) -> None:
         asked = self.options.workers
         if asked and self.workers and asked > self.workers:
-            # lazy: kept off --help's imports (it loads every command module)
-            from eagle3_tui.commands._targets import say
-
             say(f"scan: --workers {asked}: {self.workers} ran (at most one per core of the machine holding the "
                 f"data, and one per {CHUNK_FILES} files to read)")
 
