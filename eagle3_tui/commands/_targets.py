@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, overload
 
 from eagle3_tui.commands._options import say
 from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
@@ -118,6 +118,12 @@ class _Hosts:
                 self._loop.run_until_complete(source.close())
 
 
+@overload
+def on_host(value: str, target, what: str) -> str: ...
+@overload
+def on_host(value: None, target, what: str) -> None: ...
+@overload
+def on_host(value: str | None, target, what: str) -> str | None: ...
 def on_host(value: str | None, target, what: str) -> str | None:
     """A path given for the data's host (--model, --drafter): `box:/m` or a bare `/m` both mean
     /m on the box; another host is refused (SourceError)."""

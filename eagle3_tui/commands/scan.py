@@ -33,9 +33,10 @@ from eagle3_tui.dataset.acceptance import MAX_ACCEPT, format_acceptance
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, format_layers
 from eagle3_tui.dataset.pipeline import DatasetPipeline
+from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import full_record
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import blocking
+from eagle3_tui.engines.results import ScanProgressData, blocking
 from eagle3_tui.engines.scan.options import (
     ACCEPT_FILES,
     CHUNK_FILES,
@@ -120,7 +121,7 @@ class _Progress:
         self.shown = 0.0
         self.width = 0
 
-    def update(self, p: dict[str, Any]) -> None:
+    def update(self, p: ScanProgressData) -> None:
         now = time.monotonic()
         if not self.on or now - self.shown < PROGRESS_EVERY:
             return
@@ -260,11 +261,13 @@ class _Shown:
         self.progress = _Progress()
         self.held: list[str] = []  # cached lines, written in batches: an unchanged dataset is mostly these
         self.workers = 0
-        self.ended = None
-        self.layers = self.acceptance = self.finished = None
+        self.ended: pl.ScanEnded | None = None
+        self.layers: pl.Layers | None = None
+        self.acceptance: pl.Acceptance | None = None
+        self.finished: pl.Finished | None = None
         self.runtime: dict[str, Any] = {}
 
-    def event(self, event, pipeline) -> bool:
+    def event(self, event: pl.Event | DatasetRecord, pipeline: DatasetPipeline) -> bool:
         """Show one event; False for the ones the caller acts on."""
         if isinstance(event, dict):
             if self.args.json:
@@ -303,30 +306,32 @@ class _Shown:
 
     def report(self, pipeline, seconds: float) -> int:
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
+        assert fin is not None and ended is not None, "the report follows the pipeline's ScanEnded and Finished"
         records, findings = pipeline.records, fin.findings
         summary = _summary(records, seconds, fin.stopped is not None or ended.outcome != "done", self.options,
                            self.workers)
         if ended.outcome == "lost":
             summary["connection_lost"] = ended.error
         summary.update(_loads(records, self.runtime))
-        planned = acc and (acc.planned if acc.interrupted else None)
+        planned = acc.planned if acc is not None and acc.interrupted else None
         if args.json:
             last = {"summary": summary, "findings": findings, **({"layers": lay.entries} if lay else {}),
                     **({"acceptance": acc.entries} if acc else {})}
             line = json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch"))))
             _write_whole(self.out, json_for_terminal(line) + "\n")
         else:
+            layers = format_layers(lay.entries, args.model, lay.planned) if lay else None
+            acceptance = format_acceptance(acc.entries, args.accept, planned) if acc else None
             _write_whole(self.out, terminal_text(format_report([full_record(r) for r in records], findings, summary,
-                                                 layers=lay and format_layers(lay.entries, args.model, lay.planned),
-                                                 acceptance=acc and format_acceptance(acc.entries, args.accept, planned))) + "\n")
+                                                               layers=layers, acceptance=acceptance)) + "\n")
         self._say_workers()
         if ended.outcome == "lost":
             say(f"scan: {ended.error}; the findings cover the {len(records)} files read before")
             return 2
-        if fin.stopped == "acceptance":
+        if fin.stopped == "acceptance" and acc is not None:
             say(f"scan: interrupted; the acceptance covers {acc.scored} of the {acc.planned} files to score")
             return 130
-        if fin.stopped == "layers":
+        if fin.stopped == "layers" and lay is not None:
             say(f"scan: interrupted; the layers cover {len(lay.entries)} of the {lay.planned} files to identify")
             return 130
         if fin.stopped:
@@ -341,7 +346,7 @@ class _Shown:
                 f"data, and one per {CHUNK_FILES} files to read)")
 
 
-def _json_line(record: dict[str, Any]) -> str:
+def _json_line(record: DatasetRecord) -> str:
     raw = record.get("raw")
     if raw is not None and raw.endswith("}") and "NaN" not in raw and "Infinity" not in raw:
         # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it

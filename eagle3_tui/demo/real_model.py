@@ -26,7 +26,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from eagle3_tui.demo.prompt import Prompt
 from eagle3_tui.userdirs import cache_dir
@@ -201,7 +201,7 @@ class RealTarget:
         flat = ids.dim() == 1
         batch = ids[None] if flat else ids
         model = self.lm(dtype, attn)
-        seen = {}
+        seen: dict[str, Any] = {}
         handle = model.model.norm.register_forward_hook(lambda _m, a, out: seen.update(pre=a[0], post=out))
         try:
             with torch.no_grad():

@@ -212,7 +212,7 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
         mask = seq.loss_mask
         logits = ttt_logits(w, s, seq.aux.float(), ids, ttt)
         T = ids.shape[0]
-        loss = 0.0
+        loss = torch.zeros(())
         for step, lg in enumerate(logits):
             tgt = torch.full((T,), -100, dtype=torch.int64)
             if 2 + step < T:
