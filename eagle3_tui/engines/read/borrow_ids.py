@@ -35,9 +35,7 @@ def borrow_ids(sample: Sample, ids_from: str) -> Sample:
                           "states do not line up at any offset")
     a0, b0, n = lined
 
-    def cut(slot: Slot | None) -> Slot | None:
-        if slot is None:
-            return None
+    def cut(slot: Slot) -> Slot:
         return Slot(slot.tensor[b0 : b0 + n], slot.label, slot.boundary, slot.boundary_note)
 
     mask = sample.loss_mask[b0 : b0 + n] if sample.loss_mask is not None else (
@@ -45,7 +43,8 @@ def borrow_ids(sample: Sample, ids_from: str) -> Sample:
     note = (f"token ids{' and loss mask' if sample.loss_mask is None and mask is not None else ''} "
                  f"borrowed from {ids_from} (its rows {a0}-{a0 + n - 1}, aligned by the hidden states"
                  + (f", row {b0} here on its row {a0}" if a0 != b0 else "") + ")")
-    return Sample(path=sample.path, schema=sample.schema, slots=[cut(s) for s in sample.slots], final=cut(sample.final),
+    return Sample(path=sample.path, schema=sample.schema, slots=[cut(s) for s in sample.slots],
+                  final=cut(sample.final) if sample.final is not None else None,
                   final_norm=sample.final_norm, ids=other.ids[a0 : a0 + n], loss_mask=mask,
                   source_keys={**sample.source_keys, "input_ids": f"borrowed from {ids_from}"},
                   assumptions=[*sample.assumptions, note])
