@@ -46,7 +46,7 @@ def writes_inside(target: str | os.PathLike, data: str | os.PathLike | None = No
     root = Path(target)
     if root.exists() and not root.is_dir():  # a file: its folder (a missing path is said later, as it is)
         root = root.parent
-    chosen = [("EAGLE3_TUI_CACHE_DIR", os.environ.get("EAGLE3_TUI_CACHE_DIR"))]
+    chosen: list[tuple[str, str | os.PathLike[str] | None]] = [("EAGLE3_TUI_CACHE_DIR", os.environ.get("EAGLE3_TUI_CACHE_DIR"))]
     if data_too:  # `scan` writes only its cache
         chosen.insert(0, ("--data-dir", data) if data else ("EAGLE3_TUI_DATA_DIR", os.environ.get("EAGLE3_TUI_DATA_DIR")))
     for name, folder in chosen:

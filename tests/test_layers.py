@@ -1,45 +1,19 @@
-"""The package's import graph: no cycles between modules (imports inside functions count too),
-and each layer imports only downward (ARCHITECTURE.md)."""
+"""What the layer contracts cannot say. The layers themselves (who may import whom) live in one
+place, pyproject.toml's import-linter contracts, explained in ARCHITECTURE.md; this file runs them
+and adds what they cannot express: no import cycle between modules (imports inside functions
+count too), and the remote agent's own rule (sources/agent.py runs on the box's bare Python: the
+standard library at module level, and only the shipped engines inside its handlers; what those
+import in turn is tests/test_shipping.py's)."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "eagle3_tui"
-
-FEATURES = ("main", "compare", "dataset", "bookmarks", "sample", "browser")
-
-#: layer -> what it must never import (package prefixes or third-party top-level names)
-FORBIDDEN = {
-    # shipped to the box: nothing above them, nothing of this machine's dataset or demo
-    "eagle3_tui.engines": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
-                           "eagle3_tui.cli", "eagle3_tui.dataset", "eagle3_tui.demo", "textual", "asyncssh",
-                           "rich"),
-    "eagle3_tui.sources": ("eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli",
-                           "textual", "rich"),
-    "eagle3_tui.bookmarks": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "textual", "asyncssh",
-                             "rich", "torch"),
-    "eagle3_tui.demo": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
-                        "eagle3_tui.cli", "eagle3_tui.dataset", "textual", "asyncssh", "rich"),
-    "eagle3_tui.dataset": ("eagle3_tui.ui", "eagle3_tui.commands", "eagle3_tui.cli", "eagle3_tui.bookmarks",
-                           "textual", "rich"),
-    # what a view shows as Markdown and JSON (e / y): built from the result dicts, plain Python
-    "eagle3_tui.reports": ("eagle3_tui.sources", "eagle3_tui.bookmarks", "eagle3_tui.ui", "eagle3_tui.commands",
-                           "eagle3_tui.cli", "eagle3_tui.dataset", "eagle3_tui.demo", "textual", "asyncssh",
-                           "rich", "torch"),
-    "eagle3_tui.ui": ("eagle3_tui.commands", "eagle3_tui.cli"),
-    # the UI's feature folders: the app opens the main screen, which opens the views; the panes
-    # and what every feature shares know none of them (pyproject's "UI features" contract)
-    "eagle3_tui.ui.shared": tuple(f"eagle3_tui.ui.{f}" for f in (*FEATURES, "start", "app", "help", "palette")),
-    "eagle3_tui.ui.start": tuple(f"eagle3_tui.ui.{f}" for f in (*FEATURES, "app")),
-    "eagle3_tui.ui.sample": tuple(f"eagle3_tui.ui.{f}" for f in FEATURES if f != "sample") + ("eagle3_tui.ui.app",),
-    "eagle3_tui.ui.browser": tuple(f"eagle3_tui.ui.{f}" for f in FEATURES if f != "browser") + ("eagle3_tui.ui.app",),
-    "eagle3_tui.ui.compare": ("eagle3_tui.ui.main", "eagle3_tui.ui.dataset", "eagle3_tui.ui.bookmarks", "eagle3_tui.ui.app"),
-    "eagle3_tui.ui.dataset": ("eagle3_tui.ui.main", "eagle3_tui.ui.compare", "eagle3_tui.ui.bookmarks", "eagle3_tui.ui.app"),
-    "eagle3_tui.ui.bookmarks": ("eagle3_tui.ui.main", "eagle3_tui.ui.compare", "eagle3_tui.ui.dataset", "eagle3_tui.ui.app"),
-    "eagle3_tui.ui.main": ("eagle3_tui.ui.app",),
-}
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "eagle3_tui"
 
 
 def module_name(path: Path) -> str:
@@ -147,13 +121,30 @@ def test_no_import_cycles():
     assert cycles(g) == []
 
 
-def test_layers_import_downward_only():
+def test_the_import_linter_contracts_are_kept():
+    out = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
+                          "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_no_contract_ignores_an_import():
+    """Every layer holds without exceptions: an import that needs one moves down instead."""
+    lines = (ROOT / "pyproject.toml").read_text().splitlines()
+    assert [line for line in lines if line.strip().startswith("ignore_imports")] == []
+
+
+def test_the_agent_imports_the_standard_library_and_the_shipped_engines_only():
+    path = PACKAGE / "sources" / "agent.py"
+    tree = ast.parse(path.read_text(), filename=str(path))
     bad = []
-    for path in PACKAGE.rglob("*.py"):
-        name = module_name(path)
-        for layer, forbidden in FORBIDDEN.items():
-            if name == layer or name.startswith(layer + "."):
-                for imp in imports_of(path, set()):
-                    if any(imp == f or imp.startswith(f + ".") for f in forbidden):
-                        bad.append(f"{name} imports {imp}")
+    for node in ast.walk(tree):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        for name in names:
+            top = name.split(".")[0]
+            inside = node not in tree.body
+            if top in sys.stdlib_module_names or (inside and name.startswith("eagle3_tui.engines")):
+                continue
+            bad.append(f"line {node.lineno}: {name}" + ("" if inside else " (at module level)"))
     assert bad == []

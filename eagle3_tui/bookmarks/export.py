@@ -62,5 +62,5 @@ def _blank(value: object) -> object:
     return "" if value is None else value
 
 
-def _number(value: object) -> str:
+def _number(value: float | None) -> str:
     return "nan" if value is None else repr(float(value))

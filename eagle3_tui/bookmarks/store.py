@@ -12,6 +12,7 @@ Safety rules, in order of importance:
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -170,7 +171,7 @@ class BookmarkStore:
         tags: Iterable[str] = (),
         headline: dict[str, Any] | None = None,
         headlines: Mapping[str, dict[str, Any]] | None = None,
-    ) -> list[Bookmark]:
+    ) -> builtins.list[Bookmark]:
         """add() for a batch, in one transaction: all of them are saved or none.
 
         headlines gives a target (as written in targets) its own headline instead of headline.
@@ -183,7 +184,7 @@ class BookmarkStore:
         with self._write() as conn:
             return [
                 self._upsert(conn, p, note=note, add_tags=tags, headline_json=per_target.get(t, default))
-                for t, p in zip(targets, parts)
+                for t, p in zip(targets, parts, strict=True)
             ]
 
     def toggle(self, target: str, headline: dict[str, Any] | None = None) -> bool:
@@ -228,7 +229,7 @@ class BookmarkStore:
         """Remove one bookmark. Returns False when it was not bookmarked."""
         return not self.remove_many([target])
 
-    def remove_many(self, targets: Iterable[str]) -> list[str]:
+    def remove_many(self, targets: Iterable[str]) -> builtins.list[str]:
         """Remove bookmarks in one transaction; returns the keys that were not bookmarked."""
         keys = [_parts(t).key for t in targets]
         with self._write() as conn:

@@ -14,6 +14,11 @@ from eagle3_tui.names import json_for_terminal
 TOKENIZER_ENV = "EAGLE3_TUI_TOKENIZER"
 
 
+def say(message: str) -> None:
+    """One line for the user on stderr, "eagle3-tui: " first (every command's errors and notes)."""
+    print(f"eagle3-tui: {message}", file=sys.stderr, flush=True)
+
+
 TRUST_HELP = ("load .pt/.ckpt files even with a torch below 2.10 (known weights_only escapes: "
               "CVE-2025-32434, CVE-2026-24747), here or on the box; only for files you made yourself. "
               "Never a default: results say the loads were unsafe")

@@ -5,6 +5,7 @@ and the totals (commands/scan.py builds the summary it is given)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from eagle3_tui.commands.ls import printable
 from eagle3_tui.engines.scan.agreement import summary_line  # scan --drafter
@@ -15,6 +16,10 @@ def _num(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v:.3g}"
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
+    return sum(r[key] for r in rows) / len(rows) if rows else None
 
 
 def _count(v: float | None) -> str:
@@ -54,10 +59,9 @@ def format_report(records, findings, summary, layers: str | None = None, accepta
             finals = [r["final"]["norm_mean"] for r in ok if r.get("final") and r["final"]["norm_mean"] is not None]
             final = sum(finals) / len(finals) if finals else None
         bad = sum(any(p["nan"] or p["inf"] for p in [*r["slots"], *([r["final"]] if r.get("final") else [])]) for r in ok)
-        mean = (lambda key: sum(r[key] for r in ok) / len(ok)) if ok else (lambda key: None)
         lines.append(
-            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_count(mean('tokens')):>7} "
-            f"{_count(mean('valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
+            f"{printable(shard or '.')[:24]:<24} {len(rs):>6} {len(ok):>6} {err:>4} {_count(_mean(ok, 'tokens')):>7} "
+            f"{_count(_mean(ok, 'valid_tokens')):>7} {','.join(map(str, k)) or '-':>2} {','.join(map(str, h)) or '-':>6} "
             f"{','.join(dt) or '-':<9} {slot_norms:<22} {_num(final):>7} {bad:>7}"
         )
 

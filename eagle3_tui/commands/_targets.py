@@ -12,8 +12,9 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, overload
 
+from eagle3_tui.commands._options import say
 from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
 from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.scan.agreement import check_drafter
@@ -24,10 +25,6 @@ from eagle3_tui.target import TargetError, parse_target
 
 # Progress chatter from the SSH source; shown on a terminal, left out of logs and pipes.
 _PROGRESS = ("connecting to ", "starting agent", "connected (", "fetching ")
-
-
-def say(message: str) -> None:
-    print(f"eagle3-tui: {message}", file=sys.stderr, flush=True)
 
 
 def status(message: str) -> None:
@@ -121,6 +118,12 @@ class _Hosts:
                 self._loop.run_until_complete(source.close())
 
 
+@overload
+def on_host(value: str, target, what: str) -> str: ...
+@overload
+def on_host(value: None, target, what: str) -> None: ...
+@overload
+def on_host(value: str | None, target, what: str) -> str | None: ...
 def on_host(value: str | None, target, what: str) -> str | None:
     """A path given for the data's host (--model, --drafter): `box:/m` or a bare `/m` both mean
     /m on the box; another host is refused (SourceError)."""
@@ -132,6 +135,13 @@ def on_host(value: str | None, target, what: str) -> str | None:
     if t.place != target.place:
         raise SourceError(f"{what} {value} must be on the same machine as the sample ({target.display()})")
     return t.path
+
+
+def options_on_host(args: argparse.Namespace, target, flags: dict[str, str]) -> dict[str, str | None]:
+    """A command's folder options at once, each as on_host reads it: {attribute: the path on the
+    data's machine, or None when not given}, for `flags` {attribute: the flag as the user wrote it}.
+    The first one on another host raises SourceError (TargetError when it does not parse)."""
+    return {name: on_host(getattr(args, name, None), target, flag) for name, flag in flags.items()}
 
 
 def local_folder_problem(model: str | None, drafter: str | None = None, option: str = "--accept") -> str | None:

@@ -72,15 +72,14 @@ def run(args: argparse.Namespace) -> int:
 def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str, Any]:
     """Run the drafter where the sample is, through that machine's Source."""
     # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import on_host, run_on_source
+    from eagle3_tui.commands._targets import options_on_host, run_on_source
     from eagle3_tui.target import parse_target
 
     target = parse_target(args.sample)
     # one rule for folders (as identify, scan, summary and compare read them): a plain path or
     # `host:path` of the sample's own host, on that machine; another host is refused
-    drafter = on_host(args.drafter, target, "--drafter")
-    model = on_host(args.model, target, "--model")
-    ids_from = on_host(args.ids_from, target, "--ids-from")
+    folders = options_on_host(args, target, {"drafter": "--drafter", "model": "--model", "ids_from": "--ids-from"})
+    drafter, model, ids_from = folders["drafter"], folders["model"], folders["ids_from"]
     extra = {"ids_from": ids_from} if ids_from else {}
     result = run_on_source(target, args, lambda source: source.accept(
         target.path, drafter, model=model, steps=args.steps, all_rows=args.all_rows, order=order, **extra))

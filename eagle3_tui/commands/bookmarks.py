@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(e), 2)
     if action == "add" and not args.force:
         # a typo would otherwise become a bookmark nobody can open; remote paths are not checked
-        missing = [t for t, p in zip(targets, parts) if p.host is None and not os.path.lexists(p.path)]
+        missing = [t for t, p in zip(targets, parts, strict=True) if p.host is None and not os.path.lexists(p.path)]
         for t in missing:
             _fail(f"{t}: no such file or folder; not bookmarked (--force bookmarks it anyway)", 1)
         if missing:
@@ -154,7 +154,7 @@ def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, 
 
     summary_args = argparse.Namespace(**{**vars(args), "k": 0, "slots": None, "hidden": None})
     headlines, failed = {}, []
-    for target, summary in zip(targets, summarize_targets(targets, summary_args)):
+    for target, summary in zip(targets, summarize_targets(targets, summary_args), strict=False):
         if summary.get("error"):
             failed.append(summary)
             print(f"{PROG}: {target}: {summary['error']} (bookmarked with that error)", file=sys.stderr)

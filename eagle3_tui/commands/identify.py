@@ -63,24 +63,15 @@ def exit_code(result: dict[str, Any]) -> int:
     return 1 if blocking(result["findings"]) else 0
 
 
-def _on_host(value: str | None, target, what: str) -> str | None:
-    # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import on_host
-
-    return on_host(value, target, what)
-
-
 def identify_target(args: argparse.Namespace) -> dict[str, Any]:
     """Identify where the sample and the model are, through that machine's Source."""
     # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import run_on_source
+    from eagle3_tui.commands._targets import options_on_host, run_on_source
     from eagle3_tui.target import parse_target
 
     target = parse_target(args.sample)
     opts = {
-        "model": _on_host(args.model, target, "--model"),
-        "drafter": _on_host(args.drafter, target, "--drafter"),
-        "ids_from": _on_host(args.ids_from, target, "--ids-from"),
+        **options_on_host(args, target, {"model": "--model", "drafter": "--drafter", "ids_from": "--ids-from"}),
         "tokens": args.tokens, "device": args.device, "slots": args.slots, "hidden": args.hidden,
     }
 

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from eagle3_tui.commands._options import add_connection_arguments, below_one, to_json_ready, with_trust_note
+from eagle3_tui.commands._options import add_connection_arguments, below_one, say, to_json_ready, with_trust_note
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
 from eagle3_tui.commands._scan_report import format_report
 from eagle3_tui.commands._scan_text import progress_line, rows_read
@@ -33,9 +33,10 @@ from eagle3_tui.dataset.acceptance import MAX_ACCEPT, format_acceptance
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, format_layers
 from eagle3_tui.dataset.pipeline import DatasetPipeline
+from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import full_record
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import blocking
+from eagle3_tui.engines.results import ScanProgressData, blocking
 from eagle3_tui.engines.scan.options import (
     ACCEPT_FILES,
     CHUNK_FILES,
@@ -107,9 +108,6 @@ def run(args: argparse.Namespace) -> int:
     if (usage := below_one(args, "scan", "rows", "workers", "accept_files")) is not None:
         return usage
     if not 0 < args.minority <= 100:
-        # lazy: kept off --help's imports (it loads every command module)
-        from eagle3_tui.commands._targets import say
-
         say(f"scan: --minority {args.minority:g}: expected a share in percent, above 0 and at most 100")
         return 2
     return asyncio.run(_scan(args))
@@ -123,7 +121,7 @@ class _Progress:
         self.shown = 0.0
         self.width = 0
 
-    def update(self, p: dict[str, Any]) -> None:
+    def update(self, p: ScanProgressData) -> None:
         now = time.monotonic()
         if not self.on or now - self.shown < PROGRESS_EVERY:
             return
@@ -150,14 +148,16 @@ class _Progress:
 def _options(args: argparse.Namespace, target):
     """The ScanOptions of the command line, or the exit code of a bad option (said on stderr)."""
     # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import local_folder_problem, on_host, say
+    from eagle3_tui.commands._targets import local_folder_problem, options_on_host
     from eagle3_tui.target import TargetError
 
     try:  # a plain path, or `host:path` of the data's own host: a file on the data's machine
-        vocab_mapping = on_host(args.vocab_mapping, target, "--vocab-mapping")
+        folders = options_on_host(args, target, {"vocab_mapping": "--vocab-mapping", "drafter": "--drafter",
+                                                 "model": "--model", "accept": "--accept"})
     except (SourceError, TargetError) as err:
         say(f"scan: {err}")
         return 2
+    vocab_mapping = folders["vocab_mapping"]
     if vocab_mapping is not None and not target.is_remote:
         from eagle3_tui.engines.model.vocab import VocabError, load_mapping
 
@@ -166,16 +166,11 @@ def _options(args: argparse.Namespace, target):
         except VocabError as err:
             say(f"scan: --vocab-mapping: {err}")
             return 2
-    try:
-        options = ScanOptions(full=args.full, rows=args.rows, budget=args.budget, workers=args.workers,
-                              drafter=on_host(args.drafter, target, "--drafter"),
-                              model=on_host(args.model, target, "--model"), vocab_mapping=vocab_mapping,
-                              accept=on_host(args.accept, target, "--accept"), accept_files=args.accept_files,
-                              use_cache=not args.no_cache, minority=args.minority / 100,
-                              identify_all=args.identify_all)
-    except (SourceError, TargetError) as err:
-        say(f"scan: {err}")
-        return 2
+    options = ScanOptions(full=args.full, rows=args.rows, budget=args.budget, workers=args.workers,
+                          drafter=folders["drafter"], model=folders["model"], vocab_mapping=vocab_mapping,
+                          accept=folders["accept"], accept_files=args.accept_files,
+                          use_cache=not args.no_cache, minority=args.minority / 100,
+                          identify_all=args.identify_all)
     # a model or --accept drafter here is checked before the scan, as --vocab-mapping is (a
     # drafter given with --drafter is checked by the scan itself, next to the data)
     if not target.is_remote and (problem := local_folder_problem(options.model, options.accept)) is not None:
@@ -191,7 +186,7 @@ def _options(args: argparse.Namespace, target):
 
 async def _scan(args: argparse.Namespace) -> int:
     # lazy: kept off --help's imports (it loads every command module)
-    from eagle3_tui.commands._targets import explain_source_error, open_cli_source, say
+    from eagle3_tui.commands._targets import explain_source_error, open_cli_source
     from eagle3_tui.target import TargetError, parse_target
 
     started = time.monotonic()
@@ -266,11 +261,13 @@ class _Shown:
         self.progress = _Progress()
         self.held: list[str] = []  # cached lines, written in batches: an unchanged dataset is mostly these
         self.workers = 0
-        self.ended = None
-        self.layers = self.acceptance = self.finished = None
+        self.ended: pl.ScanEnded | None = None
+        self.layers: pl.Layers | None = None
+        self.acceptance: pl.Acceptance | None = None
+        self.finished: pl.Finished | None = None
         self.runtime: dict[str, Any] = {}
 
-    def event(self, event, pipeline) -> bool:
+    def event(self, event: pl.Event | DatasetRecord, pipeline: DatasetPipeline) -> bool:
         """Show one event; False for the ones the caller acts on."""
         if isinstance(event, dict):
             if self.args.json:
@@ -284,17 +281,12 @@ class _Shown:
             self.progress.note(f"{self.LABELS[event.step]} {event.done}/{event.total}: {printable(event.path)}")
         elif isinstance(event, pl.Resuming):
             self.progress.clear()
-            # lazy: kept off --help's imports (it loads every command module)
-            from eagle3_tui.commands._targets import say
-
             say(f"scan: {event.reason}; resuming after {event.files} files ({event.attempt}/{event.of})")
         elif isinstance(event, pl.ScanEnded):
             self._write_held()
             self.progress.clear()
             self.ended = event
             if pipeline.cache_error:
-                from eagle3_tui.commands._targets import say
-
                 say(f"scan: record cache unavailable ({pipeline.cache_error}); every file was scanned")
             return event.outcome != "failed"
         elif isinstance(event, pl.Layers):
@@ -313,34 +305,33 @@ class _Shown:
             self.held.clear()
 
     def report(self, pipeline, seconds: float) -> int:
-        # lazy: kept off --help's imports (it loads every command module)
-        from eagle3_tui.commands._targets import say
-
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
+        assert fin is not None and ended is not None, "the report follows the pipeline's ScanEnded and Finished"
         records, findings = pipeline.records, fin.findings
         summary = _summary(records, seconds, fin.stopped is not None or ended.outcome != "done", self.options,
                            self.workers)
         if ended.outcome == "lost":
             summary["connection_lost"] = ended.error
         summary.update(_loads(records, self.runtime))
-        planned = acc and (acc.planned if acc.interrupted else None)
+        planned = acc.planned if acc is not None and acc.interrupted else None
         if args.json:
             last = {"summary": summary, "findings": findings, **({"layers": lay.entries} if lay else {}),
                     **({"acceptance": acc.entries} if acc else {})}
             line = json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch"))))
             _write_whole(self.out, json_for_terminal(line) + "\n")
         else:
+            layers = format_layers(lay.entries, args.model, lay.planned) if lay else None
+            acceptance = format_acceptance(acc.entries, args.accept, planned) if acc else None
             _write_whole(self.out, terminal_text(format_report([full_record(r) for r in records], findings, summary,
-                                                 layers=lay and format_layers(lay.entries, args.model, lay.planned),
-                                                 acceptance=acc and format_acceptance(acc.entries, args.accept, planned))) + "\n")
+                                                               layers=layers, acceptance=acceptance)) + "\n")
         self._say_workers()
         if ended.outcome == "lost":
             say(f"scan: {ended.error}; the findings cover the {len(records)} files read before")
             return 2
-        if fin.stopped == "acceptance":
+        if fin.stopped == "acceptance" and acc is not None:
             say(f"scan: interrupted; the acceptance covers {acc.scored} of the {acc.planned} files to score")
             return 130
-        if fin.stopped == "layers":
+        if fin.stopped == "layers" and lay is not None:
             say(f"scan: interrupted; the layers cover {len(lay.entries)} of the {lay.planned} files to identify")
             return 130
         if fin.stopped:
@@ -351,14 +342,11 @@ class _Shown:
     def _say_workers(self) -> None:
         asked = self.options.workers
         if asked and self.workers and asked > self.workers:
-            # lazy: kept off --help's imports (it loads every command module)
-            from eagle3_tui.commands._targets import say
-
             say(f"scan: --workers {asked}: {self.workers} ran (at most one per core of the machine holding the "
                 f"data, and one per {CHUNK_FILES} files to read)")
 
 
-def _json_line(record: dict[str, Any]) -> str:
+def _json_line(record: DatasetRecord) -> str:
     raw = record.get("raw")
     if raw is not None and raw.endswith("}") and "NaN" not in raw and "Infinity" not in raw:
         # a lazy cached record: the stored line as json.dumps(decoded + cached) would write it

@@ -32,6 +32,7 @@ from typing import Any
 from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, LayerSlot, Pick, Reading, VerifyPlan
 from eagle3_tui.dataset.verify import verdicts, verify_picks
+from eagle3_tui.engines.finding_codes import raised_by
 from eagle3_tui.engines.results import Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
 
@@ -44,10 +45,9 @@ IDENTIFY_TOKENS = 512
 #: records decoded while looking for a majority representative before taking the best seen
 LOOK_AT = 400
 
-#: identify findings carried over to the dataset (about the states, not the convention)
-_LIFTED = ("slot_unmatched", "slot_scaled", "slot_inexact", "slot_lag", "slot_no_residual", "slot_normalized",
-           "slot_mid_layer", "capture_lag", "final_unmatched", "final_scaled", "final_norm", "final_lag",
-           "final_no_residual", "final_normalized", "final_mid_layer", "boundary_label")
+#: identify's findings carried over to the dataset, each to its group: about the states, not the
+#: convention (engines/finding_codes.py: raised by identify and scan --model)
+_LIFTED = frozenset(raised_by("identify", "scan --model"))
 _READ = {"output": "output of layer", "input": "input of layer", "hf_hidden_states": "HF hidden_states[k]"}
 
 
@@ -215,8 +215,8 @@ def report(picks: list[Pick], results: list[IdentifyResult], drafter: str | None
     entries: list[LayersEntry] = []
     findings: list[Finding] = []
     failed: dict[str, list[str]] = defaultdict(list)
-    verified = [(pick, r) for pick, r in zip(picks, results) if pick["group"] in ("suspect", "sample")]
-    for pick, r in zip(picks, results):
+    verified = [(pick, r) for pick, r in zip(picks, results, strict=False) if pick["group"] in ("suspect", "sample")]
+    for pick, r in zip(picks, results, strict=False):
         if pick["group"] in ("suspect", "sample"):
             if "error" in r:
                 failed[r["error"]].append(pick["path"])
@@ -324,7 +324,7 @@ def _offset(a: list[int | None], b: list[int | None]) -> int | None:
     """How many boundaries deeper (+) or shallower (-) every slot of b is than a's, else None."""
     if len(a) != len(b) or None in a or None in b:
         return None
-    diffs = {y - x for x, y in zip(a, b) if x is not None and y is not None}
+    diffs = {y - x for x, y in zip(a, b, strict=False) if x is not None and y is not None}
     return diffs.pop() if len(diffs) == 1 else None
 
 

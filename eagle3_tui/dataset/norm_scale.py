@@ -50,7 +50,7 @@ def norm_scale(samples: list[DatasetRecord]) -> list[Finding]:
     medians = [_median([n[p] for _, n in rows]) for p in range(len(rows[0][1]))]
     named = []
     for r, n in rows:
-        factors = [v / m for v, m in zip(n, medians)]
+        factors = [v / m for v, m in zip(n, medians, strict=False)]
         if max(factors) / min(factors) > CONSISTENT:
             continue
         factor = math.exp(sum(math.log(f) for f in factors) / len(factors))

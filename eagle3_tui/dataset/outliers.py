@@ -89,7 +89,7 @@ def outliers(values: list[list[float]]) -> dict[str, Any] | None:
 
 
 def _robust_z(values: list[list[float]]) -> list[list[float]] | None:
-    cols = list(zip(*values))
+    cols = list(zip(*values, strict=False))
     keep, centre, spread = [], [], []
     for j, col in enumerate(cols):
         finite = sorted(v for v in col if v is not None and math.isfinite(v))
@@ -109,7 +109,7 @@ def _robust_z(values: list[list[float]]) -> list[list[float]] | None:
     rows = []
     for row in values:
         zs = []
-        for j, m, s in zip(keep, centre, spread):
+        for j, m, s in zip(keep, centre, spread, strict=False):
             v = row[j]
             zs.append(0.0 if v is None or not math.isfinite(v) else max(-50.0, min(50.0, (v - m) / s)))
         rows.append(zs)
@@ -157,7 +157,7 @@ def _inverse(m: list[list[float]]) -> list[list[float]]:
         for r in range(d):
             if r != col and a[r][col]:
                 f = a[r][col]
-                a[r] = [x - f * y for x, y in zip(a[r], a[col])]
+                a[r] = [x - f * y for x, y in zip(a[r], a[col], strict=False)]
     return [row[d:] for row in a]
 
 
@@ -169,13 +169,14 @@ def _clusters(out: list[int], z, inv) -> list[list[int]]:
     """Single linkage: two outlying files belong together when they depart from the bulk's centre
     in nearly the same direction (files moved the same way by the same wrong capture)."""
     own = {i: _quad(z[i], inv) for i in out}
+
+    def near(i: int, j: int) -> bool:
+        cross = sum(z[i][a] * sum(inv[a][b] * z[j][b] for b in range(len(z[j]))) for a in range(len(z[i])))
+        return cross >= LINK_COS * math.sqrt(own[i] * own[j])
+
     groups: list[list[int]] = []
     for i in out:
-        def near(j: int) -> bool:
-            cross = sum(z[i][a] * sum(inv[a][b] * z[j][b] for b in range(len(z[j]))) for a in range(len(z[i])))
-            return cross >= LINK_COS * math.sqrt(own[i] * own[j])
-
-        joined = [g for g in groups if any(near(j) for j in g)]
+        joined = [g for g in groups if any(near(i, j) for j in g)]
         merged = [i] + [j for g in joined for j in g]
         groups = [g for g in groups if g not in joined] + [sorted(merged)]
     return sorted(groups, key=lambda g: (-len(g), g[0]))
@@ -197,8 +198,8 @@ def exact_edges(values: list[list[float]], run: list[int]) -> list[int]:
         return [sum(z[i][j] for i in idx) / len(idx) for j in range(len(z[0]))]
 
     def nearer_run(i, c_run, c_rest) -> bool:
-        d_run = sum((a - b) ** 2 for a, b in zip(z[i], c_run))
-        d_rest = sum((a - b) ** 2 for a, b in zip(z[i], c_rest))
+        d_run = sum((a - b) ** 2 for a, b in zip(z[i], c_run, strict=False))
+        d_rest = sum((a - b) ** 2 for a, b in zip(z[i], c_rest, strict=False))
         return d_run < d_rest
 
     for _ in range(n):

@@ -48,7 +48,7 @@ class Match(TypedDict, total=False):
     relation: str  # "exact" | "prefix" | "holds" | "head" | "states"
 
 
-class Pairing(TypedDict, total=False):
+class PairResult(TypedDict, total=False):
     """`pair --json`: the capture, the dataset, the best matches (or "error")."""
 
     capture: str
@@ -183,7 +183,7 @@ def relative_to(root: str, path: str) -> str | None:
 
 async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
                        exclude: frozenset[str] = frozenset(), skip_folder: bool = False,
-                       progress: Callable[[ScanProgressData], None] | None = None) -> Pairing:
+                       progress: Callable[[ScanProgressData], None] | None = None) -> PairResult:
     """Scan `dataset` (cached records stand for unchanged files), print the capture next to the
     data (Source.pair_print) and rank. The capture itself is never a match; with skip_folder,
     nothing in its folder is (the TUI's P: the other captures there are no training samples).
@@ -213,7 +213,7 @@ async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TO
         if cache is not None:
             cache.close()
     printed = await source.pair_print(capture, widths_of(records))
-    out: Pairing = {"capture": capture, "dataset": dataset}
+    out: PairResult = {"capture": capture, "dataset": dataset}
     if "error" in printed:
         return {**out, "matches": [], "error": printed["error"]}
     inside = relative_to(dataset, capture)

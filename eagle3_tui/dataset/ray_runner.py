@@ -38,7 +38,7 @@ def connect(address: str | None, quiet: bool = False) -> Any:
     """The ray module, connected to the cluster at `address` (engines/scan/ray_tasks.py connect)."""
     try:
         return ray_tasks.connect(address, quiet=quiet)
-    except ray_tasks.RayMissing as err:
+    except ray_tasks.RayNotInstalled as err:
         raise RayMissing(str(err)) from None
     except ray_tasks.RayUnavailable as err:
         raise SourceError(str(err)) from None

@@ -133,7 +133,7 @@ def _offset(got: list[int], want: list[int | None]) -> str:
         return f"{len(got)} states for {len(want)} slots"
     if None in want:
         return "some slots are unidentified"
-    d = {g - w for g, w in zip(got, sorted(_known(want)))}
+    d = {g - w for g, w in zip(got, sorted(_known(want)), strict=False)}
     if len(d) == 1:
         n = d.pop()
         word = "shallower" if n < 0 else "deeper"
@@ -543,7 +543,7 @@ def format_check(result: ServingCheck) -> str:
     rows = [head, *table_rows(result)]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
     lines.append("")
     if result["findings"]:
         lines.append("findings:")

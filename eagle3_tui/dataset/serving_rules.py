@@ -458,7 +458,7 @@ def _tokenspeed(config: Config, L: int, arch: str | None, *, pr958: bool) -> Cap
     bounds = [_b(v, 1, 0, L - 1) for v in values]  # captured before layer id + 1: id L - 1 never is
     # transformer_model.py 250-262: capture index L + 1 is the residual before the final norm (b = L)
     if not before_only:
-        bounds = [L if _numeric(v) and v == L else b for v, b in zip(values, bounds)]
+        bounds = [L if _numeric(v) and v == L else b for v, b in zip(values, bounds, strict=False)]
     how = "read as b = id + 1" + (f" ({arch}: captured before layer id + 1, so id L - 1 and L capture nothing)"
                                   if before_only else
                                   f" (id L = {L}: the residual before the final norm; id L - 1 captures nothing)")

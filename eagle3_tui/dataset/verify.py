@@ -89,7 +89,7 @@ def past_the_limit(records: list[DatasetRecord],
     found = outliers([[math.nan if v is None else v for v in _features(r)] for r in rows])
     if not found:
         return []
-    return [r["path"] for r, s in zip(rows, found["scores"]) if s > found["threshold"]]
+    return [r["path"] for r, s in zip(rows, found["scores"], strict=True) if s > found["threshold"]]
 
 
 def verdicts(picks: list[Pick], results: list[IdentifyResult], major: LayersEntry | None,
@@ -102,7 +102,7 @@ def verdicts(picks: list[Pick], results: list[IdentifyResult], major: LayersEntr
     other: dict[tuple[int | None, ...], list[str]] = defaultdict(list)
     agree: list[str] = []  # suspects found at the majority's boundaries (settle() clears them)
     checked = failed = 0
-    for pick, r in zip(picks, results):
+    for pick, r in zip(picks, results, strict=False):
         if pick["group"] not in ("suspect", "sample"):
             continue
         if "error" in r:
@@ -123,7 +123,7 @@ def verdicts(picks: list[Pick], results: list[IdentifyResult], major: LayersEntr
 
     for bounds, paths in sorted(other.items(), key=lambda kv: -len(kv[1])):
         paths = sorted(paths, key=natural_key)
-        diffs = {b - a for a, b in zip(major["boundaries"], bounds) if a is not None and b is not None}
+        diffs = {b - a for a, b in zip(major["boundaries"], bounds, strict=False) if a is not None and b is not None}
         how = ""
         if len(diffs) == 1 and None not in bounds and len(bounds) == len(major["boundaries"]):
             d = diffs.pop()
@@ -153,7 +153,7 @@ def settle(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
         if f.get("code") != "signature_outliers" or f.get("severity") != "warning" or not agree & set(f.get("paths") or []):
             out.append(f)
             continue
-        keep = [(p, s) for p, s in zip(f["paths"], f.get("scores") or [None] * len(f["paths"])) if p not in agree]
+        keep = [(p, s) for p, s in zip(f["paths"], f.get("scores") or [None] * len(f["paths"]), strict=False) if p not in agree]
         cleared = len(f["paths"]) - len(keep)
         note = (f" ({cleared} file{'s' if cleared != 1 else ''} it named verified at the majority's boundaries by "
                 "--model)")

@@ -19,6 +19,7 @@ import heapq
 import json
 import re
 from collections import Counter
+from itertools import pairwise
 from typing import Iterable
 
 from eagle3_tui.engines.read.tokens import byte_alphabet
@@ -59,7 +60,7 @@ class ByteBPE:
             return self._cache[piece]
         syms = _symbols(piece)
         while len(syms) > 1:
-            ranked = [(self.rank.get(p, len(self.rank)), i) for i, p in enumerate(zip(syms, syms[1:]))]
+            ranked = [(self.rank.get(p, len(self.rank)), i) for i, p in enumerate(pairwise(syms))]
             r, i = min(ranked)
             if r == len(self.rank):
                 break
@@ -135,7 +136,7 @@ def train(texts: Iterable[str], vocab_size: int, special: list[str]) -> ByteBPE:
     pair_count: Counter[tuple[str, str]] = Counter()
     where: dict[tuple[str, str], set[int]] = {}
     for wi, syms in enumerate(words):
-        for p in zip(syms, syms[1:]):
+        for p in pairwise(syms):
             pair_count[p] += freq[wi]
             where.setdefault(p, set()).add(wi)
     heap = [(-c, p) for p, c in pair_count.items()]
@@ -152,7 +153,7 @@ def train(texts: Iterable[str], vocab_size: int, special: list[str]) -> ByteBPE:
         changed: set[tuple[str, str]] = set()
         for wi in sorted(where.pop(pair, ())):
             syms, f = words[wi], freq[wi]
-            for p in zip(syms, syms[1:]):
+            for p in pairwise(syms):
                 pair_count[p] -= f
                 changed.add(p)
             out, i = [], 0
@@ -164,7 +165,7 @@ def train(texts: Iterable[str], vocab_size: int, special: list[str]) -> ByteBPE:
                     out.append(syms[i])
                     i += 1
             words[wi] = out
-            for p in zip(out, out[1:]):
+            for p in pairwise(out):
                 pair_count[p] += f
                 where.setdefault(p, set()).add(wi)
                 changed.add(p)

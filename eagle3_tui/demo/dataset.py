@@ -40,7 +40,7 @@ from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the 
     README_MARK,
     SHARD,
 )
-from eagle3_tui.demo.model import ModelConfig, build_model, fit_lm_head
+from eagle3_tui.demo.model import TinyDecoderConfig, build_model, fit_lm_head
 from eagle3_tui.demo.prompt import Prompt  # noqa: F401 - re-exported: tests build prompts from here
 from eagle3_tui.demo.readme import tiny_model_lines, write_readme
 from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
@@ -56,7 +56,7 @@ FIRST_WORD = 20  # ordinary tokens are drawn from [FIRST_WORD, vocab)
 
 
 @dataclass
-class Capture:
+class DemoCapture:
     file: str  # relative to DIR
     train: str  # the training file it was captured from (relative to DIR)
     format: str
@@ -105,7 +105,7 @@ class _Demo:
         self.dir = directory
         self.seed = seed
         self.drafter = drafter  # README.txt lists the drafter when the demo trains one
-        self.cfg = ModelConfig(seed=seed)
+        self.cfg = TinyDecoderConfig(seed=seed)
         self.model = build_model(self.cfg)
         self.rng = random.Random(seed)
         self.tokenizer = bpe.train(corpus(), self.cfg.vocab, SPECIAL)
@@ -113,7 +113,7 @@ class _Demo:
         self.prompts: dict[int, Prompt] = {}
         self.train_files: dict[int, str] = {}
         self.padded: dict[int, list[int]] = {}  # ids as stored, with the batch's right padding
-        self.captures: list[Capture] = []
+        self.captures: list[DemoCapture] = []
         self.other_train: list[str] = []  # training files outside train/ (another run's layer ids)
         self.train_dtype = torch.float32  # the training run's dtype (captures are bf16 runs)
 
@@ -134,7 +134,7 @@ class _Demo:
             write_safetensors(obj, path, {"format": "pt", "layer_ids": json.dumps(self.aux)})
         else:
             _save(obj, path)
-        self.captures.append(Capture(f"infer/{name}", self.train_files[idx], fmt, expect, note, extra))
+        self.captures.append(DemoCapture(f"infer/{name}", self.train_files[idx], fmt, expect, note, extra))
 
     # --- training side ---------------------------------------------------------------------
     def write_model(self) -> None:
@@ -267,7 +267,7 @@ class _Demo:
         st, _ = self.run(p.ids)
         path = os.path.join(self.dir, "infer", f"fault_layer_ids_s{i}.pt")
         _save({"input_ids": _ids(p.ids), "aux_hidden_state": self.aux_cat(st, got)[None]}, path)
-        self.captures.append(Capture(
+        self.captures.append(DemoCapture(
             f"infer/{os.path.basename(path)}", self.other_train[0], "dict: input_ids, aux_hidden_state [1,T,kH]",
             "slot_mismatch",
             f"layer ids {list(CONVENTION_IDS)} read under the other convention: boundaries {got} instead of "

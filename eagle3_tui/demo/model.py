@@ -20,6 +20,7 @@ import copy
 import math
 import weakref
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -27,7 +28,7 @@ from torch.nn import functional as F
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class TinyDecoderConfig:
     vocab: int = 1000
     hidden: int = 64
     layers: int = 10
@@ -66,7 +67,7 @@ def _rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: TinyDecoderConfig):
         super().__init__()
         h = cfg.hidden
         self.heads = cfg.heads
@@ -90,7 +91,7 @@ class Block(nn.Module):
 
 
 class TinyDecoder(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: TinyDecoderConfig):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab, cfg.hidden)
@@ -99,6 +100,10 @@ class TinyDecoder(nn.Module):
         #: the LM head [V, H]; None: tied to the embeddings (fit_lm_head gives the demo its own)
         self.lm_head: torch.Tensor | None = None
         self._init_weights()
+
+    def block(self, i: int) -> Block:
+        """Decoder layer i, typed (an nn.ModuleList hands out bare Modules)."""
+        return cast(Block, self.blocks[i])
 
     @torch.no_grad()
     def _init_weights(self) -> None:
@@ -116,7 +121,8 @@ class TinyDecoder(nn.Module):
             return w
 
         self.embed.weight.copy_(normal(cfg.vocab, h, std=0.6))
-        for i, blk in enumerate(self.blocks):
+        for i in range(len(self.blocks)):
+            blk = self.block(i)
             depth_gain = 1.0 + 0.35 * i  # later layers write bigger updates
             blk.attn_norm.weight.copy_(gains())
             blk.mlp_norm.weight.copy_(gains())
@@ -144,10 +150,10 @@ class TinyDecoder(nn.Module):
         self.embed.weight[:, mark] = 0.0
         self.embed.weight[marked, mark] = strength
         self.embed.weight[1, mark] = 1.5  # the first token of every prompt: the strongest marker
-        for blk in self.blocks[:2]:  # nothing writes MARK before layer 1's MLP reads it
+        for blk in (self.block(0), self.block(1)):  # nothing writes MARK before layer 1's MLP reads it
             blk.out.weight[mark] = 0.0
-        self.blocks[0].down.weight[mark] = 0.0
-        blk = self.blocks[1]
+        self.block(0).down.weight[mark] = 0.0
+        blk = self.block(1)
         n = cfg.mlp - 1  # the massive neuron: gate and up read MARK only, down writes CHAN only
         blk.mlp_norm.weight[mark] = 1.0
         blk.gate_up.weight[n] = 0.0
@@ -201,11 +207,11 @@ def _cast(model: TinyDecoder, dtype: torch.dtype) -> TinyDecoder:
     return per_model[dtype]
 
 
-def build_model(cfg: ModelConfig | None = None, **overrides) -> TinyDecoder:
+def build_model(cfg: TinyDecoderConfig | None = None, **overrides) -> TinyDecoder:
     """A seeded TinyDecoder; `build_model(seed=3, hidden=32)` overrides config fields."""
-    cfg = cfg or ModelConfig()
+    cfg = cfg or TinyDecoderConfig()
     if overrides:
-        cfg = ModelConfig(**{**cfg.__dict__, **overrides})
+        cfg = TinyDecoderConfig(**{**cfg.__dict__, **overrides})
     return TinyDecoder(cfg).eval()
 
 

@@ -31,7 +31,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from eagle3_tui.demo.prompt import Prompt
 from eagle3_tui.userdirs import cache_dir
@@ -263,7 +263,7 @@ class RealTarget:
         flat = ids.dim() == 1
         batch = ids[None] if flat else ids
         model = self.lm(dtype, attn)
-        seen = {}
+        seen: dict[str, Any] = {}
         handle = model.model.norm.register_forward_hook(lambda _m, a, out: seen.update(pre=a[0], post=out))
         try:
             with torch.no_grad():
@@ -337,7 +337,7 @@ def _write_chats(target: RealTarget, questions: list[str], max_new: int, batch: 
     for start in range(0, len(questions), batch):
         say(f"the model answers chats {start + 1}-{min(start + batch, len(questions))} of {len(questions)}")
         heads = [target.prompt(q) for q in questions[start : start + batch]]
-        for head, answer in zip(heads, target.answers(heads, max_new)):
+        for head, answer in zip(heads, target.answers(heads, max_new), strict=False):
             out.append(Chat(head + answer, len(head)))
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps([{"ids": c.ids, "response_start": c.response_start} for c in out]))

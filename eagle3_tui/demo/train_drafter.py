@@ -39,7 +39,7 @@ class TrainSeq:
 
 
 @dataclass(frozen=True)
-class Shape:
+class DrafterSizes:
     vocab: int
     hidden: int  # H (drafter width = target width here)
     k: int
@@ -50,12 +50,12 @@ class Shape:
     mlp: int
 
 
-def shape_for(vocab: int, hidden: int, k: int, draft_vocab: int) -> Shape:
+def shape_for(vocab: int, hidden: int, k: int, draft_vocab: int) -> DrafterSizes:
     heads = max(1, hidden // 16)
-    return Shape(vocab, hidden, k, draft_vocab, heads, max(1, heads // 2), hidden // heads, 3 * hidden)
+    return DrafterSizes(vocab, hidden, k, draft_vocab, heads, max(1, heads // 2), hidden // heads, 3 * hidden)
 
 
-def init_weights(s: Shape, g) -> dict:
+def init_weights(s: DrafterSizes, g) -> dict:
     # lazy: torch: loaded when used, never at start-up
     import torch
 
@@ -102,7 +102,7 @@ def _rope(x, pos, head_dim: int):
     return x * cos + torch.cat((-x2, x1), -1) * sin
 
 
-def ttt_logits(w: dict, s: Shape, aux, ids, steps: int) -> list:
+def ttt_logits(w: dict, s: DrafterSizes, aux, ids, steps: int) -> list:
     """Draft-vocab logits [T, draft_vocab] per TTT step for one sequence (dense, with autograd)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
@@ -161,7 +161,7 @@ class Adam:
         self.t += 1
         c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
         with torch.no_grad():
-            for p, m, v in zip(self.params, self.m, self.v):
+            for p, m, v in zip(self.params, self.m, self.v, strict=True):
                 if p.grad is None:
                     continue
                 m.lerp_(p.grad, 1 - b1)
@@ -212,7 +212,7 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
         mask = seq.loss_mask
         logits = ttt_logits(w, s, seq.aux.float(), ids, ttt)
         T = ids.shape[0]
-        loss = 0.0
+        loss = torch.zeros(())
         for step, lg in enumerate(logits):
             tgt = torch.full((T,), -100, dtype=torch.int64)
             if 2 + step < T:

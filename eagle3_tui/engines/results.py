@@ -6,7 +6,8 @@ remote agent can send it as one JSON line and the CLI can print it as it is; the
 say what those dicts hold, and the engines, the sources and the views use them in their
 signatures. A file that cannot be used is always {"path", "error"} (+ "not_sample" and
 "contents" for a readable file that is not a sample), made by `error_result`, whatever engine
-met it; a finding is always {"code", "severity", "message", ...details}, made by `finding`.
+met it (from a SampleError or NotASample, declared here: the ground floor of the engines, importing
+nothing of the package); a finding is always {"code", "severity", "message", ...details}, made by `finding`.
 
 Standard library only (shipped to the remote box with the engines).
 """
@@ -15,14 +16,30 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from eagle3_tui.engines.read.sample import NotASample, SampleError
+
+class SampleError(Exception):
+    """A file could not be read as a hidden-state sample. The message is one line for the user."""
+
+
+class NotASample(SampleError):
+    """A readable file that holds something other than hidden states (e.g. a vocab mapping)."""
+
+    def __init__(self, message: str, contents: dict[str, str]):
+        super().__init__(message)
+        #: key -> "shape dtype" description, for showing what the file does contain
+        self.contents = contents
+
+
+class Cancelled(Exception):
+    """The caller set the cancel event (a summary, a comparison, identify, accept or a scan stops)."""
+
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
 class Finding(TypedDict, total=False):
-    code: str  # e.g. "slot_mismatch"; the README lists them per engine
+    code: str  # e.g. "slot_mismatch"; engines/finding_codes.py registers every one
     severity: Severity
     message: str  # one sentence with the numbers that prove it
     # plus details that depend on the code (slots, factor, offset, ...); those the dataset's

@@ -93,7 +93,7 @@ def _serving_lines(s: dict[str, Any]) -> list[str]:
     L = s["data"]["layers"]
     held = ", ".join("?" if b is None else "post" if b == L + 1 else str(b) for b in s["data"]["boundaries"])
     rows = [[name, got, "yes" if e["matches"] else "**no**", "yes" if e["guessed"] else "", why]
-            for (_verdict, name, got, why), e in zip(s["table"], s["engines"])]
+            for (_verdict, name, got, why), e in zip(s["table"], s["engines"], strict=False)]
     out = [f"Drafter {code(s.get('drafter_path'))}; the data holds b {held} "
            f"(L = {L}{', ' + cell(s['data']['arch']) if s['data'].get('arch') else ''}).", "",
            *table(["engine", "captures", "matches", "guessed", "why"], rows), "",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -52,12 +53,12 @@ def pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-def cell(text: str) -> str:
+def cell(text: object) -> str:
     """Text safe inside a Markdown table cell: one line, pipes escaped."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def code(text: str) -> str:
+def code(text: object) -> str:
     """Inline code that survives backticks in the text."""
     text = " ".join(str(text).split())
     fence = "``" if "`" in text else "`"
@@ -82,7 +83,7 @@ def findings_lines(findings: list[dict[str, Any]]) -> list[str]:
             for f in findings]
 
 
-def scalars(part: dict[str, Any] | None) -> dict[str, Any] | None:
+def scalars(part: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A part's numbers without its per-token lists (those stay in the view and the CLI's --json)."""
     if part is None:
         return None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -48,7 +49,7 @@ def sample_report(summary: Summary, *, where: str, acceptance: AcceptResult | No
     return Report("sample", name, data, _markdown(data, name))
 
 
-def _part(part: dict[str, Any], label: str) -> dict[str, Any]:
+def _part(part: Mapping[str, Any], label: str) -> dict[str, Any]:
     out = scalars(part) or {}
     out["label"] = label
     if isinstance(part.get("identified"), dict):

@@ -77,7 +77,7 @@ def install_modules(modules):
 
 
 #: the shipped modules (install_modules): written out as files when a scan goes to Ray's workers
-SHIPPED = {}
+SHIPPED = {}  # type: dict[str, list]  # name -> [is_package, source]
 
 
 def shipped_package():

@@ -81,7 +81,7 @@ class NaturalListing:
     def add(self, page: list[Entry]) -> None:
         if page:
             runs = self._runs
-            runs.append(sorted(zip(map(self.key, page), page), key=_first))
+            runs.append(sorted(zip(map(self.key, page), page, strict=True), key=_first))
             # runs no longer than the one before them are merged into it now, while the next
             # page is on the wire (a binary counter: every entry is merged ~log2(pages)
             # times, as in one merge at the end), so `entries` merges a few runs, not one a page
@@ -108,7 +108,7 @@ class NaturalListing:
                 self._keys.insert(i, k)
                 self._entries.insert(i, entry)
             return
-        both = list(zip(self._keys, self._entries))
+        both = list(zip(self._keys, self._entries, strict=False))
         for run in runs:
             both.extend(run)
         both.sort(key=_first)  # sorted runs: timsort merges them instead of sorting from scratch

@@ -145,8 +145,8 @@ class SshSession(Source):
         await asyncio.wait([task])  # unlike awaiting it, never cancels the start for all waiters
         if task.cancelled():  # dropped (_forget) or closed meanwhile
             raise AgentLost("connection lost")
-        if task.exception() is not None:
-            raise task.exception()
+        if (error := task.exception()) is not None:
+            raise error
 
     async def _start_agent(self, conn: asyncssh.SSHClientConnection) -> None:
         self._status("starting agent…")
@@ -174,7 +174,7 @@ class SshSession(Source):
             self._status(f"connected (agent: python {python}, torch {torch})", once=True)
         else:
             self._status("connected (agent lists; computing locally)", once=True)
-        if self._remote_compute:
+        if self._remote_compute and torch:  # computing there needs its torch (said above otherwise)
             self._decide_pickles(torch)
 
     def _decide_pickles(self, torch: str) -> None:

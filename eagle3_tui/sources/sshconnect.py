@@ -124,7 +124,7 @@ class Connector:
                     options=opts,
                     config=self._config,  # also for a ProxyJump host, which asyncssh connects on its own
                     known_hosts=known,
-                    client_factory=lambda: catcher,
+                    client_factory=lambda catcher=catcher: catcher,  # this attempt's
                     agent_forwarding=False,
                     **extra,
                 )

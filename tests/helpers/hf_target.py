@@ -12,10 +12,10 @@ from pathlib import Path
 
 import torch
 
-from eagle3_tui.demo.model import ModelConfig
+from eagle3_tui.demo.model import TinyDecoderConfig
 from tests.helpers.tiny_llama import make_llama
 
-CFG = ModelConfig()  # layers 10, hidden 64, vocab 1000: aux boundaries (2, 5, 7), as the demo's
+CFG = TinyDecoderConfig()  # layers 10, hidden 64, vocab 1000: aux boundaries (2, 5, 7), as the demo's
 
 
 class HFTarget:

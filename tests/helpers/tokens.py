@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eagle3_tui.demo.model import ModelConfig, build_model
+from eagle3_tui.demo.model import TinyDecoderConfig, build_model
 
 SPECIAL = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
 CHATS = [
@@ -59,7 +59,7 @@ def chat_samples(tmp_path_factory, hf_tokenizer):
     [(path, ids, mask)] with the ids and mask as written (padding included)."""
     folder = tmp_path_factory.mktemp("chats") / "rows_0-2000"
     folder.mkdir()
-    model = build_model(ModelConfig(vocab=hf_tokenizer.get_vocab_size(), seed=3))
+    model = build_model(TinyDecoderConfig(vocab=hf_tokenizer.get_vocab_size(), seed=3))
     out = []
     for i, (user, answer) in enumerate(CHATS):
         ids, mask = encode_chat(hf_tokenizer, user, answer)

@@ -114,14 +114,14 @@ def test_not_a_tokenizer_is_one_line(tmp_path, chat_samples):
 def test_compare_names_the_diverging_text(tokenizer_dir, hf_tokenizer, chat_samples, tmp_path):
     import torch
 
-    from eagle3_tui.demo.model import ModelConfig, build_model
+    from eagle3_tui.demo.model import TinyDecoderConfig, build_model
 
     path, ids, mask = chat_samples[0]
     valid = len(ids) - 3
     drifted = list(ids[:valid])
     cut = mask.index(1) - 2  # inside the template, before the answer
     drifted[cut] = hf_tokenizer.token_to_id("<|im_end|>")
-    model = build_model(ModelConfig(vocab=hf_tokenizer.get_vocab_size(), seed=3))
+    model = build_model(TinyDecoderConfig(vocab=hf_tokenizer.get_vocab_size(), seed=3))
     states, final = model.boundaries(torch.tensor(drifted), torch.bfloat16)
     capture = tmp_path / "capture.pt"
     torch.save({"input_ids": torch.tensor(drifted),

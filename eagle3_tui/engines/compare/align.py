@@ -8,19 +8,11 @@ Runs on the remote box too (shipped by the agent): torch and the standard librar
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from eagle3_tui.engines.compare.metrics import num
-from eagle3_tui.engines.compare.thresholds import (
-    CENTRE_ROWS,
-    ID_RUN,
-    LAG_ROWS,
-    MATCH_COS,
-    MAX_LAG,
-    SHIFT_GAIN,
-    UNRELATED_COS,
-)
+from eagle3_tui.engines.compare.thresholds import ID_RUN, MATCH_COS, MAX_LAG, SHIFT_GAIN, UNRELATED_COS
+from eagle3_tui.engines.read.row_lag import best_lag, lag_scores
 
 
 class Alignment:
@@ -38,7 +30,7 @@ class Alignment:
         method, offset = ("ids", ids_off) if ids_off is not None else ("position", 0)
         end = diverges if diverges is not None else b_valid
         scores = self.search_lags(offset, end, ids_known=ids_off is not None)
-        lag = _best_lag(scores) if scores else None
+        lag = best_lag(scores) if scores else None
         if lag is not None:
             base = scores.get(0) or -1.0
             if ids_off is None and scores[lag] >= UNRELATED_COS:
@@ -98,29 +90,8 @@ class Alignment:
         return scores if any(v is not None for v in scores.values()) else None
 
     def lag_scores(self, offset: int, end: int, lags) -> dict[int, float | None]:
-        """Per lag: mean over B slots of the best mean centred cosine against any A slot, B row t vs
-        A row t + offset + lag, on up to LAG_ROWS rows spread over the usable range. Centred: each
-        side's mean unit row is taken out first (see centred_units), so that the direction a real
-        model's rows share does not make every lag look alike."""
-        # lazy: torch: loaded when used, never at start-up
-        import torch
-
-        lags = list(lags)
-        lo = max(0, -(offset + min(lags)), 1 if end > 2 else 0)  # row 0 (the sink) says little
-        hi = min(end, self.b_valid, self.a_valid - offset - max(lags))
-        if hi <= lo:
-            return {l: None for l in lags}
-        n = hi - lo
-        idx = torch.linspace(lo, hi - 1, min(n, LAG_ROWS)).round().long().unique()
-        bsub = centred_units(torch.stack([s.tensor[idx].float() for s in self.b.slots], dim=1))  # [m, kb, H]
-        out: dict[int, float | None] = {}
-        for lag in lags:
-            asub = centred_units(torch.stack([s.tensor[idx + offset + lag].float() for s in self.a.slots], dim=1))
-            cos = torch.bmm(bsub, asub.transpose(1, 2))  # [m, kb, ka]
-            mean = torch.nanmean(cos, dim=0)  # rows with NaN/Inf drop out
-            best = mean.nan_to_num(-1.0).amax(dim=1).mean().item()
-            out[lag] = None if math.isnan(best) else best
-        return out
+        """Per lag: mean over B slots of the best mean centred cosine against any A slot (read/row_lag.py)."""
+        return lag_scores(self.a.slots, self.b.slots, self.a_valid, self.b_valid, offset, end, lags)
 
     def report_divergence(self, ids_off: int, t: int) -> None:
         a, b = self.a, self.b
@@ -195,12 +166,6 @@ def _positions(n: int) -> str:
     return "1 position" if n == 1 else f"{n} positions"
 
 
-def _best_lag(scores: dict[int, float | None]) -> int | None:
-    """The lag with the highest score; the smallest |lag| among equals."""
-    known = [lag for lag, v in scores.items() if v is not None]
-    return max(known, key=lambda lag: (scores[lag], -abs(lag)), default=None)
-
-
 def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | None:
     """After ids diverge at (a_row, b_row): the shift d in [-MAX_LAG, MAX_LAG] after which B and A
     agree again for the next `window` tokens (or all that are left), preferring small |d|; None
@@ -215,28 +180,3 @@ def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | No
             if bool((a_ids[as_:as_ + n] == b_ids[bs:bs + n]).all()):
                 return d
     return None
-
-
-def centred_units(x):
-    """Rows [m, parts, H] as unit vectors after taking out their part's mean unit row: what is
-    left is what tells one token from another. A real model's rows share a common direction
-    (Gemma 3 270M's middle layers: cosine ~0.96 between rows far apart, SmolLM2 ~0.5), so raw
-    cosines rank a lag, another prompt and the right rows alike. The mean of unit rows, not of the
-    rows: a massive activation (one row 100x the others) does not set it. With fewer than
-    CENTRE_ROWS rows the mean is the rows themselves: they are left as they are (unit)."""
-    # lazy: torch: loaded when used, never at start-up
-    import torch
-
-    u = unit(x)
-    finite = torch.isfinite(u).all(-1, keepdim=True) & (u.abs().sum(-1, keepdim=True) > 0)
-    if int(finite.all(1).sum()) < CENTRE_ROWS:
-        return u
-    mean = torch.where(finite, u, 0).sum(0, keepdim=True) / finite.sum(0, keepdim=True).clamp(min=1)
-    return torch.where(finite, unit(u - mean), u)
-
-
-def unit(x):
-    # lazy: torch: loaded when used, never at start-up
-    import torch
-
-    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-30)

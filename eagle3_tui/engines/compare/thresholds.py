@@ -16,6 +16,11 @@ part" needs a mean cosine of 0.99 (14x the measured 1 - cosine), "unrelated" is 
 
 from __future__ import annotations
 
+# the hidden-state lag search's own (median cosine below which nothing is related: other prompt
+# <= 0.22, one layer off >= 0.61; lags tried; rows sampled): declared below compare, where
+# `accept --ids-from` runs the same search (engines/read/row_lag.py)
+from eagle3_tui.engines.read.row_lag import CENTRE_ROWS, LAG_ROWS, MAX_LAG, UNRELATED_COS  # noqa: F401 - named here too
+
 #: mean cosine at or above which two parts hold the same states (noise: >= 0.9993)
 MATCH_COS = 0.99
 #: a slot that passes MATCH_COS is still off when its median per-row 1 - cosine is at least
@@ -23,8 +28,6 @@ MATCH_COS = 0.99
 #: (measured in docs/compare.md on SmolLM2-135M and Gemma 3 270M)
 NOISE_RATIO = 10.0
 NOISE_FLOOR = 1e-3
-#: median cosine below which nothing is related (other prompt: <= 0.22; one layer off: >= 0.61)
-UNRELATED_COS = 0.35
 #: B's rows match A's no better at their best lag than at lags 2+ rows away by less than this
 #: mean cosine: another prompt's states. A real model (SmolLM2-135M, 6 pairs of real chats x
 #: b 2, 15, 27): another prompt's median cosine 0.51..0.65 over a random-row floor of 0.46..0.57
@@ -41,17 +44,11 @@ RATIO_CV = 0.05
 #: pre/post pair; 0.40..0.52 for the post-norm state vs boundary L-1, 0.40..0.89 for adjacent
 #: boundaries either way round, 0.79..0.96 for another prompt
 NORM_FIT_RESIDUAL = 0.15
-#: hidden-state alignment tries B row t against A row t + lag for lag in [-MAX_LAG, MAX_LAG]
-MAX_LAG = 8
 #: token ids that line up at an offset other than 0 must agree this many in a row: 1 to 3
 #: equal ids somewhere else in A (a common token, a template piece) are chance, not B's start
 ID_RUN = 4
 #: a lag must beat the same position by this much mean cosine to count as a shift
 SHIFT_GAIN = 0.1
-#: rows sampled for the lag search
-LAG_ROWS = 128
-#: the lag search centres its rows (align.centred_units) when at least this many are sampled
-CENTRE_ROWS = 8
 #: torch.testing's defaults for bfloat16: what "equal up to bf16 rounding" means per element
 BF16_RTOL, BF16_ATOL = 1.6e-2, 1e-5
 #: float32 elements per chunk of the main pass (all parts of both sides)

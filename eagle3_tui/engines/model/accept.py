@@ -50,6 +50,7 @@ import threading
 
 from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter, read_target_head, read_vocab
 from eagle3_tui.engines.model.drafter_shape import layer_prefix
+from eagle3_tui.engines.read.borrow_ids import borrow_ids
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.stats import Cancelled
@@ -63,15 +64,11 @@ def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int
                 order: list[int] | None = None, slots: int | None = None, hidden: int | None = None,
                 cancel: threading.Event | None = None, ids_from: str | None = None) -> AcceptResult:
     """Acceptance JSON object for one sample; unusable inputs become {"path", "drafter", "error"}.
-    ids_from: a sample whose ids an id-less sample borrows (engines/compare/borrow_ids.py)."""
+    ids_from: a sample whose ids an id-less sample borrows (engines/read/borrow_ids.py)."""
     try:
         d = cached_drafter(drafter, model)
         sample = load_sample(path, slots=slots, hidden=hidden)
         if ids_from:
-            # the one import up the engines' layers (compare's alignment), kept to --ids-from: pyproject's
-            # engines contract names it
-            from eagle3_tui.engines.compare.borrow_ids import borrow_ids
-
             sample = borrow_ids(sample, ids_from)
         result = accept(sample, d, model=model, steps=steps, all_rows=all_rows, order=order, cancel=cancel)
     except (SampleError, MemoryError) as err:

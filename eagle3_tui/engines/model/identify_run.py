@@ -202,7 +202,9 @@ def inner_modules(layer) -> dict[str, tuple[Any, str]] | None:
     Gemma-style sandwich norms (pre_feedforward_layernorm): the attention branch is the output of
     post_attention_layernorm and the residual between is the input of pre_feedforward_layernorm.
     GPT-2: ln_1 -> attn -> (+) -> ln_2 -> mlp."""
-    get = lambda *names: next((getattr(layer, n) for n in names if getattr(layer, n, None) is not None), None)
+    def get(*names: str) -> Any:
+        return next((getattr(layer, n) for n in names if getattr(layer, n, None) is not None), None)
+
     norm1, attn, mlp = get("input_layernorm", "ln_1"), get("self_attn", "attn"), get("mlp")
     if norm1 is None or attn is None or mlp is None:
         return None
@@ -362,12 +364,11 @@ def score_states(model: str, ids, parts: list, layers: int, *, device: str = "au
         handles.append(layer.register_forward_hook(lambda _m, _a, out, b=i + 1: red.boundary(b, out)))
         for kind, (module, side) in (inner_modules(layer) or {}).items():
             if side == "out":
-                hook = (lambda _m, _a, out, k=kind, i=i: red.inner(k, i, out))
-                handles.append(module.register_forward_hook(hook))
+                handles.append(module.register_forward_hook(lambda _m, _a, out, k=kind, i=i: red.inner(k, i, out)))
             else:
-                hook = (lambda _m, args, kwargs, k=kind, i=i:
-                        red.inner(k, i, args[0] if args else next(iter(kwargs.values()))))
-                handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+                handles.append(module.register_forward_pre_hook(
+                    lambda _m, args, kwargs, k=kind, i=i: red.inner(k, i, args[0] if args else next(iter(kwargs.values()))),
+                    with_kwargs=True))
     handles.append(norm.register_forward_hook(lambda _m, _a, out: red.boundary(layers + 1, out)))
     try:
         with torch.inference_mode():

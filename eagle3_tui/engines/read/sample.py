@@ -1,6 +1,6 @@
 """The normal form every on-disk schema is turned into, and the errors loading can raise.
 
-Imports only the standard library at module level; tensors are typed loosely so that
+Imports only the standard library (and results.py, stdlib only) at module level; tensors are typed loosely so that
 this module stays importable without torch (the UI reads the error classes).
 """
 
@@ -9,18 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# the errors are declared with the shapes of results (error_result turns one into a result), the
+# engines' ground floor; they are what loading raises, so they are named here too
+from eagle3_tui.engines.results import NotASample, SampleError
 
-class SampleError(Exception):
-    """A file could not be read as a hidden-state sample. The message is one line for the user."""
-
-
-class NotASample(SampleError):
-    """A readable file that holds something other than hidden states (e.g. a vocab mapping)."""
-
-    def __init__(self, message: str, contents: dict[str, str]):
-        super().__init__(message)
-        #: key -> "shape dtype" description, for showing what the file does contain
-        self.contents = contents
+__all__ = ["NotASample", "Sample", "SampleError", "Slot", "blank_ids"]
 
 
 @dataclass

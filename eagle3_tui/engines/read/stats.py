@@ -17,16 +17,12 @@ from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
 from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
-from eagle3_tui.engines.results import ErrorResult, Summary, error_result
+from eagle3_tui.engines.results import Cancelled, ErrorResult, Summary, error_result
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22
 #: per-token values one summary lists at most (about 20 MB of JSON); longer files are cut
 PER_TOKEN_VALUES = 1 << 21
-
-
-class Cancelled(Exception):
-    """The caller asked the summary to stop (a newer request replaced it)."""
 
 
 def _not_sample(path: str, err: NotASample) -> ErrorResult:

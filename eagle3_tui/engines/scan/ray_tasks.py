@@ -57,7 +57,7 @@ class RayUnavailable(Exception):
     """No Ray here, or no cluster at the address: one line for the user."""
 
 
-class RayMissing(RayUnavailable):
+class RayNotInstalled(RayUnavailable):
     """Ray cannot be imported (the extra is not installed)."""
 
 
@@ -70,7 +70,7 @@ def import_ray():
         # lazy: ray (optional or heavy): loaded only when used
         import ray
     except ImportError:
-        raise RayMissing(INSTALL_HINT) from None
+        raise RayNotInstalled(INSTALL_HINT) from None
     return ray
 
 

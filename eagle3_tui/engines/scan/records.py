@@ -48,7 +48,7 @@ from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
 from eagle3_tui.engines.read.sample import NotASample, SampleError
-from eagle3_tui.engines.results import ScanRecord, error_result
+from eagle3_tui.engines.results import Cancelled, ScanRecord, error_result
 from eagle3_tui.engines.scan.measure import measure
 from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: the scan's callers ask here
     CHUNK_FILES,
@@ -64,10 +64,6 @@ from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
 _SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
 _MAGIC = (b"PK\x03\x04", b"\x1f\x8b", b"\x80")
-
-
-class Cancelled(Exception):
-    """The caller set the cancel event."""
 
 
 # ------------------------------------------------------------------------------- walking

@@ -45,7 +45,7 @@ def merge_batch(
     runs = []
     for start in range(0, len(batch), SORT_CHUNK):
         chunk = batch[start:start + SORT_CHUNK]
-        runs.append(sorted(zip(map(sort_key, chunk), chunk), key=_first))
+        runs.append(sorted(zip(map(sort_key, chunk), chunk, strict=True), key=_first))
         _pause(pause)
     keyed = runs[0] if len(runs) == 1 else heapq.merge(*runs, key=_first)
     return _splice(keys, entries, keyed, pause)

@@ -10,26 +10,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
+from eagle3_tui.engines.finding_codes import CODES
 from eagle3_tui.engines.results import ComparisonResult, Finding
 
-#: the finding codes in plain words (the code itself stays visible for searching the docs)
-TITLES = {
-    "slot_mismatch": "slots from other layers",
-    "slot_permutation": "slots in another order",
-    "width_mismatch": "different width",
-    "token_shift": "rows shifted against the tokens",
-    "token_divergence": "token ids diverge",
-    "unrelated_sample": "not the same prompt",
-    "scale_mismatch": "scaled",
-    "norm_mismatch": "before vs after a norm",
-    "nonfinite": "NaN / Inf values",
-    "padding": "padding taken as tokens",
-    "zero_states": "all-zero states",
-    "nothing_compared": "nothing compared",
-    "ids_uninformative": "token ids carry nothing",
-    "slots_identified": "identified with the model",
-    "identify_failed": "not identified",
-}
+#: the finding codes in plain words (engines/finding_codes.py, the one list; the code itself stays
+#: visible for searching the docs)
+TITLES = {c.code: c.title for c in CODES.values()}
 
 SEVERITY_MARK = {"error": "✗", "warning": "⚠", "info": "ℹ"}
 

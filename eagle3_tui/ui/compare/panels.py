@@ -286,7 +286,7 @@ class CompareMetrics(ComparePanel):
                 (f"{100 * bf16:.1f}%" if bf16 is not None else "—", Style()),
                 (str(m.get("worst_b_row", "—")), self.s("cmp--dim")),
             ]
-            for (_name, w), (text, style) in zip(cols[1:], cells):
+            for (_name, w), (text, style) in zip(cols[1:], cells, strict=False):
                 line.append(" " + text.rjust(w), style)
             lines.append(line)
         return lines

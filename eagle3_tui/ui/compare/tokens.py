@@ -254,7 +254,7 @@ class AlignedTokenTable(RowCursor, StyledScrollView, can_focus=True):
                 fixed.append(Segment(" ", base))
                 fixed.append(Segment(_fit("—" if text is None else text, self._text_w), style))
         moving: list[Segment] = []
-        for (_label, m), cos in zip(self._pairs, cos_cells):
+        for (_label, m), cos in zip(self._pairs, cos_cells, strict=False):
             moving.append(Segment("│", base + self._style("tokens--sep")))
             for key in ("a_norms", "b_norms"):
                 v = _at(m.get(key), i)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # only named in annotations: dataset/shapes.py stays off the 
 
 
 @dataclass
-class ScanEnded(Message):
+class ScanOutcome(Message):
     generation: int
     #: "done", "cancelled" or "failed"
     outcome: str

@@ -176,7 +176,7 @@ class DatasetScreen(Screen[str | None]):
         except Exception as err:  # noqa: BLE001 - shown on the screen; the app keeps running
             why = f"{type(err).__name__}: {err}"
             failed = finding("findings_failed", "error", why)
-            self.post_message(messages.ScanEnded(generation, "failed", why) if pipeline.ended is None
+            self.post_message(messages.ScanOutcome(generation, "failed", why) if pipeline.ended is None
                               else messages.FindingsReady(generation, [failed]))
 
     def _on_event(self, generation: int, event, pipeline: DatasetPipeline) -> None:
@@ -188,7 +188,7 @@ class DatasetScreen(Screen[str | None]):
             if pipeline.cache_error:
                 self.post_message(StatusMessage(f"record cache unavailable ({pipeline.cache_error}); scanning every file"))
             outcome = {"lost": "cancelled"}.get(event.outcome, event.outcome)
-            self.post_message(messages.ScanEnded(generation, outcome, event.error))
+            self.post_message(messages.ScanOutcome(generation, outcome, event.error))
         elif isinstance(event, pl.Findings):
             self.post_message(messages.FindingsReady(generation, event.findings))
         elif isinstance(event, (pl.StepProgress, pl.Acceptance)):
@@ -231,7 +231,7 @@ class DatasetScreen(Screen[str | None]):
         text = progress_text(p, done, time.monotonic() - self._started, self.state == "cancelled")
         self.query_one("#ds-progress-text", Line).update(text)
 
-    def on_scan_ended(self, message: messages.ScanEnded) -> None:
+    def on_scan_outcome(self, message: messages.ScanOutcome) -> None:
         if message.generation != self.generation:
             return
         self._flush_all()

@@ -167,7 +167,7 @@ class ServingTable(Vertical):
         table.clear(columns=True)
         for name in ("verdict", "engine and versions", "captures", "why"):
             table.add_column(name, key=name)
-        for (mark, name, got, why), e in zip(table_rows(r), r["engines"]):
+        for (mark, name, got, why), e in zip(table_rows(r), r["engines"], strict=False):
             current = e["until"] is None
             style = bad if not e["matches"] and current and e["serves"] else ("" if current else old)
             table.add_row(*(Text(cell, style=style, no_wrap=True) for cell in (mark, name, got, why)))

@@ -14,7 +14,7 @@ from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
 from eagle3_tui.ui.shared.messages import StatusMessage
 
 
-class Connector:
+class Connecting:
     def __init__(self, screen: Parts, target: str) -> None:
         self.screen = screen
         #: the target as given, and why it did not parse (then the screen's target is None)

@@ -41,7 +41,7 @@ from eagle3_tui.ui.browser.pins import ComparePins, PinsBar
 from eagle3_tui.ui.dataset import kept as kept_dataset
 from eagle3_tui.ui.dataset.messages import FileAction, ScanMarksWanted, ShowSample
 from eagle3_tui.ui.dataset.source import dataset_source
-from eagle3_tui.ui.main.connecting import Connector
+from eagle3_tui.ui.main.connecting import Connecting
 from eagle3_tui.ui.main.exporting import SampleExporter
 from eagle3_tui.ui.main.host import Host
 from eagle3_tui.ui.main.messages import SourceFailed, SourceReady
@@ -75,7 +75,7 @@ class MainScreen(Screen[None]):
 
     def __init__(self, target: str, *, data_dir: str | None = None) -> None:
         super().__init__()
-        self.connector = Connector(self, target)
+        self.connector = Connecting(self, target)
         #: what is open: user, host, port and the path given (parsed once; None: it did not parse)
         self.target: Target | None = self.connector.parse()
         self.source: Source | None = None

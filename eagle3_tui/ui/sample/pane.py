@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from eagle3_tui.ui.start.analysis import Analysis
 
 
-class Host(Protocol):
+class PaneHost(Protocol):
     """What the pane needs of the app: the --drafter/--model/--tokenizer choices."""
 
     analysis: Analysis
@@ -73,7 +73,7 @@ class SamplePane(VerticalScroll, can_focus=False):
 
     @property
     def analysis(self) -> Analysis:
-        return cast("Host", self.app).analysis  # the Eagle3App, which the panes do not import
+        return cast("PaneHost", self.app).analysis  # the Eagle3App, which the panes do not import
 
     def __init__(self, say: Callable[..., None], *, id: str | None = None) -> None:
         super().__init__(id=id)

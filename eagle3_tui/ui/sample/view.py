@@ -244,7 +244,7 @@ class SampleView(Widget):
             if wide:
                 values += [num(slot.get("norm_min")), num(slot.get("norm_max"))]
             values += [num(slot.get("mean"), 8), num(slot.get("std"))]
-            for i, ((_name, w), v) in enumerate(zip(cols, values)):
+            for i, ((_name, w), v) in enumerate(zip(cols, values, strict=False)):
                 out.append(" " + v.rjust(w), self._s(b_style) if i == 0 and b_style else "")
             nan, inf = slot.get("nan") or 0, slot.get("inf") or 0
             w = cols[-1][1]
@@ -315,7 +315,7 @@ class SampleView(Widget):
         cursor = self._s("sample--cursor")
         outlier = self._s("sample--outlier")
         named = self._marks(s)
-        for (label, slot), (_l, marks, norms) in zip(rows, named):
+        for (label, slot), (_l, marks, norms) in zip(rows, named, strict=False):
             out.append(label.ljust(label_w) + " ", self._s("sample--label"))
             if len(norms) == tokens:
                 chars, flags, _low, _high = norm_marks.strip(norms, ranges, marks)

@@ -162,7 +162,7 @@ def miss_bins(acc: Shown | None, ranges: list[tuple[int, int]]) -> list[float | 
             if 0 <= i < len(ranges) and ranges[i][0] <= t["row"] < ranges[i][1]:
                 scored[i] += 1
                 missed[i] += not t["hit"]
-    return [m / n if n else None for m, n in zip(missed, scored)]
+    return [m / n if n else None for m, n in zip(missed, scored, strict=False)]
 
 
 MISS_LEVELS = "▁▂▃▄▅▆▇█"
