@@ -1,7 +1,8 @@
-"""Scan records kept in the user cache (SQLite), keyed by host, path, size and mtime.
+"""Scan records kept in the user cache (SQLite), keyed by host, path, size, mtime and stamp
+(inode and ctime: what a user cannot set back).
 
-A second scan of an unchanged dataset then reads nothing but the listing; a file whose size or
-mtime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_TUI_CACHE_DIR
+A second scan of an unchanged dataset then reads nothing but the listing; a file whose size,
+mtime, inode or ctime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_TUI_CACHE_DIR
 overrides it), never in the dataset. A record is reused only when what made it is the same:
 the depth (a quick record for the same --rows and --budget; a full record with the same two serves
 quick scans too), the
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord
     from eagle3_tui.engines.results import Finding
 
-SCHEMA = 8  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+SCHEMA = 9  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode;
 #          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on;
@@ -37,6 +38,8 @@ SCHEMA = 8  # 2: fingerprints from the first and last valid rows (same in quick 
 #             (a plain scan computes none: options.ScanOptions.pair)
 #          8: slots carry norm_bulk and the signature "massive": statistics without the
 #             massive-activation rows (engines/scan/rows.py massive_rows; issue 30)
+#          9: stamp column (inode and ctime, engines/scan/records.py file_stamp): size and mtime
+#             can be set back by a rewrite and `touch -r`; a record matches only the file it read
 
 #: the modules a record's numbers come from: a change to any of them is another code version
 _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",
@@ -107,7 +110,7 @@ class ScanCache:
             self._db.execute(f"PRAGMA user_version={SCHEMA}")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS records (host TEXT, path TEXT, size INTEGER, mtime REAL,"
-            " mode TEXT, record TEXT, error INTEGER, variant TEXT, pair TEXT, PRIMARY KEY (host, path))"
+            " mode TEXT, record TEXT, error INTEGER, variant TEXT, pair TEXT, stamp TEXT, PRIMARY KEY (host, path))"
         )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS findings (host TEXT, root TEXT, digest TEXT, findings TEXT,"
@@ -123,11 +126,11 @@ class ScanCache:
         return storable(root.rstrip("/") + "/")
 
     def known(self, host: str, root: str, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
-              pair: bool = False) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
-        """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant)
+              pair: bool = False) -> dict[str, tuple[int, float, str, str, bool, str | None, str | None]]:
+        """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant, stamp)
         of usable records under root: one indexed range query, nothing decoded. pair: only
         records that carry the pairing print (or errors, which never do)."""
-        cur = self._usable("size, mtime, record, mode, error, variant", host, root, full, rows, budget,
+        cur = self._usable("size, mtime, record, mode, error, variant, stamp", host, root, full, rows, budget,
                            " AND (pair IS NOT NULL OR error)" if pair else "")
         return {row[0]: row[1:] for row in cur}
 
@@ -165,14 +168,14 @@ class ScanCache:
         mode = mode_name(full, rows, budget)
         rows_ = [
             (host, storable(prefix + r["path"]), r["size"], r["mtime"], mode, json.dumps(_without_pair(r)), "error" in r,
-             record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None)
+             record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None, r.get("stamp"))
             for r in records
             # lost: read next time; refused by a torch below 2.10: read again once a safe torch runs
             if r.get("size") is not None and r.get("mtime") is not None and not r.get("lost")
             and not torch_gate.refused(r.get("error"))
         ]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows_)
+            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows_)
 
     # Findings of the last scan of a folder, keyed by a digest of the records they came from:
     # a second scan of an unchanged dataset then computes nothing (the permutation test alone
@@ -185,8 +188,8 @@ class ScanCache:
         h = hashlib.blake2b(digest_size=16)
         h.update(f"{code_version(_FINDINGS_CODE)}\0{code_version(_RECORD_CODE)}\0".encode())
         h.update((options or ScanOptions()).findings_key().encode("utf-8", "surrogateescape") + b"\n")
-        # a lazy cached record (dataset/stream.py) carries path, size, mtime, mode, error and variant too
-        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}"
+        # a lazy cached record (dataset/stream.py) carries path, size, mtime, stamp, mode, error and variant too
+        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('stamp')}\0{r.get('mode')}\0{'error' in r}"
                           f"\0{record_variant(r)}" for r in records):
             h.update(key.encode("utf-8", "surrogateescape"))
             h.update(b"\n")
