@@ -14,6 +14,7 @@ from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.stream import scan_dataset
 from tests.scan.test_engine import copy_dataset, scan_json
 
+
 def _rewrite_louder(path: Path) -> None:
     """The same sample with hidden states 10 times larger: same size on disk, mtime put back."""
     st = path.stat()
