@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Iterable
 from functools import cache
@@ -46,7 +47,9 @@ _RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.ro
                 "engines.scan.agreement",
                 "engines.read.load", "engines.read.sample", "engines.read.schema", "engines.model.vocab",
                 "engines.read.safetensors_file", "engines.read.stats", "engines.scan.pairprint")
-_FINDINGS_CODE = ("dataset.findings", "dataset.layer_group", "engines.model.vocab")
+#: where the findings come from: dataset.findings and every package module it imports, at any
+#: depth (imported_modules): a constant changed in outliers.py is another findings version
+_FINDINGS_ROOT = "dataset.findings"
 
 
 @cache
@@ -63,6 +66,48 @@ def code_version(names: tuple[str, ...]) -> str:
         with open(spec.origin, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def _source(name: str) -> Path | None:
+    """The file of eagle3_tui module `name` ("dataset.findings"), found on disk: nothing imported."""
+    base = _PACKAGE.joinpath(*name.split("."))
+    for file in (base.with_suffix(".py"), base / "__init__.py"):
+        if file.is_file():
+            return file
+    return None
+
+
+#: an import statement at any indentation (`from x import (a, b)` over lines too); one in a
+#: docstring counts as well, which only makes the key cover a module more
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)|import[ \t]+([\w., \t]+))", re.M)
+
+
+@cache
+def imported_modules(root: str) -> tuple[str, ...]:
+    """`root` and every eagle3_tui module it imports, directly or through another, at module level
+    or inside a function (the lazy imports run too), as names below eagle3_tui; read from the
+    sources, nothing imported."""
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        file = _source(name)
+        if name in seen or file is None:
+            continue
+        seen.add(name)
+        for m in _IMPORT.finditer(file.read_bytes()):
+            if m[3] is not None:
+                found = [n.split()[0] for n in m[3].decode().split(",") if n.strip()]
+            else:
+                base = m[1].decode()
+                names = m[2].decode().strip("()").replace("\\", " ").split(",")
+                # `from pkg import mod` imports the module pkg.mod (a name that is no module is skipped)
+                found = [base] + [f"{base}.{n.split()[0]}" for n in names if n.split()]
+            todo += [f.removeprefix("eagle3_tui.") for f in found if f.startswith("eagle3_tui.")]
+    return tuple(sorted(seen))
 
 
 def mode_name(full: bool, rows: int, budget: int = DEFAULT_BUDGET) -> str:
@@ -186,7 +231,7 @@ class ScanCache:
         """Of what the findings depend on: every record's cache key, depth and variant, the
         options that change a record or a finding, and the code of both."""
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{code_version(_FINDINGS_CODE)}\0{code_version(_RECORD_CODE)}\0".encode())
+        h.update(f"{code_version(imported_modules(_FINDINGS_ROOT))}\0{code_version(_RECORD_CODE)}\0".encode())
         h.update((options or ScanOptions()).findings_key().encode("utf-8", "surrogateescape") + b"\n")
         # a lazy cached record (dataset/stream.py) carries path, size, mtime, stamp, mode, error and variant too
         for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('stamp')}\0{r.get('mode')}\0{'error' in r}"
