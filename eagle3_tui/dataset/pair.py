@@ -64,6 +64,7 @@ class Pairing(TypedDict, total=False):
     files: int
     files_read: int
     bytes_read: int
+    tie: int  # matches that share the first place (same score, same shared tokens)
     refused: int  # files a torch below 2.10 would not load (engines/read/torch_gate.py)
     refusal: str  # the first one's line
 
@@ -224,7 +225,12 @@ async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TO
     if skip_folder and inside is not None:
         folder = os.path.dirname(inside)
         skip |= {r["path"] for r in records if os.path.dirname(r["path"]) == folder}
-    matches = await asyncio.to_thread(rank, printed, records, top=top, exclude=frozenset(skip))
+    ranked = await asyncio.to_thread(rank, printed, records, top=len(records), exclude=frozenset(skip))
+    matches = ranked[:top]
+    if matches:  # a tie for first (a one-token capture: every sample that starts alike) is said
+        tie = sum((m["score"], m["shared_tokens"]) == (matches[0]["score"], matches[0]["shared_tokens"]) for m in ranked)
+        if tie > 1:
+            out["tie"] = tie
     by = matches[0]["how"] if matches else ("ids" if printed.get("ids") else "states")
     refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
     if refused:
