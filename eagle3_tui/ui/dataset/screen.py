@@ -66,7 +66,7 @@ class DatasetScreen(Screen[str | None]):
         super().__init__()
         self.source, self.folder, self.where, self._post_main = source, folder, where, post
         self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False,
-                                                         accept=drafter)  # ui/dataset/accept.py
+                                                         accept=None if accept_off else drafter)  # ui/dataset/accept.py
         self.use_cache = self.options.use_cache
         self.pipeline: DatasetPipeline | None = None
         self.rows = DatasetRows()
@@ -133,7 +133,7 @@ class DatasetScreen(Screen[str | None]):
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
-        self.rows = DatasetRows(accept=self.drafter is not None)
+        self.rows = DatasetRows(accept=self.options.accept is not None)
         self.binning.reset()
         self.table.rows = self.rows
         self.table.message = "scanning…"

@@ -344,12 +344,11 @@ class MainScreen(Screen[None]):
         host = cast("Host", self.app)  # the Eagle3App, which the screens do not import
         analysis = host.analysis  # --model names the layers (on the data's machine only)
         # a drafter start-up found unusable runs no acceptance here either (it would fail on, and
-        # mark, the data files); the view says why
+        # mark, the data files); the view says why. Its config still serves the layers and serve-check
         off = analysis_check.acceptance_off(self.pane.unusable)
         self.app.push_screen(DatasetScreen(dataset_source(host, self.source, data), data, self.where, self.post_message,
                                            model=analysis.path_for("model", data),
-                                           drafter=None if off else analysis.path_for("drafter", data),
-                                           model_given=analysis.model,
+                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model,
                                            accept_off=f"acceptance {off['error']}" if off and analysis.drafter else None),
                              callback=partial(kept_dataset.closed, self))
 
