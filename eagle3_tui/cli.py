@@ -14,6 +14,7 @@ import sys
 import textwrap
 
 from eagle3_tui import __version__
+from eagle3_tui.commands._options import abbreviated_safety_flag
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.names import TerminalSafe
 
@@ -88,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if (problem := abbreviated_safety_flag(argv)) is not None:
+        print(f"eagle3-tui: {problem}", file=sys.stderr)
+        return 2
     try:
         if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
             args = build_parser().parse_args(argv)

@@ -29,6 +29,19 @@ def add_trust_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trust-data", action="store_true", help=TRUST_HELP)
 
 
+def abbreviated_safety_flag(argv: list[str]) -> str | None:
+    """One line when argv abbreviates --trust-data (`--trust`, `--tr`): argparse would take it for
+    the flag, and a flag that turns safety off is spelled out in full. None otherwise."""
+    full = "--trust-data"
+    for token in argv:
+        if token == "--":
+            break
+        flag = token.split("=", 1)[0]
+        if len(flag) > 2 and flag != full and full.startswith(flag):
+            return f"{token}: not an option (a flag that turns safety off is spelled out in full: {full})"
+    return None
+
+
 def add_connection_arguments(p: argparse.ArgumentParser, loads: bool = True) -> None:
     """SSH options shared by every command that takes targets (ignored for local paths), and
     --trust-data for the commands that load files (`loads`)."""

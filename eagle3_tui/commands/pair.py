@@ -77,10 +77,20 @@ def format_result(r: dict[str, Any]) -> str:
         f"hidden states (the capture: {r['capture_ids_blank']})" if r.get("capture_ids_blank")
         else "hidden states (the capture has no token ids)" if not r.get("capture_ids")
         else "hidden states (the samples' records have no token ids)")
-    lines = [f"{printable(r['capture'])}: {r.get('capture_tokens')} tokens, paired by {by} with {printable(r['dataset'])}",
+    n = r.get("capture_tokens")
+    lines = [f"{printable(r['capture'])}: {n} token{'' if n == 1 else 's'}, paired by {by} with {printable(r['dataset'])}",
              f"  {r['files']} files, {r['files_read']} read ({r['files'] - r['files_read']} from the cache)"]
+    if r.get("refused"):  # they decide what can be matched: said, and how many
+        n = "all" if r["refused"] == r["files"] else f"{r['refused']} of the"
+        lines.append(f"  {n} {r['files']} files were refused: {printable(r['refusal'])}")
     if not r["matches"]:
-        lines.append("  no training sample holds its prompt")
+        lines.append("  no training sample could be compared" if r.get("refused") == r["files"]
+                     else "  no training sample holds its prompt")
+    if r.get("tie"):
+        first = r["matches"][0]
+        short = f"the capture holds {n} token{'' if n == 1 else 's'}: " if isinstance(n, int) and n <= first["shared_tokens"] else ""
+        lines.append(f"  {r['tie']} samples tie for first at score {first['score']:.3f} ({short}nothing tells them apart; "
+                     "the order below is by name)")
     for i, m in enumerate(r["matches"], 1):
         lines.append(f"  {i}. {printable(m['path'])}  {m['shared_tokens']} shared tokens  score {m['score']:.3f}  "
                      f"({_HOW.get(m['relation'], m['relation'])})")

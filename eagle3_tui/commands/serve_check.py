@@ -105,6 +105,8 @@ async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] 
     """`scan --model`'s layers entries of the dataset (the same pipeline), or why there are none."""
     # lazy: pulls sqlite3 in: loaded when used
     from eagle3_tui.dataset import pipeline as pl
+    from eagle3_tui.dataset.serving import data_from_layers
+    from eagle3_tui.engines.read import torch_gate
 
     pipeline = pl.DatasetPipeline(source, root, ScanOptions(model=model))
     layers = None
@@ -113,6 +115,10 @@ async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] 
             return str(event.error)
         if isinstance(event, pl.Layers):
             layers = event
+    refused = [r["error"] for r in pipeline.records if torch_gate.refused(r.get("error"))]
+    if refused and (layers is None or data_from_layers(layers.entries) is None):  # the refusals decided
+        n = len(pipeline.records)
+        return f"{'all ' + str(n) if len(refused) == n else f'{len(refused)} of {n}'} files were refused: {refused[0]}"
     if layers is None:
         return "the scan found no samples to identify"
     return layers.entries

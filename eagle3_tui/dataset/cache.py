@@ -1,7 +1,8 @@
-"""Scan records kept in the user cache (SQLite), keyed by host, path, size and mtime.
+"""Scan records kept in the user cache (SQLite), keyed by host, path, size, mtime and stamp
+(inode and ctime: what a user cannot set back).
 
-A second scan of an unchanged dataset then reads nothing but the listing; a file whose size or
-mtime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_TUI_CACHE_DIR
+A second scan of an unchanged dataset then reads nothing but the listing; a file whose size,
+mtime, inode or ctime changed is scanned again. The cache lives in userdirs.cache_dir() (EAGLE3_TUI_CACHE_DIR
 overrides it), never in the dataset. A record is reused only when what made it is the same:
 the depth (a quick record for the same --rows and --budget; a full record with the same two serves
 quick scans too), the
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Iterable
 from functools import cache
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord
     from eagle3_tui.engines.results import Finding
 
-SCHEMA = 8  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
+SCHEMA = 9  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
 #          5: variant column (the mapping behind draft_vocab), the code version in the mode;
 #          6: records carry "pair" (engines/scan/pairprint.py), what `pair` matches captures on;
@@ -37,13 +39,16 @@ SCHEMA = 8  # 2: fingerprints from the first and last valid rows (same in quick 
 #             (a plain scan computes none: options.ScanOptions.pair)
 #          8: slots carry norm_bulk and the signature "massive": statistics without the
 #             massive-activation rows (engines/scan/rows.py massive_rows; issue 30)
+#          9: stamp column (inode and ctime, engines/scan/records.py file_stamp): size and mtime
+#             can be set back by a rewrite and `touch -r`; a record matches only the file it read
 
-#: the modules a record's numbers come from: a change to any of them is another code version
-_RECORD_CODE = ("engines.scan.records", "engines.scan.measure", "engines.scan.rows", "engines.scan.budget",
-                "engines.scan.agreement",
-                "engines.read.load", "engines.read.sample", "engines.read.schema", "engines.model.vocab",
-                "engines.read.safetensors_file", "engines.read.stats", "engines.scan.pairprint")
-_FINDINGS_CODE = ("dataset.findings", "dataset.layer_group", "engines.model.vocab")
+#: the modules a record's numbers come from: engines.scan.records and every package module it
+#: imports, at any depth (imported_modules); a change to any of them is another code version (a
+#: hand-kept list left out the static zip reader, engines/read/torch_zip.py)
+_RECORD_ROOT = "engines.scan.records"
+#: where the findings come from: dataset.findings and every package module it imports, at any
+#: depth (imported_modules): a constant changed in outliers.py is another findings version
+_FINDINGS_ROOT = "dataset.findings"
 
 
 @cache
@@ -62,8 +67,56 @@ def code_version(names: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def _source(name: str) -> Path | None:
+    """The file of eagle3_tui module `name` ("dataset.findings"), found on disk: nothing imported."""
+    base = _PACKAGE.joinpath(*name.split("."))
+    for file in (base.with_suffix(".py"), base / "__init__.py"):
+        if file.is_file():
+            return file
+    return None
+
+
+#: an import statement at any indentation (`from x import (a, b)` over lines too); one in a
+#: docstring counts as well, which only makes the key cover a module more
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)|import[ \t]+([\w., \t]+))", re.M)
+
+
+@cache
+def imported_modules(root: str) -> tuple[str, ...]:
+    """`root` and every eagle3_tui module it imports, directly or through another, at module level
+    or inside a function (the lazy imports run too), as names below eagle3_tui; read from the
+    sources, nothing imported."""
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        file = _source(name)
+        if name in seen or file is None:
+            continue
+        seen.add(name)
+        for m in _IMPORT.finditer(file.read_bytes()):
+            if m[3] is not None:
+                found = [n.split()[0] for n in m[3].decode().split(",") if n.strip()]
+            else:
+                base = m[1].decode()
+                names = m[2].decode().strip("()").replace("\\", " ").split(",")
+                # `from pkg import mod` imports the module pkg.mod (a name that is no module is skipped)
+                found = [base] + [f"{base}.{n.split()[0]}" for n in names if n.split()]
+            todo += [f.removeprefix("eagle3_tui.") for f in found if f.startswith("eagle3_tui.")]
+    return tuple(sorted(seen))
+
+
+@cache
+def record_code() -> str:
+    """The code version of a record: the digest of every module its numbers come from."""
+    return code_version(imported_modules(_RECORD_ROOT))
+
+
 def mode_name(full: bool, rows: int, budget: int = DEFAULT_BUDGET) -> str:
-    return f"{ScanOptions(full=full, rows=rows, budget=budget).record_mode()}@{code_version(_RECORD_CODE)}"
+    return f"{ScanOptions(full=full, rows=rows, budget=budget).record_mode()}@{record_code()}"
 
 
 def record_variant(record: DatasetRecord) -> str | None:
@@ -107,7 +160,7 @@ class ScanCache:
             self._db.execute(f"PRAGMA user_version={SCHEMA}")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS records (host TEXT, path TEXT, size INTEGER, mtime REAL,"
-            " mode TEXT, record TEXT, error INTEGER, variant TEXT, pair TEXT, PRIMARY KEY (host, path))"
+            " mode TEXT, record TEXT, error INTEGER, variant TEXT, pair TEXT, stamp TEXT, PRIMARY KEY (host, path))"
         )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS findings (host TEXT, root TEXT, digest TEXT, findings TEXT,"
@@ -123,11 +176,11 @@ class ScanCache:
         return storable(root.rstrip("/") + "/")
 
     def known(self, host: str, root: str, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
-              pair: bool = False) -> dict[str, tuple[int, float, str, str, bool, str | None]]:
-        """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant)
+              pair: bool = False) -> dict[str, tuple[int, float, str, str, bool, str | None, str | None]]:
+        """rel path -> (size, mtime, record JSON text, cache mode, is an error record, variant, stamp)
         of usable records under root: one indexed range query, nothing decoded. pair: only
         records that carry the pairing print (or errors, which never do)."""
-        cur = self._usable("size, mtime, record, mode, error, variant", host, root, full, rows, budget,
+        cur = self._usable("size, mtime, record, mode, error, variant, stamp", host, root, full, rows, budget,
                            " AND (pair IS NOT NULL OR error)" if pair else "")
         return {row[0]: row[1:] for row in cur}
 
@@ -165,14 +218,14 @@ class ScanCache:
         mode = mode_name(full, rows, budget)
         rows_ = [
             (host, storable(prefix + r["path"]), r["size"], r["mtime"], mode, json.dumps(_without_pair(r)), "error" in r,
-             record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None)
+             record_variant(r), json.dumps(r["pair"]) if r.get("pair") is not None else None, r.get("stamp"))
             for r in records
             # lost: read next time; refused by a torch below 2.10: read again once a safe torch runs
             if r.get("size") is not None and r.get("mtime") is not None and not r.get("lost")
             and not torch_gate.refused(r.get("error"))
         ]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows_)
+            self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows_)
 
     # Findings of the last scan of a folder, keyed by a digest of the records they came from:
     # a second scan of an unchanged dataset then computes nothing (the permutation test alone
@@ -183,10 +236,10 @@ class ScanCache:
         """Of what the findings depend on: every record's cache key, depth and variant, the
         options that change a record or a finding, and the code of both."""
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{code_version(_FINDINGS_CODE)}\0{code_version(_RECORD_CODE)}\0".encode())
+        h.update(f"{code_version(imported_modules(_FINDINGS_ROOT))}\0{record_code()}\0".encode())
         h.update((options or ScanOptions()).findings_key().encode("utf-8", "surrogateescape") + b"\n")
-        # a lazy cached record (dataset/stream.py) carries path, size, mtime, mode, error and variant too
-        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('mode')}\0{'error' in r}"
+        # a lazy cached record (dataset/stream.py) carries path, size, mtime, stamp, mode, error and variant too
+        for key in sorted(f"{r.get('path')}\0{r.get('size')}\0{r.get('mtime')}\0{r.get('stamp')}\0{r.get('mode')}\0{'error' in r}"
                           f"\0{record_variant(r)}" for r in records):
             h.update(key.encode("utf-8", "surrogateescape"))
             h.update(b"\n")

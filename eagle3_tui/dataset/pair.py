@@ -31,6 +31,7 @@ from typing import Any, TypedDict
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import scan_dataset
+from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
@@ -63,6 +64,9 @@ class PairResult(TypedDict, total=False):
     files: int
     files_read: int
     bytes_read: int
+    tie: int  # matches that share the first place (same score, same shared tokens)
+    refused: int  # files a torch below 2.10 would not load (engines/read/torch_gate.py)
+    refusal: str  # the first one's line
 
 #: cosine (of projected rows) from which a row of the capture counts as the sample's row
 ROW_AGREES = 0.9
@@ -221,8 +225,16 @@ async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TO
     if skip_folder and inside is not None:
         folder = os.path.dirname(inside)
         skip |= {r["path"] for r in records if os.path.dirname(r["path"]) == folder}
-    matches = await asyncio.to_thread(rank, printed, records, top=top, exclude=frozenset(skip))
+    ranked = await asyncio.to_thread(rank, printed, records, top=len(records), exclude=frozenset(skip))
+    matches = ranked[:top]
+    if matches:  # a tie for first (a one-token capture: every sample that starts alike) is said
+        tie = sum((m["score"], m["shared_tokens"]) == (matches[0]["score"], matches[0]["shared_tokens"]) for m in ranked)
+        if tie > 1:
+            out["tie"] = tie
     by = matches[0]["how"] if matches else ("ids" if printed.get("ids") else "states")
+    refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
+    if refused:
+        out["refused"], out["refusal"] = len(refused), refused[0]
     return {**out, "computed": printed.get("computed"), "capture_ids": printed.get("ids") is not None, "capture_tokens": printed["n"],
             "paired_by": by, **({"capture_ids_blank": printed["ids_blank"]} if printed.get("ids_blank") else {}),
             "matches": matches, "files": len(records), "files_read": read, "bytes_read": bytes_read}

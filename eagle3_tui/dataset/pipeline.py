@@ -258,7 +258,7 @@ class DatasetPipeline:
     # ----------------------------------------------------------------------- the scan
 
     async def _scan(self, cache: ScanCache | None) -> AsyncIterator[Progress | Resuming | ScanEnded | DatasetRecord]:
-        seen: dict[str, tuple[int | None, float | None]] = {}
+        seen: dict[str, tuple[int | None, float | None, str | None]] = {}
         keep = self.keep
         attempt = 0
         cause: Exception | None = None
@@ -270,7 +270,7 @@ class DatasetPipeline:
                     if "progress" in item:
                         yield Progress(item["progress"])
                         continue
-                    seen[item["path"]] = (item.get("size"), item.get("mtime"))
+                    seen[item["path"]] = (item.get("size"), item.get("mtime"), item.get("stamp"))
                     if keep is not None:
                         item = keep(item)
                     self.records.append(item)

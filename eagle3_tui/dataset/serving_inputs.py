@@ -4,9 +4,9 @@ serve-check` and the dataset view (ui/dataset/serving_table.py) both read them."
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from eagle3_tui.engines.read.json_file import CONFIG_LIMIT, JsonFileError, parse_json
 from eagle3_tui.sources.base import SourceError
 
 
@@ -24,17 +24,18 @@ async def model_arch(source, path: str) -> str | None:
 
 
 async def _json(source, path: str, what: str) -> dict[str, Any]:
-
+    """Read by the Source (a FIFO or device refused unopened, here or on the box), parsed by the
+    package's one JSON reader (engines/read/json_file.py: size and depth bounded)."""
     try:
-        raw, size = await source.read_head(path, 4 << 20)
+        raw, size = await source.read_head(path, CONFIG_LIMIT)
     except SourceError as err:
         raise SourceError(f"{what}: {err}") from None
     if size > len(raw):
-        raise ValueError(f"{what}: {path} is larger than 4 MiB, not a config.json")
+        raise ValueError(f"{what}: {path} is larger than {CONFIG_LIMIT >> 20} MiB, not a config.json")
     try:
-        config = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{what}: {path} is not JSON ({err})") from None
+        config = parse_json(raw, path)
+    except JsonFileError as err:
+        raise ValueError(f"{what}: {err}") from None
     if not isinstance(config, dict):
         raise ValueError(f"{what}: {path} holds no JSON object")
     return config

@@ -41,9 +41,9 @@ def cache_host(source: Any) -> str:
 
 async def scan_dataset(
     source: Any, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
-    skip: dict[str, tuple[int | None, float | None]] | None = None,
+    skip: dict[str, tuple[int | None, float | None, str | None]] | None = None,
 ) -> AsyncGenerator[DatasetRecord | ScanProgressItem, None]:
-    """skip: rel -> (size, mtime) of files this caller has already (a scan resumed after a lost
+    """skip: rel -> (size, mtime, stamp) of files this caller has already (a scan resumed after a lost
     connection): unchanged, they are neither read again nor yielded.
     options.pair: records carry their pairing print (engines/scan/pairprint.py), cached ones
     too (a cached record without one is read again)."""
@@ -56,9 +56,9 @@ async def scan_dataset(
         cache = None  # cached records carry no drafter figures: every file is read again
     known = cache.known(host, root, full, rows, budget, pair=pair) if cache is not None else {}
     pending: list[DatasetRecord] = []
-    told: dict[str, tuple[int, float | None, str | None]] = {
-        rel: (k[0], k[1], "*" if k[4] else k[5]) for rel, k in known.items()}
-    told.update((rel, (size, mtime, "*")) for rel, (size, mtime) in skip.items() if size is not None)
+    told: dict[str, tuple[int, float | None, str | None, str | None]] = {
+        rel: (k[0], k[1], "*" if k[4] else k[5], k[6]) for rel, k in known.items()}
+    told.update((rel, (size, mtime, "*", stamp)) for rel, (size, mtime, stamp) in skip.items() if size is not None)
     prints: dict[str, dict[str, Any]] | None = None
     try:
         async for item in source.scan(path, **options.as_request(), known=told):
@@ -84,19 +84,20 @@ async def scan_dataset(
             cache.put(host, root, pending, full, rows, budget)
 
 
-def _from_cache(rel: str, known: tuple[int, float, str, str, bool, str | None], lazy: bool) -> DatasetRecord:
+def _from_cache(rel: str, known: tuple[int, float, str, str, bool, str | None, str | None], lazy: bool) -> DatasetRecord:
     """The cached record of `rel`, its path and shard relative to this scan's root (the record
     may have been stored by a scan of a folder above or below it)."""
-    size, mtime, text, mode, error, variant = known
+    size, mtime, text, mode, error, variant, stamp = known
     if not text.startswith(f'{{"path": {json.dumps(rel)}, '):
         record = json.loads(text)
         record.update(path=rel, shard=rel.rsplit("/", 1)[0] if "/" in rel else "")
         text = json.dumps(record)
     if lazy and not error:
-        return {"path": rel, "size": size, "mtime": mtime, "mode": "full" if mode.startswith("full") else "quick",
-                "variant": variant, "cached": True, "raw": text}
+        return {"path": rel, "size": size, "mtime": mtime, "stamp": stamp,
+                "mode": "full" if mode.startswith("full") else "quick", "variant": variant, "cached": True, "raw": text}
     decoded: DatasetRecord = json.loads(text)
     decoded["cached"] = True
+    decoded["stamp"] = stamp
     return decoded
 
 

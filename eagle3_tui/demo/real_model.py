@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -188,7 +189,11 @@ def _build_folder(gguf: Path, dest: Path) -> None:
     _quiet_transformers()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # transformers' GGUF reader draws its own tqdm bar (modeling_gguf_pytorch_utils.py, 5.25.0, lines 20, 789:
+    # `from tqdm.auto import tqdm`, around the de-quantizing loop), which disable_progress_bar does
+    # not reach; behind the terminal-safe stderr its carriage returns came out as `\r`, one long line
+    with contextlib.redirect_stderr(io.StringIO()):
+        quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     config = quantized.config.to_dict()
     config.pop("quantization_config", None)
     fresh = type(quantized)(type(quantized.config)(**config))
@@ -196,7 +201,9 @@ def _build_folder(gguf: Path, dest: Path) -> None:
     fresh.tie_weights()
     fresh.config.dtype = "float32"
     fresh.save_pretrained(dest, safe_serialization=True)
-    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(dest)
+    with contextlib.redirect_stderr(io.StringIO()):
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    tokenizer.save_pretrained(dest)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.read.json_file import kind_problem
 from eagle3_tui.engines.results import (
     AcceptResult,
     ComparisonResult,
@@ -115,12 +116,15 @@ class LocalSource(Source):
     async def read_head(self, path: str, limit: int) -> tuple[bytes, int]:
         def _read() -> tuple[bytes, int]:
             try:
-                # O_NONBLOCK: a FIFO put in the file's place opens without blocking, then is refused
+                # stat first: a FIFO or device is never opened; O_NONBLOCK: one put in the file's
+                # place after the stat opens without blocking, then is refused (json_file's rule)
+                if (problem := kind_problem(os.stat(path).st_mode)) is not None:
+                    raise SourceError(f"{os.path.basename(path)}: {problem}")
                 fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
                 with os.fdopen(fd, "rb") as fh:
                     st = os.fstat(fh.fileno())
-                    if not stat_mod.S_ISREG(st.st_mode):
-                        raise SourceError(f"{os.path.basename(path)}: not a regular file: not opened")
+                    if (problem := kind_problem(st.st_mode)) is not None:
+                        raise SourceError(f"{os.path.basename(path)}: {problem}")
                     return fh.read(limit), st.st_size
             except OSError as err:
                 raise SourceError(os_error_message(path, err)) from None

@@ -1,8 +1,8 @@
 """A Python whose torch is, by every sign a user's environment shows, torch 2.5.1 (a pytest plugin).
 
 No torch below 2.10 can be installed here (no internet, one wheel), so the old release is
-presented the way an older install presents itself: a venv made with --system-site-packages
-(the real torch runs) whose site-packages holds
+presented the way an older install presents itself: a venv that imports this Python's packages
+(the real torch runs; from a venv too, as the README's test command runs) whose site-packages holds
 
 - torch-2.5.1+cpu.dist-info: the installed metadata says 2.5.1 (what pip list, importlib.metadata
   and the agent's hello read), ahead of the real torch's on sys.path;
@@ -15,6 +15,7 @@ The tests run the CLI with that Python here, and point --remote-python at it ove
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -84,13 +85,23 @@ class OldTorch:
         self.calls_log.unlink(missing_ok=True)
 
 
+def _site_dirs() -> list[str]:
+    """The folders this Python imports installed packages from (torch among them): a venv's own
+    site-packages, the system's, the user's. `venv --system-site-packages` would reach only the
+    base Python's, which has no torch when the tests run from a venv (a user's on Debian 12)."""
+    return [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)]
+
+
 @pytest.fixture(scope="session")
 def old_torch(tmp_path_factory) -> OldTorch:
     venv = tmp_path_factory.mktemp("venv-torch-2.5.1")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
+    # this Python's packages after the venv's own folder (whose dist-info below comes first);
+    # addsitedir runs their .pth files too, as they run here
+    (site / "zz_this_python.pth").write_text(f"import site; list(map(site.addsitedir, {_site_dirs()!r}))\n")
     (site / "_old_torch_shim.py").write_text(_SHIM.format(old=OLD))
     (site / "old_torch.pth").write_text("import _old_torch_shim\n")
     info = site / f"torch-{OLD}.dist-info"

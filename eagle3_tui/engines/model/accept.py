@@ -52,7 +52,7 @@ from eagle3_tui.engines.model.drafter import Drafter, DrafterError, load_drafter
 from eagle3_tui.engines.model.drafter_shape import layer_prefix
 from eagle3_tui.engines.read.borrow_ids import borrow_ids
 from eagle3_tui.engines.read.load import load_sample
-from eagle3_tui.engines.read.sample import Sample, SampleError
+from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.stats import Cancelled
 from eagle3_tui.engines.results import AcceptResult, error_result
 
@@ -71,6 +71,10 @@ def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int
         if ids_from:
             sample = borrow_ids(sample, ids_from)
         result = accept(sample, d, model=model, steps=steps, all_rows=all_rows, order=order, cancel=cancel)
+        if (blank := blank_ids(sample.ids)) is not None:  # as pair and compare notice (sample.blank_ids)
+            result.setdefault("notes", []).append(
+                f"{blank}: the drafter is fed that one token at every row, so this score says nothing about the "
+                "hidden states (--ids-from SAMPLE borrows the ids of the matching training sample)")
     except (SampleError, MemoryError) as err:
         return error_result(path, err, drafter=drafter)
     result["path"] = path

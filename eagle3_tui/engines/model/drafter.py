@@ -32,7 +32,6 @@ torch and stdlib only: shipped to the remote box by the agent.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from eagle3_tui.engines.model.folder_config import (
     tokenizer_vocab,
 )
 from eagle3_tui.engines.model.vocab import VocabError, check_offsets, mapping_from
+from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, NoJsonFile, open_regular, read_json_file
 from eagle3_tui.engines.read.load import read_object
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
 from eagle3_tui.engines.read.sample import SampleError
@@ -274,12 +274,11 @@ def _read_config(path: str) -> dict[str, Any]:
         raise DrafterError(f"{path}: not a folder (a drafter is a folder with config.json and weights)")
     cfg_path = os.path.join(path, "config.json")
     try:
-        with open(cfg_path, encoding="utf-8") as fh:
-            config = json.load(fh)
-    except FileNotFoundError:
+        config = read_json_file(cfg_path)
+    except NoJsonFile:
         raise DrafterError(f"{path}: not a drafter folder (no config.json)") from None
-    except (OSError, ValueError) as err:
-        raise DrafterError(f"{cfg_path}: unreadable config ({str(err).splitlines()[0][:120]})") from None
+    except JsonFileError as err:
+        raise DrafterError(f"unreadable config: {err}") from None
     if not isinstance(config, dict):
         raise DrafterError(f"{cfg_path}: not a JSON object")
     return config
@@ -321,8 +320,11 @@ def specforge_name(key: str) -> tuple[str, str | None]:
 
 
 def _read_tensor_file(file: str) -> dict[str, Any]:
-    with open(file, "rb") as fh:
-        head = fh.read(16)
+    try:
+        with open_regular(file) as fh:
+            head = fh.read(16)
+    except JsonFileError as err:
+        raise DrafterError(str(err)) from None
     if looks_like_safetensors(head, os.path.getsize(file)):
         tensors, _meta = read_safetensors(file)
         return tensors
@@ -361,9 +363,8 @@ def _find_shard(model: str, names: tuple[str, ...]) -> tuple[str, str] | None:
     index = os.path.join(model, "model.safetensors.index.json")
     if os.path.isfile(index):
         try:
-            with open(index, encoding="utf-8") as fh:
-                weight_map = json.load(fh)["weight_map"]
-        except (OSError, ValueError, KeyError, TypeError):
+            weight_map = read_json_file(index)["weight_map"]
+        except (JsonFileError, KeyError, TypeError):
             raise DrafterError(f"{index}: unreadable shard index") from None
         for name in names:
             if name in weight_map:
@@ -394,8 +395,7 @@ def read_vocab(model: str | None) -> dict[int, str] | None:
     if not model:
         return None
     try:
-        with open(os.path.join(model, "tokenizer.json"), encoding="utf-8") as fh:
-            tok = json.load(fh)
-    except (OSError, ValueError):
+        tok = read_json_file(os.path.join(model, "tokenizer.json"), TOKENIZER_LIMIT)
+    except JsonFileError:
         return None
     return tokenizer_vocab(os.path.join(model, "tokenizer.json"), tok)

@@ -11,7 +11,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 import os
 
 from eagle3_tui.engines.model.drafter import WEIGHT_FILES, fc_aux, layout_of, merged_config, specforge_name
@@ -25,6 +24,7 @@ from eagle3_tui.engines.model.folder_config import (
     tokenizer_vocab,
     weight_shapes,
 )
+from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, read_json_file
 from eagle3_tui.engines.read.sample import SampleError
 from eagle3_tui.engines.read.tokens import TokenizerError, tokenizer_file
 
@@ -99,10 +99,9 @@ def check_tokenizer(path: str) -> str | None:
     """A tokenizer.json, or a folder holding one, whose ids are whole numbers in range."""
     try:
         file = tokenizer_file(path)
-        with open(file, encoding="utf-8") as fh:
-            tokenizer_vocab(file, json.load(fh))
+        tokenizer_vocab(file, read_json_file(file, TOKENIZER_LIMIT))
     except (TokenizerError, ConfigError, SampleError) as err:
         return str(err).splitlines()[0]
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as err:
-        return f"{path}: not a tokenizer.json ({type(err).__name__})"
+    except JsonFileError as err:
+        return f"not a tokenizer.json: {err}"
     return None

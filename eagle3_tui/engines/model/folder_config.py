@@ -26,6 +26,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from eagle3_tui.engines.read.json_file import JsonFileError, NoJsonFile, open_regular, parse_json, read_json_file
 from eagle3_tui.engines.read.sample import SampleError
 
 #: more decoder layers than any model has; the bound when the weights cannot be counted
@@ -46,15 +47,16 @@ class ConfigError(Exception):
 
 
 def read_json(path: str, what: str) -> dict[str, Any]:
+    """A JSON object file of a folder (config.json, a shard index) through the one safe reader
+    (engines/read/json_file.py: no FIFO or device opened, size and depth bounded)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{what}: no {os.path.basename(path)} in {os.path.dirname(path) or '.'}") from None
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{what}: cannot read {path} ({type(err).__name__}: {err})") from None
+        data = read_json_file(path)
+    except NoJsonFile:
+        raise FolderConfigError(f"{what}: no {os.path.basename(path)} in {os.path.dirname(path) or '.'}") from None
+    except JsonFileError as err:
+        raise FolderConfigError(f"{what}: {err}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{what}: {path} is not a JSON object")
+        raise FolderConfigError(f"{what}: {path} is not a JSON object")
     return data
 
 
@@ -136,17 +138,21 @@ def mapping(where: str, cfg: dict[str, Any], key: str) -> dict[str, Any] | None:
 def safetensors_header(file: str) -> dict[str, Any]:
     """The JSON header of a safetensors file (names -> {"dtype", "shape", ...}); no data read."""
     try:
-        with open(file, "rb") as fh:
+        with open_regular(file) as fh:
             raw = fh.read(8)
             if len(raw) < 8:
                 raise FolderConfigError(f"{file}: truncated safetensors file (no header)")
             (n,) = struct.unpack("<Q", raw)
             if n > HEADER_LIMIT:
                 raise FolderConfigError(f"{file}: corrupt safetensors header (length {n})")
-            header = json.loads(fh.read(n))
+            text = fh.read(n)
+    except JsonFileError as err:
+        raise FolderConfigError(str(err)) from None
     except OSError as err:
         raise FolderConfigError(f"{file}: {err.strerror or err}") from None
-    except (ValueError, RecursionError):
+    try:
+        header = parse_json(text, file)
+    except JsonFileError:
         raise FolderConfigError(f"{file}: corrupt safetensors header") from None
     if not isinstance(header, dict):
         raise FolderConfigError(f"{file}: corrupt safetensors header")
@@ -209,7 +215,7 @@ def read_model_config(folder: str) -> ModelConfig:
     where = f"model {folder}"
     if not os.path.isdir(folder):
         raise FolderConfigError(f"{where}: {'no such folder' if not os.path.exists(folder) else 'not a folder'}")
-    if not os.path.isfile(os.path.join(folder, "config.json")):
+    if not os.path.lexists(os.path.join(folder, "config.json")):  # a FIFO there: read_json says so
         raise FolderConfigError(f"{where}: not a Hugging Face model folder (no config.json)")
     raw = read_json(os.path.join(folder, "config.json"), where)
     inner = text_config(raw)

@@ -18,6 +18,7 @@ import os
 import re
 from typing import Any
 
+from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, parse_json, read_bytes
 from eagle3_tui.engines.read.sample import SampleError
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -33,10 +34,10 @@ def tokenizer_file(path: str) -> str:
     """The tokenizer.json a --tokenizer PATH names: the file itself, or the one in a model folder."""
     if os.path.isdir(path):
         inner = os.path.join(path, TOKENIZER_FILE)
-        if not os.path.isfile(inner):
+        if not os.path.lexists(inner):  # a FIFO or device there is refused by the reader, by name
             raise TokenizerError(f"{path}: no {TOKENIZER_FILE} in this folder")
         return inner
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise TokenizerError(f"{path}: no such tokenizer file or model folder")
     return path
 
@@ -52,7 +53,13 @@ def load_tokenizer(path: str) -> TokenText:
         ) from None
     file = tokenizer_file(path)
     try:
-        tok = Tokenizer.from_file(file)
+        # read here, not by from_file: a FIFO or device is refused unopened, size and depth bounded
+        text = read_bytes(file, TOKENIZER_LIMIT)
+        parse_json(text, file)
+    except JsonFileError as err:
+        raise TokenizerError(f"not a tokenizers tokenizer.json: {err}") from None
+    try:
+        tok = Tokenizer.from_str(text.decode("utf-8-sig"))
     except Exception as err:  # noqa: BLE001 - the Rust side raises a plain Exception
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise TokenizerError(f"{file}: not a tokenizers tokenizer.json ({first})") from None

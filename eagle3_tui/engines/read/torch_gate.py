@@ -51,18 +51,38 @@ def on_box() -> None:
     _state["where"], _state["fix"] = BOX
 
 
+#: PEP 440's version syntax (the regex of its Appendix B, as packaging.version has it); the box's
+#: Python may have no packaging, so the gate compares by it here
+_PEP440 = re.compile(r"""
+    v?
+    (?:(?P<epoch>[0-9]+)!)?
+    (?P<release>[0-9]+(?:\.[0-9]+)*)
+    (?P<pre>[-_.]?(?:alpha|a|beta|b|preview|pre|c|rc)[-_.]?[0-9]*)?
+    (?P<post>-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?
+    (?P<dev>[-_.]?dev[-_.]?[0-9]*)?
+    (?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?
+""", re.VERBOSE | re.IGNORECASE)
+
+
 def safe_version(version: str | None) -> bool:
-    """Whether a torch version string is at least 2.10 (PEP 440 order: 2.10.0a0 or 2.10.0.dev
-    come before 2.10.0, as pip's torch>=2.10 says; a local label such as +cpu does not matter)."""
-    found = re.match(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(.*)", version or "")
+    """Whether a torch version is at least 2.10 in PEP 440's order, as pip's torch>=2.10 says:
+    a pre-release or dev release of 2.10 comes before it (2.10.0rc1, 2.10.0.0a1,
+    2.10.0.0.dev20250101), a post release after it, a local label (+cpu) does not matter, an
+    epoch (1!0.1) is later than any version without one. What is not a PEP 440 version
+    ("2.10.0 rc1", "2.10.0~rc1", "unknown") counts as too old."""
+    found = _PEP440.fullmatch((version or "").strip())
     if not found:
         return False
-    major, minor, micro, rest = int(found.group(1)), int(found.group(2)), int(found.group(3) or 0), found.group(4)
-    release = (major, minor, micro)
-    pre = bool(re.match(r"[.\-_]?(a|b|c|rc|alpha|beta|pre|preview|dev)", rest.split("+", 1)[0], re.I))
-    if release == (*SAFE_TORCH, 0) and pre:
-        return False
-    return release >= (*SAFE_TORCH, 0)
+    if int(found["epoch"] or 0) > 0:
+        return True
+    release = [int(part) for part in found["release"].split(".")]
+    while len(release) > 1 and release[-1] == 0:  # 2.10.0.0 is 2.10
+        release.pop()
+    if tuple(release) != SAFE_TORCH:
+        return tuple(release) > SAFE_TORCH
+    # 2.10 itself: its pre-releases and a dev release before it (2.10.dev1) come first;
+    # 2.10.post1.dev1 comes after 2.10
+    return found["pre"] is None and (found["dev"] is None or found["post"] is not None)
 
 
 def problem(version: str | None, where: str | None = None, fix: str | None = None) -> str | None:

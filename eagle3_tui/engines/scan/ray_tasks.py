@@ -38,7 +38,7 @@ import eagle3_tui
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import error_result
 from eagle3_tui.engines.scan.options import CHUNK_FILES
-from eagle3_tui.engines.scan.records import file_index, one_torch_thread, scan_file, walk
+from eagle3_tui.engines.scan.records import Listed, file_index, one_torch_thread, scan_file, walk
 
 INSTALL_HINT = 'Ray is not installed here: pip install "eagle3-tui[ray]"'
 #: retries of a batch whose worker process or node died (Ray's max_retries)
@@ -277,7 +277,7 @@ class RayScan:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
         return options
 
-    def walk(self, root: str, cancel: threading.Event) -> Iterator[tuple[str, int | None, float | None]]:
+    def walk(self, root: str, cancel: threading.Event) -> Iterator[Listed]:
         if not self.local_roots:  # a shared file system: the driver sees the tree the nodes read
             yield from walk(root, cancel)
             return
@@ -295,10 +295,10 @@ class RayScan:
             if listing is None:
                 continue
             found = True
-            for rel, size, mtime in listing:
-                if rel not in self.node_of:  # a path on two nodes is read once, on the first
-                    self.node_of[rel] = node
-                    yield rel, size, mtime
+            for item in listing:
+                if item[0] not in self.node_of:  # a path on two nodes is read once, on the first
+                    self.node_of[item[0]] = node
+                    yield item[0], item[1], item[2], item[3]  # a list when Ray sent it
         if not found:
             raise FileNotFoundError(errno.ENOENT, "on no node of the Ray cluster", root)
 

@@ -80,8 +80,18 @@ def _natural(name: str) -> tuple:
     return (*parts, -1, name)
 
 
-def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str, int | None, float | None]]:
-    """(relative path, size, mtime) of every file under root, folders in natural order.
+Listed = tuple[str, int | None, float | None, str | None]
+
+
+def file_stamp(st: os.stat_result) -> str:
+    """What, beside size and mtime, says a file is the one a cached record was made of: its inode
+    and ctime, which nobody can set back (a rewrite with the same size and `touch -r` keeps size
+    and mtime; git's index keys on both for the same reason)."""
+    return f"{st.st_ino}:{st.st_ctime_ns}"
+
+
+def walk(root: str, cancel: threading.Event | None = None) -> Iterator[Listed]:
+    """(relative path, size, mtime, file_stamp) of every file under root, folders in natural order.
 
     Symbolic links to files are followed (size None for a dead link); links to folders are not,
     so a loop cannot make the walk endless. Hidden names (".*") are skipped. A FIFO, socket or
@@ -98,7 +108,7 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
         except OSError:
             if not rel:
                 raise
-            yield rel + "/", None, None  # an unreadable folder is reported like a file error
+            yield rel + "/", None, None, None  # an unreadable folder is reported like a file error
             continue
         subdirs = []
         for d in entries:
@@ -111,12 +121,12 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[tuple[str
                     continue
                 st = d.stat(follow_symlinks=True)
             except OSError:
-                yield path, None, None
+                yield path, None, None, None
                 continue
             if stat_mod.S_ISREG(st.st_mode):
-                yield path, st.st_size, st.st_mtime
+                yield path, st.st_size, st.st_mtime, file_stamp(st)
             elif not stat_mod.S_ISDIR(st.st_mode):  # never opened: reading a FIFO would block
-                yield path, None, st.st_mtime
+                yield path, None, st.st_mtime, None
         stack.extend(reversed(subdirs))
 
 
@@ -293,9 +303,10 @@ def scan_tree(
     one chunk of files per worker and returns (records already yielded stand).
     `vocab_mapping` (else the shallowest vocab_mapping.pt in the tree) adds draft-vocabulary
     counts, with the mapping's identity (options.mapping_identity) in draft_vocab.mapping.
-    known: rel -> (size, mtime[, variant]) of cached records; one stands for the file when size
-    and mtime match and its variant is "*" (it does not depend on the mapping) or the identity
-    of the mapping this scan uses (None: none). Stubs come once the listing is complete.
+    known: rel -> (size, mtime, variant[, stamp]) of cached records; one stands for the file when
+    size, mtime and stamp (file_stamp: inode and ctime) match and its variant is "*" (it does not
+    depend on the mapping) or the identity of the mapping this scan uses (None: none). Every
+    record carries its "stamp". Stubs come once the listing is complete.
     `workers` is bounded by the cores and the work (ScanProgress.workers says how many ran).
     executor: what lists the tree and reads the files instead of walk() and this machine's pool
     (dataset/ray_runner.py: Ray tasks); its .walk(root, cancel), .workers(requested, files) and
@@ -307,11 +318,13 @@ def scan_tree(
     cancel = cancel or threading.Event()
     state = ScanProgress()
     listing: list[tuple[str, int | None, float | None]] = []
+    stamps: dict[str, str | None] = {}
     try:
-        for rel, size, mtime in (executor.walk if executor is not None else walk)(root, cancel):
+        for rel, size, mtime, stamp in (executor.walk if executor is not None else walk)(root, cancel):
             state.files_total += 1
             state.bytes_total += size or 0
             listing.append((rel, size, mtime))
+            stamps[rel] = stamp
     except Cancelled:
         return
     state.listing_done = True
@@ -320,10 +333,11 @@ def scan_tree(
     todo: list[tuple[str, int | None, float | None]] = []
     for rel, size, mtime in listing:
         k = known.get(rel) if known is not None and size is not None else None
-        if k is not None and tuple(k[:2]) == (size, mtime) and (len(k) < 3 or k[2] in ("*", identity)):
+        if (k is not None and tuple(k[:2]) == (size, mtime) and k[2] in ("*", identity)
+                and (len(k) < 4 or k[3] == stamps[rel])):
             state.files_done += 1
             state.bytes_done += size
-            yield {"path": rel, "size": size, "mtime": mtime, "cached": True}
+            yield {"path": rel, "size": size, "mtime": mtime, "stamp": stamps[rel], "cached": True}
         else:
             todo.append((rel, size, mtime))
     state.workers = (executor.workers if executor is not None else bounded_workers)(workers, len(todo)) if todo else 0
@@ -337,6 +351,7 @@ def scan_tree(
         state.bytes_read += record.get("bytes_read") or 0
         if identity is not None and "draft_vocab" in record:
             record["draft_vocab"]["mapping"] = identity
+        record["stamp"] = stamps.get(record["path"])
         yield record
         if progress is not None:
             progress(state)

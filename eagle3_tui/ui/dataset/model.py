@@ -90,6 +90,7 @@ class Record(_Fields):
     shard: str
     size: int | None
     mtime: float | None
+    stamp: str | None  # inode and ctime: in the findings cache's key (dataset/cache.py), as the CLI's
     error: str
     not_sample: bool
     cached: bool

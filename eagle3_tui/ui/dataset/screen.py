@@ -58,14 +58,15 @@ class DatasetScreen(Screen[str | None]):
 
     def __init__(self, source: Source, folder: Target, where: str, post: Callable[[Message], object], *,
                  options: ScanOptions | None = None, model: str | None = None, drafter: str | None = None,
-                 model_given: str | None = None) -> None:
+                 model_given: str | None = None, accept_off: str | None = None) -> None:
         """options: the scan's (defaults: a quick scan, every core, the cache); model / drafter:
         the folders on the data's machine for the layers step (None: not given, or elsewhere);
-        model_given: --model as the user typed it (the layers' heading names it)."""
+        model_given: --model as the user typed it (the layers' heading names it); accept_off: why
+        a --drafter given runs no acceptance (start-up found it unusable), said in the title."""
         super().__init__()
         self.source, self.folder, self.where, self._post_main = source, folder, where, post
         self.options = (options or ScanOptions()).with_(model=model, drafter=drafter, drafter_per_file=False,
-                                                         accept=drafter)  # ui/dataset/accept.py
+                                                         accept=None if accept_off else drafter)  # ui/dataset/accept.py
         self.use_cache = self.options.use_cache
         self.pipeline: DatasetPipeline | None = None
         self.rows = DatasetRows()
@@ -79,6 +80,7 @@ class DatasetScreen(Screen[str | None]):
         self._filter_index: int | None = None
         self.scan_error: str | None = None
         self.model, self.drafter, self.model_given = model, drafter, model_given
+        self.accept_off = accept_off
         #: the layers step: None (not run), "identifying", "done", "cancelled", "failed"
         self.layers_state: str | None = None
         #: dataset/layers.py's report entries of the last layers step
@@ -115,7 +117,8 @@ class DatasetScreen(Screen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#ds-title", Line).update(
-            f" dataset  {printable(self.folder.path)}  on {self.where}")
+            f" dataset  {printable(self.folder.path)}  on {self.where}"
+            + (f"  · {self.accept_off}" if self.accept_off else ""))
         self.query_one("#ds-findings").border_title = "findings"
         self.query_one(NormStrip).show([])
         self.set_interval(FLUSH_SECONDS, self._flush, name="dataset-flush")
@@ -130,7 +133,7 @@ class DatasetScreen(Screen[str | None]):
         self.state = "scanning"
         self.scan_error = None
         self.progress = {}
-        self.rows = DatasetRows(accept=self.drafter is not None)
+        self.rows = DatasetRows(accept=self.options.accept is not None)
         self.binning.reset()
         self.table.rows = self.rows
         self.table.message = "scanning…"

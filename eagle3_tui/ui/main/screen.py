@@ -54,6 +54,7 @@ from eagle3_tui.ui.shared.format import is_sample_name
 from eagle3_tui.ui.shared.forwarded import Forwarded
 from eagle3_tui.ui.shared.messages import StatusMessage
 from eagle3_tui.ui.shared.status import KeysFooter, Line, StatusLine
+from eagle3_tui.ui.start import analysis_check
 from eagle3_tui.ui.start.runtime_tag import pickle_line, runtime_tags
 
 __all__ = ["MainScreen", "parent_folder"]
@@ -342,9 +343,13 @@ class MainScreen(Screen[None]):
         from eagle3_tui.ui.dataset.screen import DatasetScreen  # lazy: a view opened only on D
         host = cast("Host", self.app)  # the Eagle3App, which the screens do not import
         analysis = host.analysis  # --model names the layers (on the data's machine only)
+        # a drafter start-up found unusable runs no acceptance here either (it would fail on, and
+        # mark, the data files); the view says why. Its config still serves the layers and serve-check
+        off = analysis_check.acceptance_off(self.pane.unusable)
         self.app.push_screen(DatasetScreen(dataset_source(host, self.source, data), data, self.where, self.post_message,
                                            model=analysis.path_for("model", data),
-                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model),
+                                           drafter=analysis.path_for("drafter", data), model_given=analysis.model,
+                                           accept_off=f"acceptance {off['error']}" if off and analysis.drafter else None),
                              callback=partial(kept_dataset.closed, self))
 
     def on_show_sample(self, message: ShowSample) -> None:

@@ -64,6 +64,16 @@ class StatusLine(Line):
         return self._text
 
 class KeysFooter(Footer):
+    # Docked right, the compact palette key stops one column short of the footer's end, and a key
+    # scrolled under it shows there (a stray `H` of "? Help" at 80 columns): one more column of
+    # padding, drawn one column to the right, covers it; every other column stays as it was
+    DEFAULT_CSS = """
+    KeysFooter.-compact FooterKey.-command-palette {
+        padding-right: 1;
+        offset-x: 1;
+    }
+    """
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._shown: tuple | None = None  # what the last compose drew
