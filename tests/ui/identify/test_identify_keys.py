@@ -45,7 +45,10 @@ async def test_I_fills_the_b_column_with_identified_boundaries(world):
     async with app.run_test(size=SIZE) as pilot:
         await _shown(pilot, path)
         before = _b_column(screen_text(app))
-        assert before == {"aux0": "?", "aux1": "?", "aux2": "?", "final": "post"}, before  # SpecForge says nothing
+        # SpecForge's layout names no layers; its word "post-norm" for the final is checked against the
+        # file's norms, and on this random-weight model the norm's output (median row norm ~8) is many
+        # times the residual slots', as no real model's is (engines/read/final_label.py): "?" until I
+        assert before == {"aux0": "?", "aux1": "?", "aux2": "?", "final": "?"}, before
         await pilot.press("I")
         await _identified(pilot)
         await pilot.pause()
