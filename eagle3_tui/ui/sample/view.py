@@ -180,9 +180,11 @@ class SampleView(Widget):
         for parts in lines:
             append_parts(out, [(t, self._s(st) if st else "") for t, st in parts], width, self._s("sample--dim"))
         notes = []
+        side = {"post": "after", "pre": "before"}.get(s.get("final_norm") or "")
         if s.get("final") is not None and s.get("final_norm"):
-            notes.append(("final state is " + ("after" if s["final_norm"] == "post" else "before")
-                          + " the final norm", "sample--dim"))
+            # "?": the format's word and the file's norms disagree (engines/read/final_label.py)
+            notes.append((f"final state is {side} the final norm" if side
+                          else "final state: before or after the final norm not known", "sample--dim"))
         lm = s.get("loss_mask")
         if lm:
             notes.append((f"loss mask {lm.get('ones')}/{lm.get('total')}", "sample--dim"))
