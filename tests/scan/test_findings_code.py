@@ -27,13 +27,28 @@ print(json.dumps(sorted(m for m, mod in sys.modules.items() if m.startswith("eag
 """
 
 
+def _python(code: str, *args: str, package_root: Path = ROOT, cwd: Path | None = None) -> str:
+    """stdout of `python -c code args` with eagle3_tui imported from `package_root`."""
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd,
+                       env={**subprocess_env(), "PYTHONPATH": str(package_root)}, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout
+
+
+def _loaded(code: str, *args: str) -> set[str]:
+    """The package modules (below eagle3_tui) that `code` printed as loaded."""
+    return {m.removeprefix("eagle3_tui.") for m in json.loads(_python(code, *args))}
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "eagle3_tui", tmp_path / "pkg" / "eagle3_tui")
+    return tmp_path / "pkg"
+
+
 def test_every_module_the_findings_load_is_in_their_cache_key(planted, tmp_path):
     records = tmp_path / "records.json"
     records.write_text(json.dumps(list(scan_tree(str(planted), workers=1))))
-    p = subprocess.run([sys.executable, "-c", _LOADED, str(records)], capture_output=True, text=True,
-                       env={**subprocess_env(), "PYTHONPATH": str(ROOT)}, timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
-    loaded = {m.removeprefix("eagle3_tui.") for m in json.loads(p.stdout)}
+    loaded = _loaded(_LOADED, str(records))
     assert {"dataset.outliers", "dataset.norm_scale", "dataset.layer_group"} <= loaded
     assert loaded - set(imported_modules("dataset.findings")) == set()
 
@@ -42,18 +57,14 @@ _DIGEST = "from eagle3_tui.dataset.cache import ScanCache; print(ScanCache.diges
 
 
 def test_a_change_to_outliers_or_norm_scale_is_another_findings_key(tmp_path):
-    def digest(package_root: Path) -> str:
-        return subprocess.run([sys.executable, "-c", _DIGEST], capture_output=True, text=True, check=True,
-                              env={**subprocess_env(), "PYTHONPATH": str(package_root)}, cwd=tmp_path).stdout
-
-    shutil.copytree(ROOT / "eagle3_tui", tmp_path / "pkg" / "eagle3_tui")
-    before = digest(tmp_path / "pkg")
-    assert before == digest(ROOT)
+    pkg = _copy(tmp_path)
+    before = _python(_DIGEST, package_root=pkg, cwd=tmp_path)
+    assert before == _python(_DIGEST, cwd=tmp_path)
     for module in ("outliers", "norm_scale"):
-        source = tmp_path / "pkg" / "eagle3_tui" / "dataset" / f"{module}.py"
+        source = pkg / "eagle3_tui" / "dataset" / f"{module}.py"
         text = source.read_text()
         source.write_text(text + "\n# a constant changed\n")
-        assert digest(tmp_path / "pkg") != before, module
+        assert _python(_DIGEST, package_root=pkg, cwd=tmp_path) != before, module
         source.write_text(text)
 
 
@@ -69,10 +80,7 @@ print(json.dumps(sorted(m for m, mod in sys.modules.items() if m.startswith("eag
 def test_every_engine_module_a_scan_loads_is_in_the_record_cache_key(planted):
     """A hand-kept list of the record's modules left out engines/read/torch_zip.py, the quick scan's
     own reader: a change there served records of the old code from the cache."""
-    p = subprocess.run([sys.executable, "-c", _RECORDS_LOADED, str(planted)], capture_output=True, text=True,
-                       env={**subprocess_env(), "PYTHONPATH": str(ROOT)}, timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
-    loaded = {m.removeprefix("eagle3_tui.") for m in json.loads(p.stdout)}
+    loaded = _loaded(_RECORDS_LOADED, str(planted))
     assert "engines.read.torch_zip" in loaded
     assert loaded - set(imported_modules("engines.scan.records")) == set()
 
@@ -81,13 +89,9 @@ _MODE = "from eagle3_tui.dataset.cache import mode_name; print(mode_name(False, 
 
 
 def test_a_change_to_the_zip_reader_is_another_record_version(tmp_path):
-    def mode(package_root: Path) -> str:
-        return subprocess.run([sys.executable, "-c", _MODE], capture_output=True, text=True, check=True,
-                              env={**subprocess_env(), "PYTHONPATH": str(package_root)}, cwd=tmp_path).stdout
-
-    shutil.copytree(ROOT / "eagle3_tui", tmp_path / "pkg" / "eagle3_tui")
-    before = mode(tmp_path / "pkg")
-    assert before == mode(ROOT)
-    source = tmp_path / "pkg" / "eagle3_tui" / "engines" / "read" / "torch_zip.py"
+    pkg = _copy(tmp_path)
+    before = _python(_MODE, package_root=pkg, cwd=tmp_path)
+    assert before == _python(_MODE, cwd=tmp_path)
+    source = pkg / "eagle3_tui" / "engines" / "read" / "torch_zip.py"
     source.write_text(source.read_text() + "\n# a constant changed\n")
-    assert mode(tmp_path / "pkg") != before
+    assert _python(_MODE, package_root=pkg, cwd=tmp_path) != before
