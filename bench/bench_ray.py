@@ -48,6 +48,14 @@ def _scan_seconds(cmd: list[str], env: dict) -> float:
     return json.loads(out.stdout.strip().splitlines()[-1])["summary"]["seconds"]
 
 
+def _ray_against_local(root: Path, cache: str, address: str) -> tuple[dict, list[str], list[str]]:
+    """Whole `scan` CLI runs on the cluster and locally, interleaved; and the two commands."""
+    local = [sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache"]
+    ray = [*local, "--ray", address]
+    _timed(ray, _env(cache))  # the first job uploads the package: not what a user pays twice
+    return _interleaved(lambda: _timed(ray, _env(cache)), lambda: _timed(local, _env(cache))), local, ray
+
+
 def scan_ray_2000() -> dict:
     from tests.helpers.ray_cluster import local_cluster
 
@@ -56,10 +64,7 @@ def scan_ray_2000() -> dict:
         _dataset(root, 2000, 40)
         cache = str(Path(tmp) / "cache")
         with local_cluster(workers=1) as cluster:
-            local = [sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache"]
-            ray = [*local, "--ray", cluster.address]
-            _timed(ray, _env(cache))  # the first job uploads the package: not what a user pays twice
-            r = _interleaved(lambda: _timed(ray, _env(cache)), lambda: _timed(local, _env(cache)))
+            r, local, ray = _ray_against_local(root, cache, cluster.address)
             connects = [float(subprocess.run([sys.executable, "-c", _CONNECT, cluster.address], env=_env(cache),
                                              check=False, capture_output=True, text=True).stdout.strip() or "nan")
                         for _ in range(REPS)]
@@ -89,10 +94,7 @@ def scan_ray_real() -> dict:
             os.link(made[i % len(made)], shard / f"data_{i}.ckpt")
         cache = str(Path(tmp) / "cache")
         with local_cluster(workers=1) as cluster:
-            local = [sys.executable, "-m", "eagle3_tui", "scan", str(root), "--json", "--no-cache"]
-            ray = [*local, "--ray", cluster.address]
-            _timed(ray, _env(cache))  # the first job uploads the package: not what a user pays twice
-            r = _interleaved(lambda: _timed(ray, _env(cache)), lambda: _timed(local, _env(cache)))
+            r, _local, _ray = _ray_against_local(root, cache, cluster.address)
     return {"figure": r["figure"], "baseline": r["baseline"], "unit": "s", "target": 1.3,
             "details": f"{files:,} real-size files (64 MiB, T 2,048, H 4,096, bf16; 40 distinct, hard-linked), quick scan "
                        f"within its 512 KiB budget, whole CLI runs, 2 Ray nodes x 1 CPU on loopback ({os.cpu_count()} cores "
