@@ -4,10 +4,12 @@ scored, each group's line with what it costs against the majority, and esc stops
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.helpers.dataset_view import open_dataset
-from tests.helpers.tui import make_drafter_app, screen_text, wait_until
+from tests.helpers.tui import WatchedSource, make_drafter_app, screen_text, wait_until
 
 
 def _tail(screen) -> str:
@@ -51,14 +53,33 @@ async def test_top1_column_sorts_and_each_group_says_its_cost(demo_drafter, size
         assert "vs the majority's" in tail, tail  # another group, and what it costs against the majority
 
 
+class _HeldSource(WatchedSource):
+    """The real local source whose drafter runs wait until the test lets them go: the step is
+    surely still scoring when esc comes (a fast or cached run could otherwise end between polls)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+
+    async def accept(self, path, drafter, **kw):
+        await self.go.wait()
+        return await super().accept(path, drafter, **kw)
+
+
 async def test_esc_stops_the_acceptance_step(demo_drafter):
     demo = demo_drafter
-    app = make_drafter_app(demo, str(demo / "drafter"))
+    source = _HeldSource()
+    app = make_drafter_app(demo, str(demo / "drafter"), source)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, demo, on="README.txt")
         await wait_until(pilot, lambda: screen.accept_state == "scoring", timeout=240, what="scoring")
+        assert "(esc stops)" in screen_text(app)
         await pilot.press("escape")
-        await wait_until(pilot, lambda: screen.accept_state in ("cancelled", "done"), timeout=120, what="stopped")
+        await wait_until(pilot, lambda: screen.accept_state is not None and screen.accept_state != "scoring",
+                         timeout=120, what="stopped")
+        source.go.set()
+        assert screen.accept_state == "cancelled"
         assert app.screen is screen  # esc stopped the step, it did not leave the view
-        if screen.accept_state == "cancelled":
-            assert "interrupted" in _tail(screen)
+        assert "interrupted" in _tail(screen)
+        await pilot.pause()
+        assert screen.accept_state == "cancelled"  # letting the run go after esc changes nothing
