@@ -33,7 +33,7 @@ def _csv(bookmarks: Sequence[Bookmark]) -> str:
     writer.writerow(CSV_COLUMNS)
     for b in bookmarks:
         h = b.headline or {}
-        final = h.get("final") or {}
+        final = h.get("final")
         writer.writerow([
             b.target, b.host or "", b.user or "", "" if b.port is None else b.port, b.path, b.note,
             ";".join(b.tags), iso_time(b.created), iso_time(b.updated),

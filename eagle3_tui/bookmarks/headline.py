@@ -3,11 +3,35 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 
-def headline_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
-    """Schema, T, H, dtype and per-slot norm means from a summary dict (see stats.summarize)."""
+class HeadlineSlot(TypedDict):
+    label: str | None
+    boundary: int | None
+    norm_mean: float | None
+
+
+class Headline(TypedDict, total=False):
+    """What a bookmark keeps of its sample (stored as JSON): the summary's facts, or its error."""
+
+    error: str
+    not_sample: bool
+    schema: str | None
+    tokens: int | None
+    valid_tokens: int | None
+    hidden: int | None
+    dtype: str | None
+    slots: list[HeadlineSlot]
+    final: HeadlineSlot | None
+    final_norm: str | None
+    nonfinite: int  # NaN and Inf values over every part
+
+
+def headline_from_summary(summary: Mapping[str, Any]) -> Headline:
+    """Schema, T, H, dtype and per-slot norm means from a summary dict (see stats.summarize;
+    engines/results.py Summary, which bookmarks, standard library only, do not import)."""
     error = summary.get("error")
     if error:
         line = str(error).splitlines()[0] if str(error) else "error"
@@ -28,7 +52,7 @@ def headline_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def headline_text(headline: dict[str, Any] | None) -> str:
+def headline_text(headline: Headline | None) -> str:
     """One short line, e.g. `specforge T=128/120 H=64 bf16 norms 1.2 3.4 5.6 final 7.8 post`."""
     if not headline:
         return ""
@@ -55,7 +79,7 @@ def headline_text(headline: dict[str, Any] | None) -> str:
     return " ".join(words)
 
 
-def _slot(slot: dict[str, Any]) -> dict[str, Any]:
+def _slot(slot: Mapping[str, Any]) -> HeadlineSlot:
     return {
         "label": slot.get("label"),
         "boundary": slot.get("boundary"),

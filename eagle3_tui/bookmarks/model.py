@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from eagle3_tui.bookmarks.headline import headline_text
+from eagle3_tui.bookmarks.headline import Headline, headline_text
 
 _TAG_FORBIDDEN = set(" \t\r\n\v\f,;#")
 
@@ -31,7 +31,7 @@ class Bookmark:
     tags: tuple[str, ...] = ()
     created: float = 0.0
     updated: float = 0.0
-    headline: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    headline: Headline | None = field(default=None, compare=False, hash=False)
 
     @property
     def headline_text(self) -> str:

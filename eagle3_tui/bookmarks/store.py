@@ -20,8 +20,8 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+from eagle3_tui.bookmarks.headline import Headline
 from eagle3_tui.bookmarks.model import Bookmark, BookmarkError, clean_tags
 from eagle3_tui.bookmarks.sqlite_file import BUSY_TIMEOUT_S, inspect, is_corruption, one_line, open_rw
 from eagle3_tui.target import Target, TargetError, parse_target
@@ -158,7 +158,7 @@ class BookmarkStore:
         *,
         note: str | None = None,
         tags: Iterable[str] = (),
-        headline: dict[str, Any] | None = None,
+        headline: Headline | None = None,
     ) -> Bookmark:
         """Bookmark target, or update it: note and headline replaced when given, tags merged."""
         return self.add_many([target], note=note, tags=tags, headline=headline)[0]
@@ -169,8 +169,8 @@ class BookmarkStore:
         *,
         note: str | None = None,
         tags: Iterable[str] = (),
-        headline: dict[str, Any] | None = None,
-        headlines: Mapping[str, dict[str, Any]] | None = None,
+        headline: Headline | None = None,
+        headlines: Mapping[str, Headline] | None = None,
     ) -> builtins.list[Bookmark]:
         """add() for a batch, in one transaction: all of them are saved or none.
 
@@ -187,7 +187,7 @@ class BookmarkStore:
                 for t, p in zip(targets, parts, strict=True)
             ]
 
-    def toggle(self, target: str, headline: dict[str, Any] | None = None) -> bool:
+    def toggle(self, target: str, headline: Headline | None = None) -> bool:
         """Bookmark target if it is not, else remove it. Returns whether it is bookmarked now."""
         p = _parts(target)
         headline_json = _headline_json(headline)
@@ -197,7 +197,7 @@ class BookmarkStore:
             self._upsert(conn, p, headline_json=headline_json)
             return True
 
-    def set_note(self, target: str, note: str, *, headline: dict[str, Any] | None = None) -> Bookmark:
+    def set_note(self, target: str, note: str, *, headline: Headline | None = None) -> Bookmark:
         """Replace the note, bookmarking target first if needed."""
         p = _parts(target)
         headline_json = _headline_json(headline)
@@ -205,7 +205,7 @@ class BookmarkStore:
             return self._upsert(conn, p, note=str(note), headline_json=headline_json)
 
     def set_tags(
-        self, target: str, tags: Iterable[str], *, headline: dict[str, Any] | None = None
+        self, target: str, tags: Iterable[str], *, headline: Headline | None = None
     ) -> Bookmark:
         """Replace the tags, bookmarking target first if needed."""
         p = _parts(target)
@@ -214,7 +214,7 @@ class BookmarkStore:
         with self._write() as conn:
             return self._upsert(conn, p, set_tags=tags, headline_json=headline_json)
 
-    def fill_headline(self, target: str, headline: dict[str, Any]) -> bool:
+    def fill_headline(self, target: str, headline: Headline) -> bool:
         """Give a bookmark made before its sample was loaded its headline; True if it had none."""
         key, headline_json = _parts(target).key, _headline_json(headline)
         with self._write() as conn:
@@ -296,7 +296,7 @@ def _parts(target: str) -> Target:
         raise BookmarkError(str(e)) from None
 
 
-def _headline_json(headline: dict[str, Any] | None) -> str | None:
+def _headline_json(headline: Headline | None) -> str | None:
     if headline is None:
         return None
     try:

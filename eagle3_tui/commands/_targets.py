@@ -16,7 +16,7 @@ from typing import Any, overload
 
 from eagle3_tui.commands._options import say
 from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
-from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.results import Summary, error_result
 from eagle3_tui.engines.scan.agreement import check_drafter
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.opener import open_source
@@ -160,7 +160,7 @@ def local_folder_problem(model: str | None, drafter: str | None = None, option: 
     return None
 
 
-def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[Summary]:
     """Summary objects in the order of `paths`; each says where it was computed."""
     loop = asyncio.new_event_loop()
     hosts = _Hosts(loop, args)
@@ -170,11 +170,11 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
             try:
                 target = parse_target(path)
             except TargetError as err:
-                yield error_result(path, str(err))
+                yield {**error_result(path, str(err))}
                 continue
             source = hosts.get(target)
             if isinstance(source, SourceError):
-                yield error_result(path, str(source))
+                yield {**error_result(path, str(source))}
                 continue
             model, model_error = None, None
             if getattr(args, "model", None):
@@ -187,7 +187,7 @@ def summarize_targets(paths: list[str], args: argparse.Namespace) -> Iterator[di
                     target.path, k=args.k, slots=args.slots, hidden=args.hidden,
                     tokenizer=tokenizer.on_source(target), model=model))
             except SourceError as err:
-                result = error_result(path, str(err), computed=source.computed)
+                result = {**error_result(path, str(err), computed=source.computed)}
             if model_error and "error" not in result:
                 result["identify"] = {"model": args.model, "error": model_error}
             result = tokenizer.finish(result, target)

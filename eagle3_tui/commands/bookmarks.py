@@ -11,9 +11,14 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from eagle3_tui.commands._options import add_connection_arguments, refused_by_gate
 from eagle3_tui.names import json_for_terminal, printable, unfiltered
+
+if TYPE_CHECKING:
+    from eagle3_tui.bookmarks.headline import Headline
+    from eagle3_tui.engines.results import Summary
 
 PROG = "eagle3-tui bookmarks"
 
@@ -146,14 +151,15 @@ def _add(store, targets: list[str], args: argparse.Namespace, tags: tuple[str, .
     return 2 if any(map(refused_by_gate, failed)) else 1 if failed else 0
 
 
-def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, dict], list[dict]]:
+def _headlines(targets: list[str], args: argparse.Namespace) -> tuple[dict[str, Headline], list[Summary]]:
     """Headlines of the targets' samples, computed where the data is (like `summary`)."""
     # lazy: pulls sqlite3 in, kept off --help's imports
     from eagle3_tui.bookmarks import headline_from_summary
     from eagle3_tui.commands._targets import summarize_targets
 
     summary_args = argparse.Namespace(**{**vars(args), "k": 0, "slots": None, "hidden": None})
-    headlines, failed = {}, []
+    headlines: dict[str, Headline] = {}
+    failed: list[Summary] = []
     for target, summary in zip(targets, summarize_targets(targets, summary_args), strict=False):
         if summary.get("error"):
             failed.append(summary)

@@ -22,12 +22,15 @@ import json
 import os
 import posixpath
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
 from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 from eagle3_tui.engines.scan.options import ScanOptions
-from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.base import Source, SourceError
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.shapes import LayersEntry
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -83,7 +86,7 @@ async def _run(args: argparse.Namespace) -> int:
     return report(config, entries, arch, args.json)
 
 
-def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | None, as_json: bool) -> int:
+def report(config: dict[str, Any], entries: list[LayersEntry], arch: str | None, as_json: bool) -> int:
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import say
     from eagle3_tui.dataset.serving import check, data_from_layers, exit_code, format_check
@@ -101,7 +104,7 @@ def report(config: dict[str, Any], entries: list[dict[str, Any]], arch: str | No
     return exit_code(result)
 
 
-async def dataset_layers(source, root: str, model: str) -> list[dict[str, Any]] | str:
+async def dataset_layers(source: Source, root: str, model: str) -> list[LayersEntry] | str:
     """`scan --model`'s layers entries of the dataset (the same pipeline), or why there are none."""
     # lazy: pulls sqlite3 in: loaded when used
     from eagle3_tui.dataset import pipeline as pl

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from eagle3_tui.commands._options import (
     add_connection_arguments,
@@ -14,6 +13,7 @@ from eagle3_tui.commands._options import (
     refused_by_gate,
 )
 from eagle3_tui.commands.identify import add_model_argument
+from eagle3_tui.engines.results import PartSummary, Summary
 from eagle3_tui.names import printable
 
 
@@ -76,7 +76,7 @@ def _num(v: float | None, width: int = 9) -> str:
     return f"{v:.4g}".rjust(width)
 
 
-def _identified(part: dict[str, Any]) -> str | None:
+def _identified(part: PartSummary) -> str | None:
     """b=N* for a boundary the target model identified (post* after the final norm, ~N* for
     the nearest boundary of a slot that matches none); None when not identified."""
     got = part.get("identified")
@@ -89,7 +89,7 @@ def _identified(part: dict[str, Any]) -> str | None:
     return f"~{got.get('nearest', '?')}*"
 
 
-def _where(part: dict[str, Any]) -> str:
+def _where(part: PartSummary) -> str:
     identified = _identified(part)
     if identified is not None:
         said = part.get("boundary")
@@ -101,7 +101,7 @@ def _where(part: dict[str, Any]) -> str:
     return "b=?"
 
 
-def format_summary(r: dict[str, Any]) -> str:
+def format_summary(r: Summary) -> str:
     if r.get("not_sample"):
         contents = r.get("contents") or {}
         rows = [f"{printable(r['path'])}: not a hidden-state sample; it holds {len(contents)} entries:"]
@@ -119,16 +119,15 @@ def format_summary(r: dict[str, Any]) -> str:
         f"k {len(r['slots'])} slots",
         r["dtype"],
     ]
-    if r.get("loss_mask"):
-        facts.append(f"loss mask {r['loss_mask']['ones']}/{r['loss_mask']['total']}")
+    if loss_mask := r.get("loss_mask"):
+        facts.append(f"loss mask {loss_mask['ones']}/{loss_mask['total']}")
     if r.get("computed"):
         facts.append(f"computed {r['computed']}")
     rows = [printable(r["path"]), "  " + " | ".join(facts)]  # names can hold ESC, CR, LF
     cols = "  {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>5} {:>5}"
     rows.append(cols.format("slot", "where", "norm", "norm min", "norm max", "mean", "std", "absmax", "NaN", "Inf"))
     parts = [(p, _where(p)) for p in r["slots"]]
-    if r.get("final"):
-        final = r["final"]
+    if final := r.get("final"):
         where = _identified(final) or (f"{r['final_norm']}-norm" if r.get("final_norm") else _where(final))
         parts.append((final, where))
     for part, where in parts:
@@ -155,7 +154,7 @@ def format_summary(r: dict[str, Any]) -> str:
 SPAN_CHARS = 160
 
 
-def _text_lines(r: dict[str, Any]) -> list[str]:
+def _text_lines(r: Summary) -> list[str]:
     if r.get("text_error"):
         return [f"  text: {r['text_error']}"]
     spans = r.get("loss_spans")

@@ -33,7 +33,7 @@ from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, LayerSlot, Pick, Reading, VerifyPlan
 from eagle3_tui.dataset.verify import verdicts, verify_picks
 from eagle3_tui.engines.finding_codes import raised_by
-from eagle3_tui.engines.results import Finding, IdentifyResult, finding
+from eagle3_tui.engines.results import ConventionReading, Finding, IdentifyResult, finding
 from eagle3_tui.sources.base import natural_key
 
 #: identify calls per scan (each is a forward pass of the target model on one sample)
@@ -180,7 +180,7 @@ def _bounds(result: IdentifyResult) -> list[int | None]:
     return [post if s.get("norm") == "post" else s.get("boundary") for s in result["slots"]]
 
 
-def _reading(bounds: list[int | None], layers: int, table: list[Mapping[str, Any]]) -> Reading | None:
+def _reading(bounds: list[int | None], layers: int, table: list[ConventionReading]) -> Reading | None:
     """The layer ids each convention needs to land on these boundaries, and the entries of
     identify's conventions table (the drafter's ids, else the defaults) that give them."""
     known = [b for b in bounds if b is not None]
@@ -232,8 +232,8 @@ def report(picks: list[Pick], results: list[IdentifyResult], drafter: str | None
             continue
         layers = r["layers"]
         bounds = _bounds(r)
-        conventions: dict[str, Any] = r.get("conventions") or {}
-        table: list[Mapping[str, Any]] = conventions.get("readings") or []
+        conventions = r.get("conventions")
+        table: list[ConventionReading] = conventions["readings"] if conventions else []
         final = r.get("final")
         entry["layers"] = layers
         entry["tokens"] = r.get("tokens")

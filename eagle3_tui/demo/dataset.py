@@ -20,7 +20,7 @@ import json
 import os
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -73,7 +73,16 @@ def _make_prompt(rng: random.Random, vocab: int) -> Prompt:
     return Prompt(head + resp + [EOS], len(head))
 
 
-def _chat_prompts(tok: bpe.ByteBPE, rng: random.Random, n: int) -> list[Prompt]:
+class DemoTokenizer(Protocol):
+    """What the demo asks of its tokenizer: the BPE trained here (bpe.py), or the real model's
+    (real_demo.py TokenizerAdapter)."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def save(self, path: str) -> None: ...
+
+
+def _chat_prompts(tok: DemoTokenizer, rng: random.Random, n: int) -> list[Prompt]:
     """n prompts of distinct chats, each under one of the system prompts, tokenized as prompt then
     answer (the answer never starts with a space, so this splits where tokenizing the whole chat does)."""
     out = []
@@ -108,7 +117,7 @@ class _Demo:
         self.cfg = TinyDecoderConfig(seed=seed)
         self.model = build_model(self.cfg)
         self.rng = random.Random(seed)
-        self.tokenizer = bpe.train(corpus(), self.cfg.vocab, SPECIAL)
+        self.tokenizer: DemoTokenizer = bpe.train(corpus(), self.cfg.vocab, SPECIAL)
         self.aux = list(self.cfg.aux_boundaries)
         self.prompts: dict[int, Prompt] = {}
         self.train_files: dict[int, str] = {}

@@ -60,7 +60,8 @@ class RealDemo(base._Demo):
         self.dir = directory
         self.seed = seed
         self.drafter = drafter
-        self.model = target
+        self.model = target  # the base class's calls (boundaries, head) are RealTarget's too
+        self.target: RealTarget = target
         self.cfg = target.cfg
         self.rng = random.Random(seed)
         self.tokenizer = TokenizerAdapter(target.tokenizer)
@@ -75,7 +76,7 @@ class RealDemo(base._Demo):
 
     def run(self, ids: list[int], dtype=torch.bfloat16):
         """One request of a bf16 inference engine: eager attention, no batch."""
-        return self.model.boundaries(torch.tensor(ids, dtype=torch.int64), dtype, attn="eager")
+        return self.target.boundaries(torch.tensor(ids, dtype=torch.int64), dtype, attn="eager")
 
     def make_prompts(self) -> dict[int, Prompt]:
         long = [c for c in self.chats if len(c.ids) >= MIN_TOKENS]
@@ -90,7 +91,7 @@ class RealDemo(base._Demo):
         """The cached Hugging Face folder, hard-linked file by file (copied across filesystems)."""
         folder = Path(self.dir) / MODEL_DIR
         folder.mkdir(parents=True, exist_ok=True)
-        for src in sorted(Path(self.model.folder).iterdir()):
+        for src in sorted(Path(self.target.folder).iterdir()):
             if not src.is_file() or src.name.startswith("chats-"):
                 continue
             dest = folder / src.name

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -292,9 +293,9 @@ class RealTarget:
             return [int(i) for i in self.tokenizer(text, add_special_tokens=True)["input_ids"]]
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
         out = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-        if isinstance(out, dict) or hasattr(out, "keys"):
-            out = out["input_ids"]
-        return [int(i) for i in out]
+        # transformers 5 answers a BatchEncoding, 4 the ids; both are typed as any of text, ids or a batch
+        ids = out["input_ids"] if isinstance(out, Mapping) else out
+        return [int(i) for i in ids]  # type: ignore[arg-type]  # one chat, tokenized: ids
 
     def answers(self, prompts: list[list[int]], max_new: int) -> list[list[int]]:
         """The model's own greedy answers (as SpecForge's regenerate step writes them), a batch at a
@@ -304,7 +305,8 @@ class RealTarget:
         import torch
 
         model = self.lm()
-        end = self.tokenizer.convert_tokens_to_ids(self.family.end_token)
+        # one token in, one id out (transformers types the answer as an id or a list of them)
+        end: int = self.tokenizer.convert_tokens_to_ids(self.family.end_token)  # type: ignore[assignment]
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), end, dtype=torch.int64)
         mask = torch.zeros(len(prompts), width, dtype=torch.int64)
@@ -321,7 +323,7 @@ class RealTarget:
         return answers
 
     def text(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids)
+        return self.tokenizer.decode(ids)  # type: ignore[return-value]  # one sequence, one text
 
 
 def chats(target: RealTarget, questions: list[str], *, max_new: int = 64, batch: int = 16, cache: Path | None = None,

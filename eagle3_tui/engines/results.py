@@ -58,6 +58,148 @@ def finding(code: str, severity: Severity, message: str, **details: Any) -> Find
     return {"code": code, "severity": severity, "message": message, **details}  # type: ignore[typeddict-item]
 
 
+class RunnerUp(TypedDict):
+    """The column (or catalogue state) that came second: how sure a match is."""
+
+    boundary: int | str  # b, or "post" for the final norm's output
+    cosine: float | None
+
+
+class CaptureFault(TypedDict, total=False):
+    """A state of the capture-fault catalogue (engines/model/capture_faults.py) that a part holds
+    instead of a boundary: a candidate, then the fault record with the numbers that prove it."""
+
+    kind: str  # "lag" | "normalized" | "mid" | "attn" | "mlp" | "branches"
+    cosine: float
+    shift: int  # lag: rows late (> 0) or early (< 0)
+    boundary: int | str  # lag: the boundary shifted ("post": the final norm's output)
+    layer: int  # the in-layer kinds: the decoder layer
+    short: str  # "lag+1 b=12", "norm L3", ...
+    distance: float  # 1 - cosine
+    tolerance: float
+    second: dict[str, str | float] | None  # {"state", "cosine"} of the runner-up state
+    margin: float | None
+
+
+class IdentifiedPart(TypedDict, total=False):
+    """One slot (or the final state) of `identify --json` (engines/model/identify_verdicts.py)."""
+
+    label: str
+    boundary: int | None  # the boundary it holds (a lag's own boundary too)
+    cosine: float | None
+    norm_ratio: float | None
+    nearest: int | str  # the closest column when nothing matched ("post": after the final norm)
+    distance: float | None
+    tolerance: float
+    second: RunnerUp | None
+    margin: float | None
+    status: str  # "match" | "scaled" | "inexact" | "noisy" | "unmatched" | "lag" | "normalized" | ...
+    fault: CaptureFault
+    norm: str | None  # "post" for a slot (or a final state) after the final norm, "pre" for a final before it
+    said: int | None  # the boundary the file names
+
+
+class IdentifiedBrief(TypedDict, total=False):
+    """The part of an identified slot the other views show (identify.py brief)."""
+
+    boundary: int | None
+    cosine: float | None
+    status: str | None
+    second: RunnerUp
+    margin: float | None
+    norm: str
+    nearest: int | str
+    fault: CaptureFault
+
+
+class ConventionReading(TypedDict):
+    """One reading of one set of layer ids (engines/model/conventions.py)."""
+
+    ids: list[int]
+    ids_from: str  # "SpecForge default ids", "eagle_config.eagle_aux_hidden_state_layer_ids", ...
+    reading: str  # "output" | "input" | "hf_hidden_states"
+    describe: str
+    boundaries: list[int]
+
+
+class Conventions(TypedDict):
+    """identify's "conventions": every reading of the layer ids tried, against L layers."""
+
+    layers: int
+    readings: list[ConventionReading]
+
+
+class PairExplanation(TypedDict):
+    """Why A and B sit at different boundaries: one set of ids read two ways (conventions.explain_pair)."""
+
+    ids: list[int]
+    ids_from: str
+    a: str  # A's reading
+    b: str
+    message: str
+
+
+class IdentifyBrief(TypedDict, total=False):
+    """What summary --model and compare --model carry of an identification (identify.py brief),
+    or {"model", "error"}."""
+
+    model: str | None
+    layers: int | None
+    tokens: int | None
+    slots: list[IdentifiedBrief]
+    final: IdentifiedBrief | None
+    convention: dict[str, object] | None  # the layer_convention finding's follows, ids, ids_from, message
+    findings: list[dict[str, object]]  # severity, code, message of the warnings and errors
+    error: str
+    # summary["identify"] (identify.py attach) also keeps the identify result's own facts
+    path: str
+    schema: str
+    hidden: int
+    dtype: str
+    tolerance: float
+    conventions: Conventions | None
+    assumptions: list[str]
+    matrix: list[list[float | None]]
+    computed: str
+    device: str
+
+
+class ForwardInfo(TypedDict, total=False):
+    """What one forward of the target model ran on (engines/model/identify_run.py score_states)."""
+
+    device: str
+    model_dtype: str
+    tokens_run: int
+    catalogue_rows: int
+
+
+class IdentifyPair(TypedDict, total=False):
+    """compare --model's "identified": both sides' briefs (identify.py identify_pair), or {"model", "error"}."""
+
+    model: str
+    a: IdentifyBrief
+    b: IdentifyBrief
+    b_ids_from: str  # "a": B had no ids and ran on A's
+    explained: PairExplanation | None
+    error: str
+
+
+class OutOfVocab(TypedDict, total=False):
+    """A loss token the draft vocabulary lacks (engines/model/vocab.py sample_vocab)."""
+
+    index: int  # its row
+    id: int
+    text: str  # with a tokenizer
+
+
+# "in" is a keyword: the functional form
+SampleVocab = TypedDict("SampleVocab", {
+    "file": str, "draft": int, "target": int,  # the vocab_mapping.pt and its two sizes
+    "in": int, "out": int,  # loss tokens inside / outside the draft vocabulary
+    "coverage": "float | None", "oov": "list[OutOfVocab]",  # the first SHOW_OOV outside
+})
+
+
 class ErrorResult(TypedDict, total=False):
     path: str
     error: str  # one line for the user
@@ -84,6 +226,8 @@ class PartSummary(TypedDict, total=False):
     first_nonfinite_row: int | None
     first: list[list[float | None]]  # first_k values per token
     dtype: str
+    identified: IdentifiedBrief  # summary --model: the boundary the model finds (identify.py attach)
+    boundary_note: str | None  # e.g. "L" when b is the last boundary but L is unknown
 
 
 class Summary(TypedDict, total=False):
@@ -111,14 +255,18 @@ class Summary(TypedDict, total=False):
     text: list[str]
     loss_spans: list[dict[str, Any]]
     text_error: str
+    tokenizer: str  # the tokenizer.json the text is from
     # with a model (engines/model/identify.py summarize_identified): {"model", ...} or {"model", "error"}
-    identify: dict[str, Any]
+    identify: IdentifyBrief
     # a file that cannot be summarised: {"path", "error"} (error_result)
     error: str
     not_sample: bool
     contents: dict[str, str]
     vocab_mapping: dict[str, Any]  # a vocab_mapping.pt: what it holds
     vocab_mapping_error: str
+    # with a vocab_mapping.pt (engines/model/vocab.py annotate_summary)
+    vocab: SampleVocab
+    vocab_error: str
 
 
 class ComparisonResult(TypedDict, total=False):
@@ -134,6 +282,10 @@ class ComparisonResult(TypedDict, total=False):
     rows: dict[str, Any]  # aligned ids (and text with a tokenizer)
     error: str  # set (with the failing side's {"path", "error"}) when a side cannot be loaded
     computed: str
+    identified: IdentifyPair  # compare --model: both sides against the target model
+    # with a tokenizer (engines/read/tokens.py annotate): the tokenizer shown, or why there is no text
+    tokenizer: str
+    text_error: str
 
 
 class IdentifyResult(TypedDict, total=False):
@@ -148,15 +300,22 @@ class IdentifyResult(TypedDict, total=False):
     hidden: int
     dtype: str
     tolerance: float  # 1 - cosine a capture's noise can reach
-    slots: list[dict[str, Any]]  # per slot: boundary, cosine, norm_ratio, status, second, said, fault
-    final: dict[str, Any] | None  # norm ("pre" | "post" | None), cosine, boundary, status
-    conventions: dict[str, Any] | None  # the layer-id convention the slots follow
+    slots: list[IdentifiedPart]  # per slot: boundary, cosine, norm_ratio, status, second, said, fault
+    final: IdentifiedPart | None  # norm ("pre" | "post" | None), cosine, boundary, status
+    conventions: Conventions | None  # the layer-id convention the slots follow
     findings: list[Finding]
     assumptions: list[str]
     matrix: list[list[float | None]]  # mean cosine of slot i against boundary b
     error: str
     computed: str
     drafter_error: str  # dataset/layers.py: the drafter did not load, the model's boundaries are still here
+    not_sample: bool  # error_result's, for a readable file that is not a sample
+    contents: dict[str, str]
+    # the forward's facts (identify_run.py score_states)
+    device: str
+    model_dtype: str
+    tokens_run: int
+    catalogue_rows: int
 
 
 class AcceptResult(TypedDict, total=False):
@@ -178,6 +337,10 @@ class AcceptResult(TypedDict, total=False):
     notes: list[str]
     error: str
     computed: str
+    ids_from: str  # the sample whose ids an id-less one borrowed (accept --ids-from)
+    text_error: str  # with a tokenizer that cannot decode these ids (engines/read/tokens.py)
+    not_sample: bool  # error_result's, for a readable file that is not a sample
+    contents: dict[str, str]
 
 
 class SlotRecord(TypedDict, total=False):

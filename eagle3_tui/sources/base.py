@@ -145,15 +145,21 @@ class Source(ABC):
     label: str = "local"
     #: None for the local machine
     host: str | None = None
-    #: where the numbers are computed: "local" or "remote" (the JSON's "computed")
-    computed: str = "local"
 
     #: the one line saying this source's torch may not unpickle (engines/read/torch_gate.py),
     #: decided when it connects; None when it may
     pickle_problem: str | None = None
 
-    #: whether runtime() is known yet (an SSH box: once its agent's hello came, or it has none)
-    runtime_known: bool = True
+    @property
+    def computed(self) -> str:
+        """Where the numbers are computed: "local" or "remote" (the JSON's "computed"); an SSH
+        box says which as its agent comes and goes."""
+        return "local"
+
+    @property
+    def runtime_known(self) -> bool:
+        """Whether runtime() is known yet (an SSH box: once its agent's hello came, or it has none)."""
+        return True
 
     def runtime(self) -> dict[str, Any]:
         """Which Python and torch compute this source's results: {"computed", "python",

@@ -8,7 +8,7 @@ import stat as stat_mod
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.json_file import kind_problem
@@ -22,6 +22,10 @@ from eagle3_tui.engines.results import (
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
+
+#: what the engines answer with, as a Source hands it on with its "computed" set
+EngineResult = TypeVar("EngineResult", Summary, ComparisonResult, IdentifyResult, AcceptResult)
+
 
 # The engines are imported in the worker thread that runs them (each "lazy: engine" below): the
 # TUI opens this source on its way to the first frame, which lists a folder and needs none of
@@ -92,10 +96,9 @@ class LocalSource(Source):
 
     async def list_pages(self, path: str, page_size: int = 1000) -> AsyncIterator[list[Entry]]:
         pages = iter_pages(path, page_size)
-        done = object()
         while True:
-            page = await asyncio.to_thread(next, pages, done)
-            if page is done:
+            page = await asyncio.to_thread(next, pages, None)
+            if page is None:
                 return
             yield page
 
@@ -132,7 +135,7 @@ class LocalSource(Source):
         return await asyncio.to_thread(_read)
 
     @staticmethod
-    async def _computed_here(run: Callable[[threading.Event], dict[str, Any]]) -> dict[str, Any]:
+    async def _computed_here(run: Callable[[threading.Event], EngineResult]) -> EngineResult:
         """run(cancel) in a worker thread; a cancelled await sets `cancel`, so the engine stops at
         its next chunk or layer instead of running on unseen. The result says "computed": "local"."""
         cancel = threading.Event()
@@ -148,8 +151,8 @@ class LocalSource(Source):
         self, path: str, *, k: int = 5, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
     ) -> Summary:
-        def run(cancel: threading.Event) -> dict[str, Any]:
-            from eagle3_tui.engines.read.tokens import annotate  # lazy: engine
+        def run(cancel: threading.Event) -> Summary:
+            from eagle3_tui.sources.tokenizer import with_token_text  # lazy: engine
 
             if model:
                 from eagle3_tui.engines.model.identify import summarize_identified  # lazy: engine
@@ -159,7 +162,7 @@ class LocalSource(Source):
                 from eagle3_tui.engines.read.stats import summarize_file  # lazy: engine
 
                 result = summarize_file(path, k=k, slots=slots, hidden=hidden, cancel=cancel)
-            return annotate(result, tokenizer)
+            return with_token_text(result, tokenizer)
 
         return await self._computed_here(run)
 
@@ -167,7 +170,7 @@ class LocalSource(Source):
         self, path: str, drafter: str, *, model: str | None = None, steps: int = 3, all_rows: bool = False,
         order: list[int] | None = None, ids_from: str | None = None,
     ) -> AcceptResult:
-        def run(cancel: threading.Event) -> dict[str, Any]:
+        def run(cancel: threading.Event) -> AcceptResult:
             from eagle3_tui.engines.model.accept import accept_file  # lazy: engine
 
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
@@ -181,27 +184,30 @@ class LocalSource(Source):
         return await asyncio.to_thread(check_folders, model, drafter)
 
     async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
-        def run(cancel: threading.Event) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
             from eagle3_tui.engines.scan.pairprint import capture_print  # lazy: engine
 
             return capture_print(path, widths)
 
-        return await self._computed_here(run)
+        result = await asyncio.to_thread(run)  # one file's ids and a few rows: nothing to cancel
+        result["computed"] = "local"
+        return result
 
     async def compare(
         self, a: str, b: str, *, slots: int | None = None, hidden: int | None = None,
         tokenizer: str | None = None, model: str | None = None,
     ) -> ComparisonResult:
-        def run(cancel: threading.Event) -> dict[str, Any]:
+        def run(cancel: threading.Event) -> ComparisonResult:
             from eagle3_tui.engines.compare import compare_files  # lazy: engine
-            from eagle3_tui.engines.read.tokens import annotate  # lazy: engine
+            from eagle3_tui.sources.tokenizer import with_token_text  # lazy: engine
 
-            return annotate(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model), tokenizer)
+            return with_token_text(compare_files(a, b, slots=slots, hidden=hidden, cancel=cancel, model=model),
+                                   tokenizer)
 
         return await self._computed_here(run)
 
     async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
-        def run(cancel: threading.Event) -> dict[str, Any]:
+        def run(cancel: threading.Event) -> IdentifyResult:
             from eagle3_tui.engines.model.identify import identify_file  # lazy: engine
 
             return identify_file(path, model, cancel=cancel, **options)

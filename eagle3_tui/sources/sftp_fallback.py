@@ -27,7 +27,7 @@ READDIR_AHEAD = 8  # READDIR requests in flight while listing a folder
 FIRST_PAGE = 100  # OpenSSH answers READDIR with at most 100 names: show them as soon as they come
 
 
-def entry_from_attrs(name: str, attrs: asyncssh.SFTPAttrs) -> Entry:
+def entry_from_attrs(name: str, attrs: asyncssh.SFTPAttrs | None) -> Entry:
     """attrs follow symlinks already (or are None for a dead link)."""
     if attrs is None or attrs.permissions is None:
         return Entry(name, "link")
@@ -52,13 +52,20 @@ def oserror_from_sftp(err: asyncssh.SFTPError) -> OSError:
 
 
 async def _follow(sftp: asyncssh.SFTPClient, folder: str, name: asyncssh.SFTPName) -> Entry:
-    attrs = name.attrs
-    if attrs.permissions is not None and stat_mod.S_ISLNK(attrs.permissions):
+    attrs: asyncssh.SFTPAttrs | None = name.attrs
+    filename = _text(name.filename)
+    if name.attrs.permissions is not None and stat_mod.S_ISLNK(name.attrs.permissions):
         try:
-            attrs = await sftp.stat(_join(folder, name.filename))
+            attrs = await sftp.stat(_join(folder, filename))
         except asyncssh.SFTPError:
             attrs = None
-    return entry_from_attrs(name.filename, attrs)
+    return entry_from_attrs(filename, attrs)
+
+
+def _text(filename: str | bytes) -> str:
+    """A name as the client decoded it. asyncssh types names as either, bytes being for a client
+    opened without a path encoding; ours has one (utf-8, its default), so this is a str."""
+    return filename if isinstance(filename, str) else filename.decode("utf-8", "surrogateescape")
 
 
 def _join(folder: str, name: str) -> str:
@@ -117,7 +124,8 @@ async def _not_a_folder(sftp: asyncssh.SFTPClient, path: str) -> None:
 async def _slow_readdir(sftp: asyncssh.SFTPClient, handle: bytes) -> tuple[list[asyncssh.SFTPName], bool]:
     names, at_end = await sftp._handler.readdir(handle)
     for name in names:
-        name.filename = sftp.decode(name.filename)
+        if isinstance(name.filename, bytes):  # always: the handler's names are not decoded yet
+            name.filename = sftp.decode(name.filename)
     return list(names), at_end
 
 
@@ -196,7 +204,7 @@ def _parse_names(data: bytes, encoding: str | None, errors: str) -> list[_Name]:
 class _Name(NamedTuple):
     """The SFTPName fields this module reads."""
 
-    filename: str
+    filename: str | bytes  # bytes when the client has no path encoding, as asyncssh's SFTPName
     attrs: _Attrs
 
 
@@ -233,7 +241,7 @@ async def list_pages(sftp: asyncssh.SFTPClient, path: str, page_size: int) -> As
 async def _entries(sftp: asyncssh.SFTPClient, folder: str, names: list[asyncssh.SFTPName]) -> list[Entry]:
     links = [n for n in names if n.attrs.permissions is not None and stat_mod.S_ISLNK(n.attrs.permissions)]
     if not links:  # the common case: no stat round trips at all
-        return [entry_from_attrs(n.filename, n.attrs) for n in names]
+        return [entry_from_attrs(_text(n.filename), n.attrs) for n in names]
     return list(await asyncio.gather(*(_follow(sftp, folder, n) for n in names)))
 
 

@@ -22,11 +22,11 @@ import os
 import posixpath
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import asyncssh
 
-from eagle3_tui.engines.read.tokens import TOKENIZER_FILE, annotate
+from eagle3_tui.engines.read.tokens import TOKENIZER_FILE
 from eagle3_tui.engines.results import (
     AcceptResult,
     ComparisonResult,
@@ -41,7 +41,7 @@ from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentError
 from eagle3_tui.sources.base import Entry, Progress, SourceError
-from eagle3_tui.sources.local import LocalSource, os_error_message
+from eagle3_tui.sources.local import EngineResult, LocalSource, os_error_message
 from eagle3_tui.sources.ssh_session import (  # noqa: F401 - re-exported for callers
     DROPPED,
     FILE_PROBLEMS,
@@ -52,6 +52,10 @@ from eagle3_tui.sources.ssh_session import (  # noqa: F401 - re-exported for cal
     SshSession,
 )
 from eagle3_tui.sources.sshconnect import ConnectError
+from eagle3_tui.sources.tokenizer import with_token_text
+
+#: the results the box may leave for this machine to decode
+_Decoded = TypeVar("_Decoded", Summary, ComparisonResult)
 
 
 class SshSource(SshSession):
@@ -137,10 +141,10 @@ class SshSource(SshSession):
             args["model"] = model
         remote = await self._remote("summarize", f"summarising {path}", args)
         if remote is not None:
-            return await self._with_text(remote, tokenizer, "tokenizer" in args)
+            return await self._with_text(_answer(Summary, remote), tokenizer, "tokenizer" in args)
         local = await self._local_copy(path)
         if isinstance(local, str):
-            return error_result(path, local, computed="local")
+            return {**error_result(path, local, computed="local")}
         result = await LocalSource().summarize(str(local), k=k, slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copy here is summarised, not identified
             result["identify"] = {"model": model, "error": self._no_model_run()}
@@ -158,7 +162,7 @@ class SshSource(SshSession):
             return remote
         local = await self._local_copy(path)
         if isinstance(local, str):
-            return error_result(path, local, computed="local")
+            return {**error_result(path, local, computed="local")}
         result = await LocalSource().pair_print(str(local), widths)
         result["path"] = path
         return result
@@ -175,17 +179,15 @@ class SshSource(SshSession):
             args["model"] = model
         remote = await self._remote("compare", f"comparing {a} and {b}", args)
         if remote is not None:
-            return await self._with_text(remote, tokenizer, "tokenizer" in args)
+            return await self._with_text(_answer(ComparisonResult, remote), tokenizer, "tokenizer" in args)
         local_a, local_b = await self._local_copy(a), await self._local_copy(b)
         if isinstance(local_a, str) or isinstance(local_b, str):
             # the shape compare_files gives when a side cannot be loaded
-            sides = {
-                key: error_result(path, got) if isinstance(got, str) else {"path": path}
-                for key, path, got in (("a", a, local_a), ("b", b, local_b))
-            }
-            failed = [k for k in ("a", "b") if "error" in sides[k]]
-            error = "; ".join(f"{k.upper()} {sides[k]['path']}: {sides[k]['error']}" for k in failed)
-            return {**sides, "error": error, "computed": "local"}
+            side_a = {**error_result(a, local_a)} if isinstance(local_a, str) else {"path": a}
+            side_b = {**error_result(b, local_b)} if isinstance(local_b, str) else {"path": b}
+            error = "; ".join(f"{name} {side['path']}: {side['error']}"
+                              for name, side in (("A", side_a), ("B", side_b)) if "error" in side)
+            return {"a": side_a, "b": side_b, "error": error, "computed": "local"}
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copies here are compared, not identified
             result["identified"] = {"model": model, "error": self._no_model_run()}
@@ -201,7 +203,7 @@ class SshSource(SshSession):
         return bool(tokenizer) and self._agent is not None and self._remote_compute and bool(
             self._agent.hello.get("tokenizers"))
 
-    async def _with_text(self, result: dict[str, Any], tokenizer: str | None, decoded: bool) -> dict[str, Any]:
+    async def _with_text(self, result: _Decoded, tokenizer: str | None, decoded: bool) -> _Decoded:
         """Token text decoded here, with the box's tokenizer.json fetched once into the cache,
         when the box could not decode it itself."""
         if not tokenizer or decoded or "error" in result:
@@ -209,17 +211,14 @@ class SshSource(SshSession):
         try:
             local = await self._tokenizer_copy(tokenizer)
         except OSError as err:
-            problem = FILE_PROBLEMS.get(err.errno, err.strerror or str(err))
+            problem = FILE_PROBLEMS.get(err.errno or 0, err.strerror or str(err))
             result["text_error"] = f"tokenizer {self._show(tokenizer)}: {problem}"
             return result
         except SourceError as err:
             result["text_error"] = f"tokenizer {self._show(tokenizer)}: {err}"
             return result
 
-        def run() -> dict[str, Any]:
-            return annotate(result, str(local))
-
-        result = await asyncio.to_thread(run)
+        result = await asyncio.to_thread(with_token_text, result, str(local))
         if result.get("tokenizer"):
             result["tokenizer"] = self._show(tokenizer)
         return result
@@ -239,8 +238,8 @@ class SshSource(SshSession):
         if remote is not None:
             if "error" in remote:
                 remote.setdefault("model", model)
-            return remote
-        return error_result(path, self._no_model_run(), model=model, computed="local")
+            return _answer(IdentifyResult, remote)
+        return {"path": path, "model": model, "computed": "local", **error_result(path, self._no_model_run())}
 
     def _no_model_run(self) -> str:
         why = "no agent" if self._agent is None else "no usable torch"
@@ -256,10 +255,11 @@ class SshSource(SshSession):
         remote = await self._remote("accept", f"running the drafter on {path}", args)
         if remote is not None:
             remote.setdefault("drafter", drafter)
-            return remote
+            return _answer(AcceptResult, remote)
         # No SFTP fallback: a drafter (and its target's embedding) can be gigabytes; it runs where it is.
-        return error_result(path, f"cannot run the drafter on {self.target.host}: no usable Python with torch "
-                                  "there (see --remote-python)", drafter=drafter, computed="local")
+        return {"path": path, "drafter": drafter, "computed": "local",
+                **error_result(path, f"cannot run the drafter on {self.target.host}: no usable Python with torch "
+                                     "there (see --remote-python)")}
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,
@@ -317,8 +317,8 @@ class SshSource(SshSession):
                     self._remote_compute = False
                     self._status(f"cannot compute on {self.target.host} ({err}): computing locally", once=True)
                     return None
-                path = args.get("path") or args.get("a")
-                return error_result(path, str(err), computed="remote")
+                path = args.get("path") or args.get("a") or ""
+                return {**error_result(path, str(err), computed="remote")}
             result = reply["result"]
             result["computed"] = "remote"
             return result
@@ -331,7 +331,7 @@ class SshSource(SshSession):
         try:
             entry = await self._stat(path)
         except OSError as err:
-            return FILE_PROBLEMS.get(err.errno, f"cannot read file: {err.strerror}")
+            return FILE_PROBLEMS.get(err.errno or 0, f"cannot read file: {err.strerror}")
         problem = KIND_PROBLEMS.get(entry.kind)
         if problem is not None:
             return problem
@@ -392,7 +392,13 @@ def _as_oserror(err: AgentError) -> OSError:
     return OSError(errno_mod.EIO, str(err))
 
 
-def _restore_paths(result: dict[str, Any], cached_to_remote: dict[str, str]) -> dict[str, Any]:
+def _answer(shape: type[EngineResult], reply: dict[str, Any]) -> EngineResult:
+    """The agent's answer as the result it is: the box runs the same engine (sources/agent.py),
+    and its JSON line is that engine's dict."""
+    return cast(EngineResult, reply)
+
+
+def _restore_paths(result: EngineResult, cached_to_remote: dict[str, str]) -> EngineResult:
     """Results computed on cached copies name the remote files, as the agent's results do."""
 
     def fix(value: Any) -> Any:
@@ -406,4 +412,4 @@ def _restore_paths(result: dict[str, Any], cached_to_remote: dict[str, str]) -> 
             return {key: fix(v) for key, v in value.items()}
         return value
 
-    return fix(result)
+    return cast(EngineResult, fix(result))  # the same dict, its strings rewritten

@@ -97,7 +97,8 @@ class Connector:
     def _known_hosts_files(self, opts: asyncssh.SSHClientConnectionOptions) -> list[str]:
         if self._known_hosts_arg:
             return [self._known_hosts_arg]
-        files = [str(Path(f).expanduser()) for f in (opts.known_hosts or [])]
+        known = opts.known_hosts  # typed as any of asyncssh's KnownHostsArg; from an SSH config, a list of files
+        files = [str(Path(f).expanduser()) for f in (known if isinstance(known, list) else []) if isinstance(f, str)]
         if not files:
             files = [str(Path("~/.ssh/known_hosts").expanduser()), "/etc/ssh/ssh_known_hosts"]
         return files

@@ -13,12 +13,24 @@ In sources/ so that both commands/ and ui/ may import it (tests/test_layers.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from eagle3_tui.engines.read.tokens import annotate
+from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
 from eagle3_tui.target import Target, TargetError, parse_target
 
 NO_TOKENIZER_FILE = "no tokenizer.json"
+
+#: the results that carry token text: a summary's tokens, a comparison's aligned rows, a drafter's guesses
+TextResult = TypeVar("TextResult", Summary, ComparisonResult, AcceptResult)
+
+
+def with_token_text(result: TextResult, tokenizer: str | None) -> TextResult:
+    """`result` with its token text when `tokenizer` (a path here) is given, or why not in
+    "text_error": engines/read/tokens.py annotate, which adds it to the dict it is handed (typed
+    there as a plain dict)."""
+    annotate(cast("dict[str, Any]", result), tokenizer)
+    return result
 
 
 class TokenizerChoice:
@@ -55,7 +67,7 @@ class TokenizerChoice:
         there = self.where(data) if data is not None else None
         return there is not None and data is not None and data.is_remote and not there.is_remote
 
-    def finish(self, result: dict[str, Any], data: Target) -> dict[str, Any]:
+    def finish(self, result: TextResult, data: Target) -> TextResult:
         """Decode here what the data's Source could not (a local tokenizer, remote data); a summary
         or a comparison alike. What went wrong is one line in "text_error", the numbers stay."""
         if self.error:
@@ -66,7 +78,7 @@ class TokenizerChoice:
                 result["text_error"] = (f"tokenizer {there.display()} is on another machine than "
                                         "the data: give one on this machine or on the data's host")
             else:
-                result = annotate(result, there.path)
+                result = with_token_text(result, there.path)
         if self.optional and NO_TOKENIZER_FILE in str(result.get("text_error", "")):
             result.pop("text_error")
         return result

@@ -76,7 +76,7 @@ def accept_file(path: str, drafter: str, *, model: str | None = None, steps: int
                 f"{blank}: the drafter is fed that one token at every row, so this score says nothing about the "
                 "hidden states (--ids-from SAMPLE borrows the ids of the matching training sample)")
     except (SampleError, MemoryError) as err:
-        return error_result(path, err, drafter=drafter)
+        return {"path": path, "drafter": drafter, **error_result(path, err)}
     result["path"] = path
     if ids_from:
         result["ids_from"] = ids_from

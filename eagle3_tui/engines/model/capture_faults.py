@@ -20,9 +20,8 @@ Standard library only (shipped to the remote box with the engines).
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results import CaptureFault, Finding, finding
 
 #: 1 - mean cosine within which a slot holds a state (a capture in bf16, fp16 or float32)
 TOLERANCE = 1.6e-3
@@ -49,10 +48,10 @@ def _f(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def candidates(p: int, scores, layers: int) -> list[dict[str, Any]]:
+def candidates(p: int, scores, layers: int) -> list[CaptureFault]:
     """Every state part `p` was scored against except the unshifted boundaries, best first:
     {"kind": "lag"|"normalized"|"mid"|"attn"|"mlp"|"branches", "cosine", ...}."""
-    out: list[dict[str, Any]] = []
+    out: list[CaptureFault] = []
     lag = scores.lag[p].tolist()
     # the shifts scored are -MAX_SHIFT..MAX_SHIFT (identify_run.Scores), read off the rows rather
     # than imported: the sample view imports this module at start-up, and identify_run brings the
@@ -74,7 +73,7 @@ def candidates(p: int, scores, layers: int) -> list[dict[str, Any]]:
     return out
 
 
-def state_name(c: dict[str, Any]) -> str:
+def state_name(c: CaptureFault) -> str:
     """A short name of a catalogue state: "b=5 one row late", "layer 4's MLP output"."""
     kind = c["kind"]
     if kind == "lag":
@@ -87,7 +86,7 @@ def state_name(c: dict[str, Any]) -> str:
     return f"layer {c['layer']}'s {BRANCH_TEXT[kind]}"
 
 
-def short(c: dict[str, Any]) -> str:
+def short(c: CaptureFault) -> str:
     """The b column's text for a fault: 5+1 (b = 5, one row late), 4mid, 4mlp, 4att, 4a+m, 4nrm."""
     kind = c["kind"]
     if kind == "lag":
@@ -102,7 +101,7 @@ def _rows(s: int) -> str:
 
 
 def explain(label: str, p: int, scores, layers: int, tol: float, *, prefix: str = "slot"
-            ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+            ) -> tuple[CaptureFault | None, list[Finding]]:
     """(the fault record, findings) for part `p` when a catalogue state is within `tol`; else
     (None, []). `prefix` is "slot" or "final" (the finding codes: slot_lag, final_lag, ...)."""
     ranked = candidates(p, scores, layers)
@@ -113,7 +112,7 @@ def explain(label: str, p: int, scores, layers: int, tol: float, *, prefix: str 
     exact = scores.cos[p]
     own = _own_boundary(best, layers)
     own_cos = _f(exact[own]) if own is not None else None
-    fault = {**best, "short": short(best), "distance": 1 - best["cosine"], "tolerance": tol,
+    fault: CaptureFault = {**best, "short": short(best), "distance": 1 - best["cosine"], "tolerance": tol,
              "second": ({"state": state_name(second), "cosine": second["cosine"]} if second else None),
              "margin": (best["cosine"] - second["cosine"]) if second else None}
     numbers = f"cosine {best['cosine']:.4f}"
@@ -128,16 +127,17 @@ def explain(label: str, p: int, scores, layers: int, tol: float, *, prefix: str 
     return fault, [found]
 
 
-def _own_boundary(c: dict[str, Any], layers: int) -> int | None:
+def _own_boundary(c: CaptureFault, layers: int) -> int | None:
     """The column of the boundary the fault's state belongs to (for the numbers shown)."""
     if c["kind"] == "lag":
-        return layers + 1 if c["boundary"] == "post" else c["boundary"]
+        b = c["boundary"]
+        return b if isinstance(b, int) else layers + 1  # "post": the final norm's output
     if c["kind"] == "normalized":
         return c["layer"]
     return c["layer"] + 1
 
 
-def _finding(c: dict[str, Any], label: str) -> tuple[str, str]:
+def _finding(c: CaptureFault, label: str) -> tuple[str, str]:
     kind = c["kind"]
     if kind == "lag":
         s = c["shift"]
@@ -162,7 +162,7 @@ def _finding(c: dict[str, Any], label: str) -> tuple[str, str]:
         "`residual` a vLLM/SGLang layer passes on without the MLP's `hidden_states`")
 
 
-def common_lag(faults: list[dict[str, Any] | None]) -> int | None:
+def common_lag(faults: list[CaptureFault | None]) -> int | None:
     """The shift when every part is a lag by the same number of rows (a capture one token late)."""
     shifts = {f.get("shift") if f and f.get("kind") == "lag" else None for f in faults}
     if len(faults) < 2 or len(shifts) != 1:
@@ -171,14 +171,14 @@ def common_lag(faults: list[dict[str, Any] | None]) -> int | None:
     return s if s else None
 
 
-def capture_lag_finding(shift: int, n: int) -> dict[str, Any]:
+def capture_lag_finding(shift: int, n: int) -> Finding:
     return finding("capture_lag", "warning",
                    f"the whole capture is {_rows(shift)}: all {n} parts match their boundaries "
                    f"shifted by {shift:+d} rows; shift the rows back (or fix the capture's slicing) "
                    "before training or comparing", shift=shift)
 
 
-def own_boundary(fault: dict[str, Any]) -> int | str | None:
+def own_boundary(fault: CaptureFault) -> int | str | None:
     """The boundary a fault's state belongs to: the lagged boundary itself, b = i for layer i's
     normalized input, b = i + 1 for a state inside layer i (its output is that plus the rest)."""
     if fault.get("kind") == "lag":
@@ -188,7 +188,7 @@ def own_boundary(fault: dict[str, Any]) -> int | str | None:
     return fault["layer"] if fault["kind"] == "normalized" else fault["layer"] + 1
 
 
-def what_is_wrong(fault: dict[str, Any]) -> str:
+def what_is_wrong(fault: CaptureFault) -> str:
     """How a part differs from the boundary it belongs to, in a few words."""
     kind = fault.get("kind")
     if kind == "lag":
@@ -200,7 +200,7 @@ def what_is_wrong(fault: dict[str, Any]) -> str:
     return f"taken inside layer {fault['layer']} (after attention, before the MLP)"
 
 
-def fault_words(fault: dict[str, Any]) -> str:
+def fault_words(fault: CaptureFault) -> str:
     """"b=6 without the residual (layer 5's MLP output alone)": the boundary and what is wrong."""
     own = own_boundary(fault)
     where = "the final norm's output" if own == "post" else f"b={own}"

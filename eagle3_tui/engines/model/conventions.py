@@ -28,7 +28,7 @@ from eagle3_tui.engines.model.folder_config import (  # noqa: F401 - the reader'
     read_json,
     text_config,
 )
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results import ConventionReading, Conventions, Finding, PairExplanation, Severity, finding
 
 READINGS = (
     ("output", "output of layer id (SpecForge, SGLang explicit ids, speculators legacy): b = id + 1", 1),
@@ -100,7 +100,7 @@ def expected_boundaries(ids: list[int], shift: int) -> list[int]:
 def convention_finding(
     identified: list[int | None], layers: int, drafter: tuple[list[int], str] | None,
     schema: str | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[Conventions, list[Finding]]:
     """(the `conventions` block of the result, findings) for the slots' identified boundaries.
 
     `identified` holds one boundary per slot in file order (None: the slot matched none; L + 1:
@@ -108,7 +108,7 @@ def convention_finding(
     ids are named first (PRODUCER_DEFAULTS).
     """
     id_sets = [drafter] if drafter is not None else default_id_sets(layers, schema)
-    table = []
+    table: list[ConventionReading] = []
     for ids, source in id_sets:
         for key, text, shift in READINGS:
             table.append({"ids": ids, "ids_from": source, "reading": key, "describe": text,
@@ -118,24 +118,24 @@ def convention_finding(
         table.append({"ids": ids, "ids_from": source, "reading": "hf_hidden_states",
                       "describe": "HF hidden_states[k]: b = k (k = L is after the final norm)",
                       "boundaries": hf})
-    block = {"layers": layers, "readings": table}
+    block: Conventions = {"layers": layers, "readings": table}
     known = [b for b in identified if b is not None]
     if not known:
         return block, []
     got = sorted(known)
     complete = len(known) == len(identified)
     follows = [r for r in table if r["boundaries"] == got and complete]
-    findings: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     got_text = _set(got, layers)
 
-    def show(r: dict[str, Any]) -> str:
+    def show(r: ConventionReading) -> str:
         return f"{r['ids_from']} {r['ids']} read as {_short(r['reading'])} give b {_set(r['boundaries'], layers)}"
 
     if follows:
         # "input" and HF hidden_states give the same numbers: name the first that fits
         r = follows[0]
         others = [o for o in table if o["ids_from"] == r["ids_from"] and o["boundaries"] != got]
-        severity = "info"
+        severity: Severity = "info"
         text = f"slots at b {got_text}: {show(r)}"
         if drafter is None:
             default = [2, layers // 2, layers - 3]
@@ -190,14 +190,14 @@ _READ_AS = {"output": "the output of the layer", "input": "the input of the laye
 
 def explain_pair(
     a: list[int | None], b: list[int | None], layers: int, drafter: tuple[list[int], str] | None
-) -> dict[str, Any] | None:
+) -> PairExplanation | None:
     """Why two captures sit at different boundaries, when one set of layer ids explains both:
     A's boundaries are one reading of the ids and B's another (compare --model). None when
     no id set (the drafter's, else the two defaults) fits both sides."""
-    if not a or not b or None in a or None in b or sorted(a) == sorted(b):
+    got_a, got_b = sorted(x for x in a if x is not None), sorted(x for x in b if x is not None)
+    if not a or not b or len(got_a) < len(a) or len(got_b) < len(b) or got_a == got_b:
         return None
     block, _ = convention_finding(list(a), layers, drafter)
-    got_a, got_b = sorted(a), sorted(b)
     seen: list[str] = []
     for r in block["readings"]:
         if r["ids_from"] not in seen:

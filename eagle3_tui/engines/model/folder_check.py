@@ -75,7 +75,7 @@ def check_drafter(folder: str) -> str | None:
     if os.path.isfile(file):  # safetensors: its names are in the header (a .bin is not opened here)
         try:
             header = {specforge_name(n)[0]: v for n, v in safetensors_header(file).items() if n != "__metadata__"}
-            layouts = {specforge_name(n)[1] for n in safetensors_header(file)} - {None}
+            layouts = {layout for _, layout in map(specforge_name, safetensors_header(file)) if layout is not None}
         except SampleError as err:
             return str(err).splitlines()[0]
         if "fc.weight" not in header:

@@ -102,6 +102,14 @@ def whole(where: str, cfg: dict[str, Any], key: str, *, default: int | None = No
     return v
 
 
+def needed(where: str, cfg: dict[str, Any], key: str, *, low: int = 1, high: int = MAX_SIZE) -> int:
+    """cfg[key] as a whole number in [low, high] (whole); a key absent or null is an error."""
+    v = whole(where, cfg, key, low=low, high=high)
+    if v is None:
+        raise FolderConfigError(f"{where}: config.json has no {key}")
+    return v
+
+
 def number(where: str, cfg: dict[str, Any], key: str, *, default: float, high: float = 1e12) -> float:
     """cfg[key] as a finite number in (0, high]; `default` when absent or null."""
     v = cfg.get(key)
@@ -221,8 +229,8 @@ def read_model_config(folder: str) -> ModelConfig:
     inner = text_config(raw)
     if inner.get("num_hidden_layers") is None or inner.get("hidden_size") is None:
         raise FolderConfigError(f"{where}: config.json has no num_hidden_layers/hidden_size: not a decoder model folder")
-    layers = whole(where, inner, "num_hidden_layers", high=MAX_LAYERS)
-    hidden = whole(where, inner, "hidden_size")
+    layers = needed(where, inner, "num_hidden_layers", high=MAX_LAYERS)
+    hidden = needed(where, inner, "hidden_size")
     vocab = whole(where, inner, "vocab_size")
     for key in ("intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
         whole(where, inner, key)
@@ -302,6 +310,7 @@ def drafter_values(folder: str, cfg: dict[str, Any]) -> DrafterValues:
     if heads is None:
         raise FolderConfigError(f"{where}: config.json lacks num_attention_heads")
     params = mapping(where, cfg, "rope_parameters")
+    scaling: dict[str, Any] | None
     if params is not None and "rope_theta" in params:
         theta, scaling = number(where, params, "rope_theta", default=10000.0), params
     else:

@@ -21,7 +21,7 @@ optional `model` extra), and this module is shipped to the remote box with the r
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Literal
 
 from eagle3_tui.engines.model.capture_faults import TOLERANCE, TOLERANCE_FP8  # noqa: F401 - the match bounds
 from eagle3_tui.engines.model.conventions import ConfigError, drafter_layer_ids, explain_pair, num_layers, text_config
@@ -40,7 +40,15 @@ from eagle3_tui.engines.model.identify_verdicts import SCALE_TOL, UNRELATED_COS,
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled, summarize
-from eagle3_tui.engines.results import IdentifyResult, Summary, error_result
+from eagle3_tui.engines.results import (
+    IdentifiedBrief,
+    IdentifiedPart,
+    IdentifyBrief,
+    IdentifyPair,
+    IdentifyResult,
+    Summary,
+    error_result,
+)
 
 # ------------------------------------------------------------------------------ entry points
 
@@ -71,9 +79,9 @@ def identify_file(
         return identify(sample, model, config=config, ids=ids, tokens=tokens, device=device,
                         drafter_ids=drafter_ids, cancel=cancel)
     except (IdentifyError, ConfigError) as err:
-        return error_result(path, str(err), model=model)
+        return {"path": path, "model": model, **error_result(path, str(err))}
     except MemoryError as err:
-        return error_result(path, err, model=model)
+        return {"path": path, "model": model, **error_result(path, err)}
 
 
 def _load(load_sample, path: str, what: str, **kw) -> Sample:
@@ -110,6 +118,8 @@ def identify(
     config = config or model_config(model)
     inner = text_config(config)
     layers, width = num_layers(config), inner["hidden_size"]
+    if layers is None:  # model_config checked it; a config handed in may lack it
+        raise IdentifyError(f"model {model}: config.json has no num_hidden_layers")
     if sample.hidden != width:
         sample = _resplit(sample, width)
     if sample.hidden != width:
@@ -174,31 +184,33 @@ def _resplit(sample: Sample, width: int) -> Sample:
 # is the final norm's output), computed on the sample already loaded for the summary/comparison.
 
 
-def brief(result: dict[str, Any]) -> dict[str, Any]:
+def brief(result: IdentifyResult) -> IdentifyBrief:
     """The part of an identify result the other views show: per-slot boundaries, the final
     state's, the layer-id convention the slots follow. An unusable input stays {"error"}."""
     if "error" in result:
         return {"model": result.get("model"), "error": result["error"]}
 
-    def short(row: dict[str, Any]) -> dict[str, Any]:
-        out = {"boundary": row.get("boundary"), "cosine": row.get("cosine"), "status": row.get("status")}
-        if row.get("second"):  # the runner-up and by how much it lost: how sure the match is
-            out["second"], out["margin"] = row["second"], row.get("margin")
-        if row.get("norm"):
-            out["norm"] = row["norm"]
-        if out["boundary"] is None and row.get("nearest") is not None and not row.get("norm"):
-            out["nearest"] = row["nearest"]  # matched nothing: the closest column, not a boundary
-        if row.get("fault"):  # what the capture holds instead (capture_faults.py)
-            fault = row["fault"]
-            out["fault"] = {k: fault[k] for k in ("kind", "short", "cosine", "boundary", "layer", "shift")
-                            if k in fault}
+    def short(row: IdentifiedPart) -> IdentifiedBrief:
+        out: IdentifiedBrief = {"boundary": row.get("boundary"), "cosine": row.get("cosine"), "status": row.get("status")}
+        if second := row.get("second"):  # the runner-up and by how much it lost: how sure the match is
+            out["second"], out["margin"] = second, row.get("margin")
+        if norm := row.get("norm"):
+            out["norm"] = norm
+        if out["boundary"] is None and (nearest := row.get("nearest")) is not None and not norm:
+            out["nearest"] = nearest  # matched nothing: the closest column, not a boundary
+        if fault := row.get("fault"):  # what the capture holds instead (capture_faults.py)
+            out["fault"] = {}
+            for k in _FAULT_SHOWN:
+                if k in fault:
+                    out["fault"][k] = fault[k]
         return out
 
     conv = next((f for f in result.get("findings", []) if f.get("code") == "layer_convention"), None)
+    final = result.get("final")
     return {
         "model": result.get("model"), "layers": result.get("layers"), "tokens": result.get("tokens"),
         "slots": [short(s) for s in result["slots"]],
-        "final": short(result["final"]) if result.get("final") else None,
+        "final": short(final) if final else None,
         "convention": {k: conv.get(k) for k in ("follows", "ids", "ids_from", "message")} if conv else None,
         # what the CLI prints under FINDINGS, but the per-slot verdicts the rows already say
         "findings": [{k: f.get(k) for k in ("severity", "code", "message")}
@@ -206,11 +218,18 @@ def brief(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def attach(summary: dict[str, Any], identified: dict[str, Any]) -> dict[str, Any]:
+#: what brief keeps of a fault, in this order
+_FAULT_SHOWN: tuple[Literal["kind", "short", "cosine", "boundary", "layer", "shift"], ...] = (
+    "kind", "short", "cosine", "boundary", "layer", "shift")
+
+
+def attach(summary: Summary, identified: IdentifyBrief) -> Summary:
     """A summary with each slot's (and the final state's) "identified" record, and the run's
     facts under summary["identify"]; an identification that failed leaves the summary as it
     was, with summary["identify"] = {"model", "error"}."""
-    summary["identify"] = {k: v for k, v in identified.items() if k not in ("slots", "final")}
+    summary["identify"] = {**identified}
+    summary["identify"].pop("slots", None)
+    summary["identify"].pop("final", None)
     if "error" in identified or "error" in summary:
         return summary
     slots = summary.get("slots") or []
@@ -221,8 +240,8 @@ def attach(summary: dict[str, Any], identified: dict[str, Any]) -> dict[str, Any
         return summary
     for part, ident in zip(slots, identified["slots"]):
         part["identified"] = ident
-    if summary.get("final") is not None and identified.get("final"):
-        summary["final"]["identified"] = identified["final"]
+    if (final := summary.get("final")) is not None and (ident_final := identified.get("final")):
+        final["identified"] = ident_final
     return summary
 
 
@@ -237,7 +256,7 @@ def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None
     except Cancelled:
         raise
     except Exception as err:  # noqa: BLE001 - as summarize_file: one line
-        return error_result(path, err)
+        return {**error_result(path, err)}
     config, problem = None, None
     try:
         config = model_config(model)
@@ -250,24 +269,24 @@ def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None
     except Cancelled:
         raise
     except Exception as err:  # noqa: BLE001
-        return error_result(path, err)
+        return {**error_result(path, err)}
     if problem is not None:
         return attach(summary, {"model": model, "error": problem})
     return attach(summary, brief(_identify_or_error(sample, model, config, device=device, cancel=cancel)))
 
 
 def _identify_or_error(sample: Sample, model: str, config, *, ids=None, device: str = "auto",
-                       cancel: threading.Event | None = None) -> dict[str, Any]:
+                       cancel: threading.Event | None = None) -> IdentifyResult:
     try:
         return identify(sample, model, config=config, ids=ids, device=device, cancel=cancel)
     except (IdentifyError, ConfigError) as err:
-        return error_result(sample.path, str(err), model=model)
+        return {"path": sample.path, "model": model, **error_result(sample.path, str(err))}
     except MemoryError as err:
-        return error_result(sample.path, err, model=model)
+        return {"path": sample.path, "model": model, **error_result(sample.path, err)}
 
 
 def identify_pair(a: Sample, b: Sample, model: str, *, device: str = "auto",
-                  cancel: threading.Event | None = None) -> dict[str, Any]:
+                  cancel: threading.Event | None = None) -> IdentifyPair:
     """{"a": brief, "b": brief} for the two sides of a comparison (one model load for both). A
     capture without token ids is run on A's ids (the comparison aligns the two by them); the
     pair's convention explanation, when the two sides read the same ids differently, is in
@@ -276,20 +295,20 @@ def identify_pair(a: Sample, b: Sample, model: str, *, device: str = "auto",
         config = model_config(model)
     except (IdentifyError, ConfigError) as err:
         return {"model": model, "error": str(err)}
-    out: dict[str, Any] = {"model": model}
-    for key, sample in (("a", a), ("b", b)):
-        ids = None
-        if sample.ids is None and key == "b" and a.ids is not None:
-            ids = a.ids[: a.valid_len]
-            out["b_ids_from"] = "a"
-        out[key] = brief(_identify_or_error(sample, model, config, ids=ids, device=device, cancel=cancel))
-    if "error" not in out["a"] and "error" not in out["b"]:
-        layers = out["a"]["layers"]
+    out: IdentifyPair = {"model": model}
+    out["a"] = brief(_identify_or_error(a, model, config, device=device, cancel=cancel))
+    ids = None
+    if b.ids is None and a.ids is not None:
+        ids = a.ids[: a.valid_len]
+        out["b_ids_from"] = "a"
+    out["b"] = brief(_identify_or_error(b, model, config, ids=ids, device=device, cancel=cancel))
+    layers = out["a"].get("layers")
+    if "error" not in out["a"] and "error" not in out["b"] and layers is not None:
         out["explained"] = explain_pair(bounds_of(out["a"]), bounds_of(out["b"]), layers, None)
     return out
 
 
-def bounds_of(br: dict[str, Any]) -> list[int | None]:
+def bounds_of(br: IdentifyBrief) -> list[int | None]:
     """Per-slot boundaries of a brief, the final norm's output as L + 1 (conventions.py's way)."""
     if "error" in br:
         return []

@@ -33,6 +33,7 @@ from eagle3_tui.engines.model.folder_config import read_model_config
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
 from eagle3_tui.engines.read.stats import Cancelled
+from eagle3_tui.engines.results import ForwardInfo
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
 CHUNK_ROWS = 256
@@ -65,7 +66,7 @@ class Scores:
     ratio: Any
     lag: Any
     inner: dict[str, Any] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: ForwardInfo = field(default_factory=lambda: ForwardInfo())
 
 
 # ------------------------------------------------------------------------------ the model

@@ -7,12 +7,18 @@ Standard library only at module level (shipped to the remote box with the engine
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from eagle3_tui.engines.model import capture_faults
 from eagle3_tui.engines.model.capture_faults import NEAR_COS
 from eagle3_tui.engines.model.conventions import convention_finding
-from eagle3_tui.engines.results import IdentifyResult, finding, sort_findings
+from eagle3_tui.engines.results import (
+    CaptureFault,
+    Finding,
+    IdentifiedPart,
+    IdentifyResult,
+    finding,
+    sort_findings,
+)
 
 #: |median norm ratio - 1| beyond which a matched slot differs by a scale (noise: <= 0.0021)
 SCALE_TOL = 0.02
@@ -25,28 +31,29 @@ def _f(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _name(col: int, layers: int):
+def _name(col: int, layers: int) -> int | str:
     return "post" if col == layers + 1 else col
 
 
-def _where(col, layers: int) -> str:
+def _where(col: int | str | None, layers: int) -> str:
     return "the final norm's output" if col in ("post", layers + 1) else f"b={col}"
 
 
 def slot_verdict(label: str, p: int, scores, layers: int, tol: float, *, borrowed_ids: bool = False
-                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                 ) -> tuple[IdentifiedPart, list[Finding]]:
     """Best column among b = 0..L and the post-norm output (HF hidden_states[L] is post-norm, so a
     slot taken there is one of the documented captures; it is reported as norm "post")."""
     cos, ratio = scores.cos[p], scores.ratio[p]
     order = [c for c in cos.argsort(descending=True).tolist() if math.isfinite(float(cos[c]))] or [0]
     best, second = order[0], order[1] if len(order) > 1 else None
     best_cos, best_ratio = _f(cos[best]), _f(ratio[best])
-    row: dict[str, Any] = {
+    second_cos = _f(cos[second]) if second is not None else None
+    row: IdentifiedPart = {
         "label": label, "boundary": None, "cosine": best_cos, "norm_ratio": best_ratio,
         "nearest": _name(best, layers), "distance": None if best_cos is None else 1 - best_cos,
         "tolerance": tol,
-        "second": {"boundary": _name(second, layers), "cosine": _f(cos[second])} if second is not None else None,
-        "margin": (best_cos - _f(cos[second])) if second is not None and best_cos is not None else None,
+        "second": {"boundary": _name(second, layers), "cosine": second_cos} if second is not None else None,
+        "margin": (best_cos - second_cos) if second_cos is not None and best_cos is not None else None,
         "status": "unmatched",
     }
     where = _where(best, layers)
@@ -55,7 +62,7 @@ def slot_verdict(label: str, p: int, scores, layers: int, tol: float, *, borrowe
     fault, findings = capture_faults.explain(label, p, scores, layers, tol)
     if fault is not None:
         row["status"], row["fault"] = _status(fault), fault
-        if fault["kind"] == "lag" and fault["boundary"] != "post":
+        if fault["kind"] == "lag" and isinstance(fault["boundary"], int):  # not "post"
             row["boundary"] = fault["boundary"]  # the right layer, on the wrong rows
         return row, findings
     if best_cos is not None and best_cos >= NEAR_COS:
@@ -80,13 +87,15 @@ def slot_verdict(label: str, p: int, scores, layers: int, tol: float, *, borrowe
                          f"inside its layers (best cosine {shown} at {where}): from {source}", slot=label)]
 
 
-def _status(fault: dict[str, Any]) -> str:
+def _status(fault: CaptureFault) -> str:
     kind = fault["kind"]
     return {"lag": "lag", "normalized": "normalized", "mid": "mid_layer"}.get(kind, "no_residual")
 
 
-def _matched(row, label, best, second, layers, tol) -> list[dict[str, Any]]:
-    where, findings = _where(best, layers), []
+def _matched(row: IdentifiedPart, label: str, best: int, second: int | None, layers: int, tol: float
+             ) -> list[Finding]:
+    where = _where(best, layers)
+    findings: list[Finding] = []
     best_cos, best_ratio = row["cosine"], row["norm_ratio"]
     if best == layers + 1:
         row["norm"] = "post"
@@ -105,7 +114,8 @@ def _matched(row, label, best, second, layers, tol) -> list[dict[str, Any]]:
     return findings
 
 
-def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
+def final_verdict(p: int, scores, layers: int, said: str | None, tol: float
+                  ) -> tuple[IdentifiedPart, list[Finding]]:
     """pre (b = L) or post (the final norm's output), by cosine, then by norm ratio."""
     cos, ratio = scores.cos[p], scores.ratio[p]
     pre, post = layers, layers + 1
@@ -116,9 +126,9 @@ def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
             cands.append((abs(math.log(r)) if r and r > 0 else float("inf"), norm, c, r))
     if cands:
         _, norm, c, r = min(cands)
-        final = {"norm": norm, "cosine": c, "norm_ratio": r, "boundary": layers if norm == "pre" else None,
+        final: IdentifiedPart = {"norm": norm, "cosine": c, "norm_ratio": r, "boundary": layers if norm == "pre" else None,
                  "status": "match"}
-        findings = []
+        findings: list[Finding] = []
         if r is not None and abs(r - 1) > SCALE_TOL:
             final["status"] = "scaled"
             findings.append(finding("final_scaled", "warning", f"final is the {norm}-norm state scaled by {r:.3g}",
@@ -151,7 +161,8 @@ def final_verdict(p: int, scores, layers: int, said: str | None, tol: float):
 def result(sample, model: str, layers: int, n: int, scores, drafter_ids, *, borrowed_ids: bool = False
            ) -> IdentifyResult:
     tol = capture_faults.tolerance(sample.dtype)
-    slots, findings = [], []
+    slots: list[IdentifiedPart] = []
+    findings: list[Finding] = []
     for i, s in enumerate(sample.slots):
         row, f = slot_verdict(s.label, i, scores, layers, tol, borrowed_ids=borrowed_ids)
         row["said"] = s.boundary
@@ -161,7 +172,7 @@ def result(sample, model: str, layers: int, n: int, scores, drafter_ids, *, borr
                              slot=s.label))
         slots.append(row)
         findings += f
-    final = None
+    final: IdentifiedPart | None = None
     if sample.final is not None:
         final, f = final_verdict(len(sample.slots), scores, layers, sample.final_norm, tol)
         findings += f

@@ -22,7 +22,7 @@ from eagle3_tui.engines.read.vocab_file import (  # noqa: F401 - the file's read
     load_mapping,
     mapping_from,
 )
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results import Finding, OutOfVocab, SampleVocab, ScanRecord, Severity, Summary, finding
 
 FILE_NAME = "vocab_mapping.pt"
 #: below this share of loss tokens in the draft vocabulary, scan warns
@@ -92,7 +92,7 @@ def scan_counts(path: str | None, ids: Any, mask: Any, valid: int) -> dict[str, 
 
 
 def sample_vocab(mapping: VocabMapping, ids: list[int], mask: list[int] | None, valid: int,
-                 text: list[str] | None = None) -> dict[str, Any]:
+                 text: list[str] | None = None) -> SampleVocab:
     """Per sample (for the sample view): the share of loss tokens in the draft vocabulary and the
     first out-of-vocabulary ones (row, id, and text when the summary has it)."""
     # lazy: torch: loaded when used, never at start-up
@@ -106,9 +106,9 @@ def sample_vocab(mapping: VocabMapping, ids: list[int], mask: list[int] | None, 
     oov_rows = rows[~inside].tolist()
     total = int(picked.numel())
     n_in = int(inside.sum())
-    oov = []
+    oov: list[OutOfVocab] = []
     for t in oov_rows[:SHOW_OOV]:
-        item: dict[str, Any] = {"index": t, "id": ids[t]}
+        item: OutOfVocab = {"index": t, "id": ids[t]}
         if text is not None and t < len(text):
             item["text"] = text[t]
         oov.append(item)
@@ -116,21 +116,21 @@ def sample_vocab(mapping: VocabMapping, ids: list[int], mask: list[int] | None, 
             "out": total - n_in, "coverage": n_in / total if total else None, "oov": oov}
 
 
-def annotate_summary(summary: dict[str, Any], path: str | None) -> dict[str, Any]:
+def annotate_summary(summary: Summary, path: str | None) -> Summary:
     """Add "vocab" (sample_vocab) to a summary with ids, or "vocab_error" saying why not."""
-    if not path or "error" in summary or summary.get("ids") is None:
+    if not path or "error" in summary or (ids := summary.get("ids")) is None:
         return summary
     try:
         mapping = cached_mapping(path)
     except VocabError as err:
         summary["vocab_error"] = str(err)
         return summary
-    summary["vocab"] = sample_vocab(mapping, summary["ids"], summary.get("mask"),
-                                    summary.get("valid_tokens") or len(summary["ids"]), summary.get("text"))
+    summary["vocab"] = sample_vocab(mapping, ids, summary.get("mask"), summary.get("valid_tokens") or len(ids),
+                                    summary.get("text"))
     return summary
 
 
-def coverage_finding(records: list[dict[str, Any]], mapping: str | None = None) -> dict[str, Any] | None:
+def coverage_finding(records: list[ScanRecord], mapping: str | None = None) -> Finding | None:
     """The `draft_vocab_coverage` finding over the records that carry draft_vocab counts (None
     when none do): the share of loss-masked target tokens in the draft vocabulary; a warning
     below WARN_BELOW, info otherwise."""
@@ -151,7 +151,7 @@ def coverage_finding(records: list[dict[str, Any]], mapping: str | None = None) 
                    f"{n_out:,} can never be proposed by the drafter")
         if worst:
             message += "; most outside in " + ", ".join(r["path"] for r in worst[:3])
-    severity = "warning" if coverage is not None and coverage < WARN_BELOW else "info"
+    severity: Severity = "warning" if coverage is not None and coverage < WARN_BELOW else "info"
     return finding("draft_vocab_coverage", severity, message,
                    coverage=coverage, in_vocab=n_in, out_of_vocab=n_out, files=len(counted),
                    paths=[r["path"] for r in worst[:5]])

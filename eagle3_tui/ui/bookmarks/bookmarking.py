@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -22,6 +22,7 @@ from eagle3_tui.bookmarks import (
     headline_from_summary,
     open_store,
 )
+from eagle3_tui.bookmarks.headline import Headline
 from eagle3_tui.engines.results import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
@@ -29,7 +30,6 @@ from eagle3_tui.target import Target, TargetError, parse_target
 from eagle3_tui.ui.bookmarks.messages import BookmarkJump, MarksChanged, StoreOpened
 from eagle3_tui.ui.browser.paths import folder_and_name
 from eagle3_tui.ui.shared.messages import StatusMessage
-from eagle3_tui.ui.shared.results import plain
 from eagle3_tui.userdirs import is_inside
 
 if TYPE_CHECKING:
@@ -109,9 +109,9 @@ class Bookmarking:
     def key_of(self, path: str) -> str | None:
         return None if self.place is None else self.place.with_path(path).key
 
-    def _headline(self, path: str, summary: Summary | None) -> dict[str, Any] | None:
+    def _headline(self, path: str, summary: Summary | None) -> Headline | None:
         if summary and summary.get("path") == path:
-            return headline_from_summary(plain(summary))
+            return headline_from_summary(summary)
         return None
 
     # ----- the marker
@@ -235,7 +235,7 @@ class Bookmarking:
         if store is None or key is None or summary.get("error") or key not in store.keys():
             return
         try:
-            store.fill_headline(key, headline_from_summary(plain(summary)))
+            store.fill_headline(key, headline_from_summary(summary))
         except BookmarkError as err:
             self._fail(err)
 

@@ -37,7 +37,6 @@ from eagle3_tui.ui.compare.panels import (
 )
 from eagle3_tui.ui.compare.tokens import AlignedTokenTable, massive_legend, token_texts
 from eagle3_tui.ui.shared import acceptance
-from eagle3_tui.ui.shared.results import as_comparison, plain
 from eagle3_tui.ui.shared.status import KeysFooter, StatusLine
 
 
@@ -135,7 +134,7 @@ class CompareScreen(Screen[None]):
             result = await self.source.compare(a, b, tokenizer=on_source, **extra)
             if choice is not None and data is not None:
                 # a tokenizer here and the data on a box: the ids came back, decode them here
-                result = as_comparison(await asyncio.to_thread(choice.finish, plain(result), data))
+                result = await asyncio.to_thread(choice.finish, result, data)
         except SourceError as err:
             result = {"a": {"path": a}, "b": {"path": b}, "error": str(err)}
         except Exception as err:  # noqa: BLE001 - shown in the pane; the app keeps running

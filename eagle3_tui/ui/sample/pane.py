@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import work
 from textual.containers import VerticalScroll
@@ -22,7 +22,7 @@ from textual.markup import escape
 from textual.message import Message
 from textual.timer import Timer
 
-from eagle3_tui.engines.results import IdentifyResult, Summary
+from eagle3_tui.engines.results import IdentifyBrief, IdentifyResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.sample.messages import SummaryLoaded
@@ -30,7 +30,6 @@ from eagle3_tui.ui.sample.text import SampleText
 from eagle3_tui.ui.sample.token_table import TokenPanel, TokenTable
 from eagle3_tui.ui.sample.view import SampleView
 from eagle3_tui.ui.shared import acceptance
-from eagle3_tui.ui.shared.results import as_summary, plain
 from eagle3_tui.ui.start import analysis_check
 
 if TYPE_CHECKING:
@@ -92,7 +91,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         self._text = SampleText()
         self.acceptance = acceptance.SampleAcceptance()  # --drafter results per file
         #: identified boundaries per file (I), shown again whenever that file is shown
-        self.identified: dict[str, dict[str, Any]] = {}
+        self.identified: dict[str, IdentifyBrief] = {}
         self.identifying: str | None = None  # the file whose identification runs
         #: --model / --drafter / --tokenizer found unusable at start (ui/start/analysis_check.py)
         self.unusable: dict[str, str] = {}
@@ -219,7 +218,7 @@ class SamplePane(VerticalScroll, can_focus=False):
             # lazy: identify and its model code (~7 ms) only once a sample was identified
             from eagle3_tui.engines.model.identify import attach
 
-            attach(plain(message.summary), self.identified[message.path])
+            attach(message.summary, self.identified[message.path])
         self.view.show(message.summary)
         self.tokens.show(message.summary, self.view.token)
         self.post_message(self.Shown(message.path, message.summary))
@@ -341,7 +340,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.border_subtitle = ""
         from eagle3_tui.engines.model.identify import attach, brief  # lazy: ~7 ms not paid at start
 
-        got = brief(plain(message.result))
+        got = brief(message.result)
         name = printable(posixpath.basename(message.path))
         if "error" in got:
             text = f"{name}: not identified: {printable(str(got['error']), message=True)}"
@@ -352,7 +351,7 @@ class SamplePane(VerticalScroll, can_focus=False):
         self.identified[message.path] = got
         if message.path == self.shown and self.view.summary is not None:
             kept = self.view.acceptance  # the drafter's line stays: same file, same result
-            self.view.show(as_summary(attach(dict(self.view.summary), got)))
+            self.view.show(attach({**self.view.summary}, got))
             self.view.show_acceptance(kept)
         shown = ", ".join(s["fault"]["short"] if s.get("fault") else "?" if s["boundary"] is None
                           else str(s["boundary"]) for s in got["slots"])

@@ -7,7 +7,6 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from eagle3_tui.engines.results import Summary
-from eagle3_tui.ui.shared.results import as_summary, plain
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
@@ -32,9 +31,9 @@ class SampleText:
         if target is not None:
             choice = analysis.tokenizer_choice()
             if choice.decodes_here(target):  # a tokenizer here, the data on a box: decode here
-                summary = as_summary(await asyncio.to_thread(choice.finish, plain(summary), target))
+                summary = await asyncio.to_thread(choice.finish, summary, target)
             else:
-                summary = as_summary(choice.finish(plain(summary), target))
+                summary = choice.finish(summary, target)
         if source is None or getattr(source, "host", None) is not None or summary.get("ids") is None:
             return summary
         mapping = analysis.path_for("vocab_mapping", target) if target is not None else None
@@ -50,6 +49,6 @@ class SampleText:
         def run() -> Summary:
             from eagle3_tui.engines.model.vocab import annotate_summary  # lazy: ~12 ms not paid at start
 
-            return as_summary(annotate_summary(plain(summary), mapping))
+            return annotate_summary(summary, mapping)
 
         return await asyncio.to_thread(run)

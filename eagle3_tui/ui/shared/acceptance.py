@@ -23,12 +23,11 @@ from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
-from eagle3_tui.engines.read.tokens import annotate
 from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.tokenizer import with_token_text
 from eagle3_tui.ui.shared.format import append_parts
-from eagle3_tui.ui.shared.results import plain
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source
@@ -86,9 +85,9 @@ def decode_guesses(result: AcceptResult, analysis: Analysis, target: Target | No
         return result
     choice = analysis.tokenizer_choice()
     if choice.decodes_here(target):
-        return choice.finish(plain(result), target)
+        return choice.finish(result, target)
     if getattr(source, "host", None) is None:
-        decoded = annotate(plain(result), choice.on_source(target))
+        decoded = with_token_text(result, choice.on_source(target))
         decoded.pop("text_error", None)  # the sample's own text line says what is wrong with it
         return decoded
     return result
