@@ -217,7 +217,7 @@ async def _scan(args: argparse.Namespace) -> int:
             return 2
         async for event in pipeline.events():
             if isinstance(event, pl.ScanEnded) and not (options.model or options.accept):
-                getattr(source, "release", lambda: None)()  # --ray: leave the cluster while findings run
+                source.release()  # --ray: leave the cluster while findings run
             if shown.event(event, pipeline):
                 continue
             if isinstance(event, pl.ScanEnded) and event.outcome == "failed":

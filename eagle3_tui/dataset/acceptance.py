@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
@@ -34,7 +33,7 @@ from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore,
 from eagle3_tui.engines.results import AcceptResult, Finding, error_result, finding
 from eagle3_tui.engines.scan.agreement import MIN_GAP
 from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
-from eagle3_tui.sources.base import SourceError, natural_key
+from eagle3_tui.sources.base import Source, SourceError, natural_key
 
 #: Source.accept calls per scan (each is a drafter pass over one file)
 MAX_ACCEPT = 32
@@ -101,7 +100,7 @@ def choose_files(records: list[DatasetRecord], findings: list[Finding], per_grou
     return plan
 
 
-async def score(source: Any, root: str, plan: list[AcceptGroup], *, drafter: str, model: str | None = None,
+async def score(source: Source, root: str, plan: list[AcceptGroup], *, drafter: str, model: str | None = None,
                 steps: int = STEPS, on_progress: Callable[[int, int, str], None] | None = None,
                 done: list[AcceptScore] | None = None) -> list[AcceptScore]:
     """Source.accept of each planned file, group by group (results are appended to `done` as

@@ -14,10 +14,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from eagle3_tui.sources.base import Source
 
-def source_parallel(source) -> int:
+
+def source_parallel(source: Source) -> int:
     """How many calls the source runs at once (1 unless it says: a Ray source's actors)."""
-    return max(1, int(getattr(source, "parallel", 1) or 1))
+    return max(1, source.parallel)
 
 
 class Ahead:

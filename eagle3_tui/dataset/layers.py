@@ -34,7 +34,7 @@ from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, La
 from eagle3_tui.dataset.verify import verdicts, verify_picks
 from eagle3_tui.engines.finding_codes import raised_by
 from eagle3_tui.engines.results import ConventionReading, Finding, IdentifyResult, finding
-from eagle3_tui.sources.base import natural_key
+from eagle3_tui.sources.base import Source, natural_key
 
 #: identify calls per scan (each is a forward pass of the target model on one sample)
 MAX_IDENTIFY = 8
@@ -137,7 +137,7 @@ def choose(records: list[DatasetRecord], findings: list[Finding], limit: int = M
 
 
 async def identify_picks(
-    source: Any, root: str, picks: list[Pick], *, model: str, drafter: str | None = None,
+    source: Source, root: str, picks: list[Pick], *, model: str, drafter: str | None = None,
     device: str = "auto", on_progress: Callable[[int, int, str], None] | None = None,
     done: list[IdentifyResult] | None = None,
 ) -> list[IdentifyResult]:

@@ -35,6 +35,7 @@ from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
+from eagle3_tui.sources.base import Source
 
 #: a record's "pair" field, or a capture's print (engines/scan/pairprint.py), as JSON: "ids", "n",
 #: "ids_hash", "heads", "w", "pos", "rows" (the capture's: rows per width)
@@ -185,7 +186,7 @@ def relative_to(root: str, path: str) -> str | None:
     return None if rel.startswith("..") or os.path.isabs(rel) else rel
 
 
-async def pair_capture(source: Any, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
+async def pair_capture(source: Source, capture: str, dataset: str, *, top: int = TOP, use_cache: bool = True,
                        exclude: frozenset[str] = frozenset(), skip_folder: bool = False,
                        progress: Callable[[ScanProgressData], None] | None = None) -> PairResult:
     """Scan `dataset` (cached records stand for unchanged files), print the capture next to the

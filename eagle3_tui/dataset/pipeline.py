@@ -45,7 +45,7 @@ from eagle3_tui.engines.results import (
     error_result,
 )
 from eagle3_tui.engines.scan.options import ScanOptions
-from eagle3_tui.sources.base import ConnectionLost, SourceError
+from eagle3_tui.sources.base import ConnectionLost, Source, SourceError
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.cache import ScanCache
@@ -165,7 +165,7 @@ StepEnd = tuple[list[T], bool, str | None]
 
 @dataclass
 class DatasetPipeline:
-    source: Any
+    source: Source
     path: str
     options: ScanOptions = field(default_factory=ScanOptions)
     #: opens the record cache (or returns None: no cache); a broken cache is told as `cache_error`

@@ -17,9 +17,9 @@ as an error result saying why, never as an exception. Cancelling the await cance
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypedDict
 
-from eagle3_tui.engines.results import AcceptResult, IdentifyResult, error_result
+from eagle3_tui.engines.results import AcceptOptions, AcceptResult, IdentifyOptions, IdentifyResult, error_result
 from eagle3_tui.engines.scan.ray_tasks import lost_reason
 
 #: restarts of an actor whose process or node died, and retries of the call it was running
@@ -29,18 +29,26 @@ ACTOR_RESTARTS = 1
 class _Models:
     """The actor: the engines' own functions, in a process that keeps its model."""
 
-    def identify(self, path: str, model: str, options: dict[str, Any]) -> IdentifyResult:
+    def identify(self, path: str, model: str, options: IdentifyOptions) -> IdentifyResult:
         from eagle3_tui.engines.model.identify import identify_file  # lazy: in the actor only
 
         return identify_file(path, model, **options)
 
-    def accept(self, path: str, drafter: str, options: dict[str, Any]) -> AcceptResult:
+    def accept(self, path: str, drafter: str, options: AcceptOptions) -> AcceptResult:
         from eagle3_tui.engines.model.accept import accept_file  # lazy: in the actor only
 
         return accept_file(path, drafter, **options)
 
 
-def actor_shape(resources: dict[str, float], nodes: int) -> tuple[int, dict[str, Any]]:
+class ActorOptions(TypedDict, total=False):
+    """The Ray options of a model actor: a GPU each, or spread over the nodes."""
+
+    num_gpus: int
+    num_cpus: int
+    scheduling_strategy: str
+
+
+def actor_shape(resources: dict[str, float], nodes: int) -> tuple[int, ActorOptions]:
     """(how many actors, their Ray options) for a cluster's resources."""
     gpus = int(resources.get("GPU", 0))
     if gpus >= 1:
@@ -70,17 +78,17 @@ class ModelPool:
         self._start()
         return self.size
 
-    async def identify(self, path: str, model: str, options: dict[str, Any]) -> IdentifyResult:
+    async def identify(self, path: str, model: str, options: IdentifyOptions) -> IdentifyResult:
         """_Models.identify on a free actor ({"path", "error"} when Ray lost it)."""
         result: IdentifyResult = await self.call("identify", path, model, options)
         return result
 
-    async def accept(self, path: str, drafter: str, options: dict[str, Any]) -> AcceptResult:
+    async def accept(self, path: str, drafter: str, options: AcceptOptions) -> AcceptResult:
         """_Models.accept on a free actor ({"path", "error"} when Ray lost it)."""
         result: AcceptResult = await self.call("accept", path, drafter, options)
         return result
 
-    async def call(self, method: str, path: str, what: str, options: dict[str, Any]) -> Any:
+    async def call(self, method: str, path: str, what: str, options: IdentifyOptions | AcceptOptions) -> Any:
         free = self._start()
         actor = await free.get()
         ref = None

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.dataset.ray_models import ModelPool
-from eagle3_tui.engines.results import AcceptResult, IdentifyResult
+from eagle3_tui.engines.results import AcceptOptions, AcceptResult, IdentifyOptions, IdentifyResult
 from eagle3_tui.engines.scan import ray_tasks
 from eagle3_tui.engines.scan.ray_tasks import INSTALL_HINT, RayScan  # noqa: F401 - the hint, for callers
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.local import LocalSource
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 
 class RayMissing(SourceError):
@@ -59,8 +62,11 @@ class RaySource(LocalSource):
         self._ray: Any = None  # the ray module once connected
         self._models: ModelPool | None = None
         self._releasing: threading.Thread | None = None
+
+    @property
+    def where(self) -> str:
         # the cache's host: with local roots the files are the nodes', not this machine's
-        self.where = f"ray:{address or 'auto'}" if local_roots else None
+        return f"ray:{self.address or 'auto'}" if self.local_roots else "local"
 
     async def connect(self) -> None:
 
@@ -94,13 +100,13 @@ class RaySource(LocalSource):
         """Calls identify_picks and score keep in flight: one per actor."""
         return self.models().parallel
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
+    async def identify(self, path: str, *, model: str, **options: Unpack[IdentifyOptions]) -> IdentifyResult:
         return await self.models().identify(path, model, options)
 
     async def accept(self, path: str, drafter: str, *, model: str | None = None, steps: int = 3,
                      all_rows: bool = False, order: list[int] | None = None,
                      ids_from: str | None = None) -> AcceptResult:
-        options: dict[str, object] = {"model": model, "steps": steps, "all_rows": all_rows, "order": order}
+        options: AcceptOptions = {"model": model, "steps": steps, "all_rows": all_rows, "order": order}
         if ids_from is not None:  # the actor's accept_file takes it as LocalSource's does
             options["ids_from"] = ids_from
         return await self.models().accept(path, drafter, options)

@@ -7,23 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 from eagle3_tui.engines.read.json_file import CONFIG_LIMIT, JsonFileError, parse_json
-from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.base import Source, SourceError
 
 
-async def read_config(source, drafter: str, join) -> dict[str, Any]:
+async def read_config(source: Source, drafter: str, join) -> dict[str, Any]:
     """The drafter's config.json (DRAFTER is the folder or the file), read where the data is."""
     path = drafter if drafter.endswith(".json") else join(drafter, "config.json")
     return await _json(source, path, f"DRAFTER {drafter}")
 
 
-async def model_arch(source, path: str) -> str | None:
+async def model_arch(source: Source, path: str) -> str | None:
     """The target's architectures[0] (SGLang's rule depends on the model file)."""
     config = await _json(source, path, "--model")
     archs = config.get("architectures")
     return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
 
 
-async def _json(source, path: str, what: str) -> dict[str, Any]:
+async def _json(source: Source, path: str, what: str) -> dict[str, Any]:
     """Read by the Source (a FIFO or device refused unopened, here or on the box), parsed by the
     package's one JSON reader (engines/read/json_file.py: size and depth bounded)."""
     try:

@@ -24,23 +24,24 @@ import os
 import sqlite3
 from collections.abc import AsyncGenerator
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.findings import dataset_findings as judge
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
 from eagle3_tui.engines.results import Finding, ScanProgressItem
 from eagle3_tui.engines.scan.options import ScanOptions
+from eagle3_tui.sources.base import Source
 
 FLUSH_EVERY = 500
 
 
-def cache_host(source: Any) -> str:
-    return getattr(source, "where", None) or source.host or "local"
+def cache_host(source: Source) -> str:
+    return source.where
 
 
 async def scan_dataset(
-    source: Any, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
+    source: Source, path: str, options: ScanOptions | None = None, *, cache: ScanCache | None = None, lazy: bool = False,
     skip: dict[str, tuple[int | None, float | None, str | None]] | None = None,
 ) -> AsyncGenerator[DatasetRecord | ScanProgressItem, None]:
     """skip: rel -> (size, mtime, stamp) of files this caller has already (a scan resumed after a lost
@@ -61,7 +62,13 @@ async def scan_dataset(
     told.update((rel, (size, mtime, "*", stamp)) for rel, (size, mtime, stamp) in skip.items() if size is not None)
     prints: dict[str, dict[str, Any]] | None = None
     try:
-        async for item in source.scan(path, **options.as_request(), known=told):
+        async for got in source.scan(path, **options.as_request(), known=told):
+            # a TypedDict union is not narrowed by a key (mypy narrows @final ones only): said here, once
+            if "progress" in got:  # the scan's progress, passed on
+                yield cast("ScanProgressItem", got)
+                continue
+            # a record; the keys DatasetRecord adds to a ScanRecord are set here and by the cache
+            item = cast("DatasetRecord", got)
             if item.get("path") in skip:
                 continue
             if item.get("cached"):
@@ -110,7 +117,7 @@ def full_record(record: DatasetRecord) -> DatasetRecord:
     return full
 
 
-def findings_for(source: Any, path: str, records: list[DatasetRecord], cache: ScanCache | None = None,
+def findings_for(source: Source, path: str, records: list[DatasetRecord], cache: ScanCache | None = None,
                  options: ScanOptions | None = None,
                  layer_runs: LayerSearch | None = None) -> list[Finding]:
     """dataset_findings(records), from the cache when the same records were judged before.

@@ -200,6 +200,27 @@ SampleVocab = TypedDict("SampleVocab", {
 })
 
 
+class IdentifyOptions(TypedDict, total=False):
+    """identify_file's keyword options (engines/model/identify.py), as a Source and a Ray actor pass them on."""
+
+    drafter: str | None
+    tokens: int | None
+    device: str
+    ids_from: str | None
+    slots: int | None
+    hidden: int | None
+
+
+class AcceptOptions(TypedDict, total=False):
+    """accept_file's keyword options (engines/model/accept.py), as a Ray actor is handed them."""
+
+    model: str | None
+    steps: int
+    all_rows: bool
+    order: list[int] | None
+    ids_from: str
+
+
 class ErrorResult(TypedDict, total=False):
     path: str
     error: str  # one line for the user

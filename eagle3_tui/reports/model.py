@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from eagle3_tui.engines.results import Finding
 
 #: the JSON's "format" and "version": a script checks both before it reads the rest
 FORMAT = "eagle3-tui-export"
@@ -75,7 +77,7 @@ def table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return out
 
 
-def findings_lines(findings: list[dict[str, Any]]) -> list[str]:
+def findings_lines(findings: Sequence[Finding]) -> list[str]:
     """The findings as a bulleted list: severity, code, the message with its numbers."""
     if not findings:
         return ["No findings."]
@@ -83,7 +85,7 @@ def findings_lines(findings: list[dict[str, Any]]) -> list[str]:
             for f in findings]
 
 
-def scalars(part: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def scalars(part: Mapping[str, Any] | None) -> dict[str, object] | None:
     """A part's numbers without its per-token lists (those stay in the view and the CLI's --json)."""
     if part is None:
         return None

@@ -13,8 +13,9 @@ import json
 import shlex
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any
+from typing import Any, TypedDict
 
+from eagle3_tui.engines.results import ScanProgressData
 from eagle3_tui.sources.agent import HELLO
 from eagle3_tui.sources.shipping import shipped_modules
 
@@ -33,6 +34,33 @@ class AgentUnavailable(Exception):
     """The remote side cannot run the agent (no Python there, or it failed to start)."""
 
 
+class Hello(TypedDict, total=False):
+    """The agent's first line (sources/agent.py main): what runs on the box."""
+
+    protocol: int
+    python: str
+    executable: str
+    torch: str | None
+    tokenizers: str | None
+    pid: int
+
+
+class Reply(TypedDict, total=False):
+    """One JSON line of the agent (sources/agent.py), answering request "id"."""
+
+    id: int
+    result: dict[str, Any]  # an engine's result (summary, comparison, ...), its TypedDict by op (ssh.py _answer)
+    entry: list[Any]  # stat: Entry's fields
+    page: list[Any]  # ls: entries' fields; scan: records
+    progress: ScanProgressData  # scan
+    done: bool  # the last reply of a stream
+    oserror: list[Any]  # [errno, message]: the box's OSError
+    error: str
+    unusable: str  # the box cannot compute (no torch, too old): computed here instead
+    ray_error: str  # scan --ray
+    drafter_error: str  # scan --drafter
+
+
 class AgentLost(Exception):
     """The agent's channel closed while a request was waiting (connection dropped or agent died)."""
 
@@ -40,7 +68,7 @@ class AgentLost(Exception):
 class AgentError(Exception):
     """The agent answered a request with a failure."""
 
-    def __init__(self, reply: dict[str, Any]):
+    def __init__(self, reply: Reply):
         self.reply = reply
         if "oserror" in reply:
             message = str(reply["oserror"][1])
@@ -74,12 +102,12 @@ def agent_command(remote_python: str) -> str:
 class AgentClient:
     """One running agent. Requests may overlap; replies are routed by id."""
 
-    def __init__(self, process, hello: dict[str, Any], stderr_drain: asyncio.Task):
+    def __init__(self, process, hello: Hello, stderr_drain: asyncio.Task):
         self._process = process
         self._stderr_drain = stderr_drain
         self.hello = hello
         self._ids = itertools.count(1)
-        self._queues: dict[int, asyncio.Queue] = {}
+        self._queues: dict[int, asyncio.Queue[Reply | None]] = {}
         self.lost = False
         #: bytes of replies read so far (what crossed the network for this agent's answers)
         self.received = 0
@@ -136,7 +164,7 @@ class AgentClient:
             for queue in self._queues.values():
                 queue.put_nowait(None)
 
-    def _send(self, request: dict[str, Any]) -> None:
+    def _send(self, request: dict[str, object]) -> None:
         if self.lost:
             raise AgentLost("agent channel closed")
         try:
@@ -145,9 +173,9 @@ class AgentClient:
             self.lost = True
             raise AgentLost(str(exc)) from exc
 
-    def _open(self, request: dict[str, Any]) -> tuple[int, asyncio.Queue]:
+    def _open(self, request: dict[str, object]) -> tuple[int, asyncio.Queue[Reply | None]]:
         rid = next(self._ids)
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[Reply | None] = asyncio.Queue()
         self._queues[rid] = queue
         try:
             self._send({"id": rid, **request})
@@ -157,7 +185,7 @@ class AgentClient:
         return rid, queue
 
     @staticmethod
-    def _check(reply: dict[str, Any] | None) -> dict[str, Any]:
+    def _check(reply: Reply | None) -> Reply:
         if reply is None:
             raise AgentLost("agent channel closed")
         if "oserror" in reply or "error" in reply or "unusable" in reply:
@@ -172,7 +200,7 @@ class AgentClient:
             except AgentLost:
                 pass
 
-    async def call(self, op: str, **args: Any) -> dict[str, Any]:
+    async def call(self, op: str, **args: object) -> Reply:
         """One request, one reply."""
         rid, queue = self._open({"op": op, **args})
         answered = False
@@ -183,7 +211,7 @@ class AgentClient:
             self._finish(rid, answered)
         return self._check(reply)
 
-    async def stream(self, op: str, **args: Any) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, op: str, **args: object) -> AsyncIterator[Reply]:
         """One request, replies until one says done. Closing the iterator early cancels it."""
         rid, queue = self._open({"op": op, **args})
         done = False

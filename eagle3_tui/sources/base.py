@@ -12,18 +12,22 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import (
     AcceptResult,
     ComparisonResult,
+    IdentifyOptions,
     IdentifyResult,
     ScanProgressItem,
     ScanRecord,
     Summary,
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -157,6 +161,21 @@ class Source(ABC):
         return "local"
 
     @property
+    def where(self) -> str:
+        """The machine the files are read on, as the findings cache names it (dataset/stream.py
+        cache_host): "local" here, "user@host[:port]" for an SSH box."""
+        return self.host or "local"
+
+    @property
+    def parallel(self) -> int:
+        """How many identify and accept calls the dataset pipeline keeps in flight (dataset/ahead.py):
+        one, or one per model actor of a Ray cluster."""
+        return 1
+
+    def release(self) -> None:  # noqa: B027 - only a Ray cluster has something to let go of
+        """The command is done with this source's shared compute (a scan's cluster) until it closes."""
+
+    @property
     def runtime_known(self) -> bool:
         """Whether runtime() is known yet (an SSH box: once its agent's hello came, or it has none)."""
         return True
@@ -201,7 +220,7 @@ class Source(ABC):
         """The comparison JSON object of `eagle3-tui compare --json` (token text as for summarize;
         with `model`, both sides identified and the exact boundaries in the findings)."""
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
+    async def identify(self, path: str, *, model: str, **options: Unpack[IdentifyOptions]) -> IdentifyResult:
         """The JSON object of `eagle3-tui identify --json`: the sample's slots matched against the
         boundaries of the model folder `model` (on the same machine). Options: drafter, tokens,
         device, ids_from, slots, hidden. Unusable input comes back as {"path", "model", "error"}."""

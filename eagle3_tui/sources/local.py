@@ -8,13 +8,14 @@ import stat as stat_mod
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.json_file import kind_problem
 from eagle3_tui.engines.results import (
     AcceptResult,
     ComparisonResult,
+    IdentifyOptions,
     IdentifyResult,
     ScanProgressItem,
     ScanRecord,
@@ -22,6 +23,9 @@ from eagle3_tui.engines.results import (
 )
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 #: what the engines answer with, as a Source hands it on with its "computed" set
 EngineResult = TypeVar("EngineResult", Summary, ComparisonResult, IdentifyResult, AcceptResult)
@@ -206,7 +210,7 @@ class LocalSource(Source):
 
         return await self._computed_here(run)
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
+    async def identify(self, path: str, *, model: str, **options: Unpack[IdentifyOptions]) -> IdentifyResult:
         def run(cancel: threading.Event) -> IdentifyResult:
             from eagle3_tui.engines.model.identify import identify_file  # lazy: engine
 

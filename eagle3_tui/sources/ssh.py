@@ -22,7 +22,7 @@ import os
 import posixpath
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import asyncssh
 
@@ -30,6 +30,7 @@ from eagle3_tui.engines.read.tokens import TOKENIZER_FILE
 from eagle3_tui.engines.results import (
     AcceptResult,
     ComparisonResult,
+    IdentifyOptions,
     IdentifyResult,
     ScanProgressItem,
     ScanRecord,
@@ -53,6 +54,9 @@ from eagle3_tui.sources.ssh_session import (  # noqa: F401 - re-exported for cal
 )
 from eagle3_tui.sources.sshconnect import ConnectError
 from eagle3_tui.sources.tokenizer import with_token_text
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 #: the results the box may leave for this machine to decode
 _Decoded = TypeVar("_Decoded", Summary, ComparisonResult)
@@ -232,7 +236,7 @@ class SshSource(SshSession):
             raise SourceError(KIND_PROBLEMS.get(entry.kind, "not a file"))
         return await self.cached_copy(path, entry)
 
-    async def identify(self, path: str, *, model: str, **options: Any) -> IdentifyResult:
+    async def identify(self, path: str, *, model: str, **options: Unpack[IdentifyOptions]) -> IdentifyResult:
         # The model lives on the box: without torch there, there is nothing to fall back to.
         remote = await self._remote("identify", f"identifying {path}", {"path": path, "model": model, **options})
         if remote is not None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.engines.model.drafter_shape import Shape, check_names, layer_prefix, read_shape
 from eagle3_tui.engines.model.folder_config import (
@@ -51,6 +51,9 @@ from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, No
 from eagle3_tui.engines.read.load import read_object
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
 from eagle3_tui.engines.read.sample import SampleError
+
+if TYPE_CHECKING:
+    from torch import Tensor  # the weights; torch itself is imported where they are read
 
 
 class DrafterError(SampleError):
@@ -93,7 +96,7 @@ class Drafter:
     rope_theta: float
     rope_scaling: dict | None
     shape: Shape  # layers, fc_norm, norm_before_fc, what norm_output means (drafter_shape.py)
-    weights: dict[str, Any] = field(repr=False)  # SpecForge names -> tensors
+    weights: dict[str, Tensor] = field(repr=False)  # SpecForge names -> tensors
     embed_from: str = "drafter"  # "drafter" or the target shard it came from
     notes: list[str] = field(default_factory=list)
     #: rotary cos/sin rows for positions 0..n-1, kept across samples (engines/model/accept.py rope_rows)
@@ -181,7 +184,7 @@ def fc_aux(path: str, fc_shape: list[int], target_hidden: int, shape: Shape) -> 
     return k
 
 
-def _shape(path: str, cfg: dict[str, Any], weights: dict[str, Any], layout: str, fc_shape: list[int],
+def _shape(path: str, cfg: dict[str, Any], weights: dict[str, Tensor], layout: str, fc_shape: list[int],
            target_hidden: int) -> tuple[int, Shape, list[str]]:
     """(k, the forward's shape, notes); every weight applied or the load stops naming it."""
     names = set(weights)
@@ -204,7 +207,7 @@ def _shape(path: str, cfg: dict[str, Any], weights: dict[str, Any], layout: str,
     return k, shape, notes
 
 
-def _check_layers(path: str, weights: dict[str, Any], shape: Shape, hidden: int, heads: int, head_dim: int) -> int:
+def _check_layers(path: str, weights: dict[str, Tensor], shape: Shape, hidden: int, heads: int, head_dim: int) -> int:
     """kv heads; every layer's attention fits (q/k/v take 2H in layer 0, H after)."""
     kv_heads = 0
     for i in range(shape.layers):
@@ -227,7 +230,7 @@ def _values(path: str, cfg: dict[str, Any]):
         raise DrafterError(str(err)) from None
 
 
-def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab: int, said: int | None) -> None:
+def check_vocab_maps(path: str, weights: dict[str, Tensor], vocab: int, draft_vocab: int, said: int | None) -> None:
     """d2t (and t2d when the drafter has one) checked as a vocab_mapping.pt is (engines/model/vocab.py):
     offsets that land inside the target vocabulary, on the ids t2d marks; draft_vocab_size and
     the sizes of d2t and t2d agree with lm_head and vocab_size. A drafter without d2t proposes
@@ -258,7 +261,7 @@ def check_vocab_maps(path: str, weights: dict[str, Any], vocab: int, draft_vocab
         raise DrafterError(str(err)) from None
 
 
-def check_finite(path: str, weights: dict[str, Any]) -> None:
+def check_finite(path: str, weights: dict[str, Tensor]) -> None:
     """Weights with NaN or Inf draft nothing (every score NaN): said once, by name, at load. A
     float64 sum per tensor: no temporary as large as the tensor."""
     # lazy: torch: loaded when used, never at start-up
@@ -284,7 +287,7 @@ def _read_config(path: str) -> dict[str, Any]:
     return config
 
 
-def _read_weights(path: str) -> tuple[dict[str, Any], str]:
+def _read_weights(path: str) -> tuple[dict[str, Tensor], str]:
     """SpecForge-named tensors and the layout the names came in."""
     for name in WEIGHT_FILES:
         file = os.path.join(path, name)
@@ -293,7 +296,7 @@ def _read_weights(path: str) -> tuple[dict[str, Any], str]:
     else:
         raise DrafterError(f"{path}: no drafter weights (looked for {' or '.join(WEIGHT_FILES)})")
     raw = _read_tensor_file(file)
-    weights: dict[str, Any] = {}
+    weights: dict[str, Tensor] = {}
     layout = "SpecForge"
     for key, tensor in raw.items():
         new, kind = specforge_name(key)
@@ -319,7 +322,7 @@ def specforge_name(key: str) -> tuple[str, str | None]:
     return new, layout
 
 
-def _read_tensor_file(file: str) -> dict[str, Any]:
+def _read_tensor_file(file: str) -> dict[str, Tensor]:
     try:
         with open_regular(file) as fh:
             head = fh.read(16)

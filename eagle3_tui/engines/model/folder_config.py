@@ -23,6 +23,7 @@ import math
 import os
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +88,7 @@ def _kind(v: Any) -> str:
     return repr(v)[:30]
 
 
-def whole(where: str, cfg: dict[str, Any], key: str, *, default: int | None = None, low: int = 1,
+def whole(where: str, cfg: Mapping[str, object], key: str, *, default: int | None = None, low: int = 1,
           high: int = MAX_SIZE) -> int | None:
     """cfg[key] as a whole number in [low, high]; `default` when the key is absent or null."""
     v = cfg.get(key)
@@ -102,7 +103,7 @@ def whole(where: str, cfg: dict[str, Any], key: str, *, default: int | None = No
     return v
 
 
-def needed(where: str, cfg: dict[str, Any], key: str, *, low: int = 1, high: int = MAX_SIZE) -> int:
+def needed(where: str, cfg: Mapping[str, object], key: str, *, low: int = 1, high: int = MAX_SIZE) -> int:
     """cfg[key] as a whole number in [low, high] (whole); a key absent or null is an error."""
     v = whole(where, cfg, key, low=low, high=high)
     if v is None:
@@ -110,7 +111,7 @@ def needed(where: str, cfg: dict[str, Any], key: str, *, low: int = 1, high: int
     return v
 
 
-def number(where: str, cfg: dict[str, Any], key: str, *, default: float, high: float = 1e12) -> float:
+def number(where: str, cfg: Mapping[str, object], key: str, *, default: float, high: float = 1e12) -> float:
     """cfg[key] as a finite number in (0, high]; `default` when absent or null."""
     v = cfg.get(key)
     if v is None:
@@ -122,7 +123,7 @@ def number(where: str, cfg: dict[str, Any], key: str, *, default: float, high: f
     return float(v)
 
 
-def flag(where: str, cfg: dict[str, Any], key: str, *, default: bool) -> bool:
+def flag(where: str, cfg: Mapping[str, object], key: str, *, default: bool) -> bool:
     v = cfg.get(key)
     if v is None:
         return default
@@ -131,7 +132,7 @@ def flag(where: str, cfg: dict[str, Any], key: str, *, default: bool) -> bool:
     return v
 
 
-def mapping(where: str, cfg: dict[str, Any], key: str) -> dict[str, Any] | None:
+def mapping(where: str, cfg: Mapping[str, object], key: str) -> dict[str, Any] | None:
     v = cfg.get(key)
     if v is None:
         return None
