@@ -167,7 +167,7 @@ class Judge:
             c = c[torch.isfinite(c)]
             if c.numel():
                 noise[j] = float((1.0 - c).clamp(min=0).median())
-        out: dict[int, dict[str, Any]] = {}
+        out: dict[int, _Noisy] = {}
         for j, nj in noise.items():
             others = {i: v for i, v in noise.items() if i != j}
             if not others:
@@ -184,16 +184,17 @@ class Judge:
         for j, d in sorted(noisy.items()):
             m, sib = slots[j], [slots[i] for i in sorted(d["siblings"])]
             ratio = d["noise"] / max(max(d["siblings"].values()), 1e-12)
-            rels = [s["rel_l2_err"] for s in sib if s.get("rel_l2_err") is not None]
-            within = [s["within_bf16_tol"] for s in sib if s.get("within_bf16_tol") is not None]
+            rels = [v for s in sib if (v := s.get("rel_l2_err")) is not None]
+            within = [v for s in sib if (v := s.get("within_bf16_tol")) is not None]
+            m_rel, m_within = m.get("rel_l2_err"), m.get("within_bf16_tol")
             text = (f"B{j}~A{j} mean cosine {m['cos_mean']:.4f}, but its rows differ "
                     + (f"{ratio:,.0f}x" if ratio < 1e6 else "far")
                     + f" more than the other slots' (median 1 - cosine {d['noise']:.2g} vs "
                     f"<= {max(d['siblings'].values()):.2g}")
-            if rels and m.get("rel_l2_err") is not None:
-                text += f"; relative L2 error {m['rel_l2_err']:.3f} vs {min(rels):.3f}..{max(rels):.3f}"
-            if within and m.get("within_bf16_tol") is not None:
-                text += (f"; {100 * m['within_bf16_tol']:.1f}% of values within bf16 vs "
+            if rels and m_rel is not None:
+                text += f"; relative L2 error {m_rel:.3f} vs {min(rels):.3f}..{max(rels):.3f}"
+            if within and m_within is not None:
+                text += (f"; {100 * m_within:.1f}% of values within bf16 vs "
                          f"{100 * min(within):.0f}..{100 * max(within):.0f}%")
             listed.append((j, text + ")", ratio))
         self.add("slot_mismatch", "error",
@@ -296,11 +297,11 @@ class Judge:
         details: dict[str, Any] = {"slots": mismatched}
         tail = "captured at other layers, e.g. layer ids read under the other convention"
         if len(mismatched) == kb and not matched:
-            direction = _shift_direction(matrix)
-            if direction is not None:
-                details["shift"] = {"direction": direction, "slots": None, "boundaries": self.boundary_shift(None),
+            adjacent = _shift_direction(matrix)
+            if adjacent is not None:
+                details["shift"] = {"direction": adjacent, "slots": None, "boundaries": self.boundary_shift(None),
                                     "told_by": "adjacent-slot cosines"}
-                tail = (f"every B slot sits {direction} than A's (the adjacent-slot cosines say so): a layer "
+                tail = (f"every B slot sits {adjacent} than A's (the adjacent-slot cosines say so): a layer "
                         "shift, likely one boundary off: layer ids read under the other convention")
         exact = self.identified.said_exactly()
         if exact:
@@ -317,17 +318,19 @@ class Judge:
         got = self.identified.boundaries()
         if got is not None and (None in a_b or None in b_b):
             a_b, b_b = got
-        if None not in a_b and None not in b_b:
-            diffs = {y - x for x, y in zip(a_b, b_b)}
+        known_a, known_b = _known(a_b), _known(b_b)
+        if known_a is not None and known_b is not None:
+            diffs = {y - x for x, y in zip(known_a, known_b)}
             return diffs.pop() if len(diffs) == 1 else None
-        if d is not None and None not in a_b:  # B_j holds A_{j+d}: its boundary is A_{j+d}'s
-            diffs = {a_b[j + d] - a_b[j] for j in range(len(a_b)) if 0 <= j + d < len(a_b)}
+        if d is not None and known_a is not None:  # B_j holds A_{j+d}: its boundary is A_{j+d}'s
+            diffs = {known_a[j + d] - known_a[j] for j in range(len(known_a)) if 0 <= j + d < len(known_a)}
             return diffs.pop() if len(diffs) == 1 else None
         return None
 
     def judge_final(self, m: Measures) -> None:
         fin = m.final
-        if not fin or fin.get("cos_mean") is None:
+        cos_mean = fin.get("cos_mean") if fin else None
+        if not fin or cos_mean is None:
             return
         la, lb = m.final_labels or (self.sides.a.final_norm, self.sides.b.final_norm)
         if la in ("pre", "post") and lb in ("pre", "post") and la != lb:
@@ -335,7 +338,7 @@ class Judge:
                      f"final: A is {la}-norm and B {lb}-norm by their formats (cosine {fin['cos_mean']:.3f}); "
                      "expected, the final states are not compared as equals", slot="final", expected=True)
             return
-        if fin["cos_mean"] >= MATCH_COS:
+        if cos_mean >= MATCH_COS:
             factor = m.constant_factor(len(self.sides.b_parts) - 1, len(self.sides.a_parts) - 1)
             if factor is not None:
                 self.add("scale_mismatch", "warning",
@@ -345,18 +348,17 @@ class Judge:
         norm = self.norm_pattern(m, fin, len(self.sides.a_parts) - 1, len(self.sides.b_parts) - 1)
         if norm is not None:
             self.add("norm_mismatch", "warning", f"final: {norm['message']}", slot="final", **norm["details"])
-        elif fin["cos_mean"] >= UNRELATED_COS:
+        elif cos_mean >= UNRELATED_COS:
             self.add("slot_mismatch", "error",
                      f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS}): "
                      "the final states come from different layers",
                      slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
         else:  # never silent: a final state this far from A's is not A's, whatever it is
-            ratio = fin.get("norm_ratio_median")
+            ratio, within = fin.get("norm_ratio_median"), fin.get("within_bf16_tol")
             self.add("slot_mismatch", "error",
                      f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS})"
                      + (f", B/A norm {ratio:,.3g}" if ratio is not None else "")
-                     + (f", {100 * fin['within_bf16_tol']:.1f}% of values within bf16"
-                        if fin.get("within_bf16_tol") is not None else "")
+                     + (f", {100 * within:.1f}% of values within bf16" if within is not None else "")
                      + ", and no per-channel norm maps one onto the other: B's final state is another layer's "
                      "or another prompt's, not A's",
                      slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
@@ -449,6 +451,12 @@ def _shift_direction(matrix: torch.Tensor) -> str | None:
     if math.isnan(gap) or abs(gap) < SHIFT_GAIN:
         return None
     return "deeper" if gap > 0 else "shallower"
+
+
+def _known(boundaries: list[int | None]) -> list[int] | None:
+    """The boundaries when every one is known, else None."""
+    known = [x for x in boundaries if x is not None]
+    return known if len(known) == len(boundaries) else None
 
 
 def _mask_on_padding(s: Sample) -> int:

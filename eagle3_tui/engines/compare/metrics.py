@@ -385,14 +385,14 @@ def nonfinite_counts(sample: Sample, known=None) -> dict[str, Any]:
                 sums = t[r:min(b, r + step)].float().sum(-1)
                 suspects += (r + (~torch.isfinite(sums)).nonzero().flatten()).tolist()
         pn = pi = 0
-        first = None
+        first: int | None = None
         for r in sorted(suspects):
             row = t[r].float()
             rn, ri = int(torch.isnan(row).sum()), int(torch.isinf(row).sum())
             if rn or ri:
                 pn, pi = pn + rn, pi + ri
                 first = r if first is None else first
-        if pn or pi:
+        if first is not None:  # pn or pi: the first row that has one is set
             per[label] = {"nan": pn, "inf": pi, "first_row": first}
             nan, inf = nan + pn, inf + pi
             if first_row is None or first < first_row:
