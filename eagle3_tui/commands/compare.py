@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.commands._options import (
     add_connection_arguments,
@@ -18,7 +18,7 @@ from eagle3_tui.commands._options import (
     json_line,
 )
 from eagle3_tui.commands.identify import add_model_argument
-from eagle3_tui.engines.results import blocking
+from eagle3_tui.engines.results import ComparisonResult, SideHeader, blocking
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-def _identify_problem(result: dict[str, Any]) -> str | None:
+def _identify_problem(result: ComparisonResult) -> str | None:
     ident = result.get("identified")
     if not isinstance(ident, dict):
         return None
@@ -73,14 +73,14 @@ def _identify_problem(result: dict[str, Any]) -> str | None:
     return "; ".join(sides) or None
 
 
-def exit_code(result: dict[str, Any]) -> int:
+def exit_code(result: ComparisonResult) -> int:
     if "error" in result:
         return 2
 
     return 1 if blocking(result["findings"]) else 0
 
 
-def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
+def compare_targets(a: str, b: str, args: argparse.Namespace) -> ComparisonResult:
     """Compare where the data is, through the Source of A's machine (this process for local
     files, the agent on the host for SSH targets)."""
     # lazy: kept off --help's imports (it loads every command module)
@@ -101,11 +101,12 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> dict[str, Any]:
     result = run_on_source(ta, args, lambda source: source.compare(
         ta.path, tb.path, slots=args.slots, hidden=args.hidden, tokenizer=tokenizer.on_source(ta),
         model=model))
-    result = tokenizer.finish(result, ta)
+    # the tokenizer's finish (sources/tokenizer.py) takes and gives any result as a plain dict
+    result = cast("ComparisonResult", tokenizer.finish(cast("dict[str, Any]", result), ta))
     # show the paths as typed, host included
-    for side, shown in (("a", a), ("b", b)):
-        if isinstance(result.get(side), dict):
-            result[side]["path"] = shown
+    for header, shown in ((result.get("a"), a), (result.get("b"), b)):
+        if isinstance(header, dict):
+            header["path"] = shown
     return result
 
 
@@ -120,7 +121,7 @@ def _f(v: float | None, digits: int = 4) -> str:
     return f"{v:.{digits}f}"
 
 
-def _side(tag: str, h: dict[str, Any]) -> list[str]:
+def _side(tag: str, h: SideHeader) -> list[str]:
     t = f"T {h['tokens']}" + (f" (valid {h['valid_tokens']})" if h["valid_tokens"] != h["tokens"] else "")
     facts = [h["schema"], t, f"H {h['hidden']}", f"k {h['k']}", h["dtype"]]
     if h.get("final"):
@@ -131,7 +132,7 @@ def _side(tag: str, h: dict[str, Any]) -> list[str]:
     return lines
 
 
-def format_comparison(r: dict[str, Any]) -> str:
+def format_comparison(r: ComparisonResult) -> str:
     if "error" in r:
         lines = []
         for tag in ("a", "b"):
@@ -161,7 +162,8 @@ def format_comparison(r: dict[str, Any]) -> str:
     out += ["", text]
     if r.get("text_error"):  # --tokenizer was asked for and could not decode: the numbers stand
         out.append(f"token text: not shown: {r['text_error']}")
-    rows = list(r["slots"]) + ([r["final"]] if r.get("final") else [])
+    final = r.get("final")
+    rows = list(r["slots"]) + ([final] if final else [])
     if rows:
         cols = "  {:<6} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>12}"
         heads = ("pair", "cos mean", "cos min", "B/A", "spread", "max|B-A|", "rel L2", "bf16 ok", "worst A row")
@@ -171,10 +173,11 @@ def format_comparison(r: dict[str, Any]) -> str:
             if m.get("cos_mean") is None:
                 out.append(cols.format(name, "-", "-", "-", "-", "-", "-", "-", "-"))
                 continue
+            within = m.get("within_bf16_tol")
             out.append(cols.format(
                 name, _f(m["cos_mean"]), _f(m["cos_min"]), _f(m["norm_ratio_median"], 3),
                 _f(m["norm_ratio_std"], 3), _f(m["max_abs_err"], 3), _f(m["rel_l2_err"], 3),
-                f"{100 * m['within_bf16_tol']:.1f}%" if m.get("within_bf16_tol") is not None else "-",
+                f"{100 * within:.1f}%" if within is not None else "-",
                 str(m["worst_a_row"])))
     matrix = r.get("matrix") or []
     if matrix and matrix[0]:

@@ -4,6 +4,7 @@ the cross-slot matrix and, with --drafter, the acceptance of A, B and B re-order
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -35,7 +36,8 @@ ACCEPT_KEYS = ("top1", "tau", "steps", "rows", "rows_from", "order", "error")
 def compare_report(result: ComparisonResult, *, where: str, acceptance: dict[str, Any] | None = None,
                    created: datetime | None = None) -> Report:
     """`acceptance`: {"a", "b", "fixed"} results of the drafter (None: no --drafter)."""
-    a, b = result.get("a") or {}, result.get("b") or {}
+    a: Mapping[str, object] = result.get("a") or {}
+    b: Mapping[str, object] = result.get("b") or {}
     data = envelope("compare", where, created)
     data["a"] = {k: a[k] for k in SIDE_KEYS if k in a}
     data["b"] = {k: b[k] for k in SIDE_KEYS if k in b}
@@ -52,7 +54,7 @@ def compare_report(result: ComparisonResult, *, where: str, acceptance: dict[str
     return Report("compare", subject, data, _markdown(data))
 
 
-def _name(side: dict[str, Any]) -> str:
+def _name(side: Mapping[str, object]) -> str:
     return posixpath.basename(str(side.get("path") or "?"))
 
 

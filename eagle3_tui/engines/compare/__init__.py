@@ -3,9 +3,12 @@
     compare_files(a_path, b_path)   -> the comparison JSON object (`eagle3-tui compare --json`)
     compare(a, b)                   -> the same for two loaded Samples
 
-run.py ties the steps together; align.py lines B's rows up with A's; metrics.py makes the
-numbers (cosines, norm ratios, errors, the cross-slot matrix); findings.py names the mismatch;
-thresholds.py holds every threshold with the noise it was measured against.
+run.py's Comparison owns the steps, each an object with its own inputs and typed result:
+align.py's Aligner lines B's rows up with A's; metrics.py's Measurer makes the numbers (cosines,
+norm ratios, errors, the cross-slot matrix); findings.py's Judge names the mismatch (with
+identified.py for compare --model's exact boundaries). sides.py holds what they all read (the
+Sides) and the FindingList they add to; thresholds.py holds every threshold with the noise it
+was measured against.
 """
 
 from eagle3_tui.engines.compare.run import compare, compare_files

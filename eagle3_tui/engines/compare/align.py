@@ -8,55 +8,67 @@ Runs on the remote box too (shipped by the agent): torch and the standard librar
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from eagle3_tui.engines.compare.metrics import num
+from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import ID_RUN, MATCH_COS, MAX_LAG, SHIFT_GAIN, UNRELATED_COS
 from eagle3_tui.engines.read.row_lag import best_lag, lag_scores
+from eagle3_tui.engines.results import AlignedIds, AlignmentInfo
+
+if TYPE_CHECKING:
+    import torch
 
 
-class Alignment:
-    """Part of Comparison (see run.py): the state it reads lives there."""
+class Aligner:
+    """Lines B's rows up with A's (align) and says what the alignment alone tells (a token
+    shift, ids that diverge) into `findings`."""
 
-    def align(self) -> dict[str, Any]:
-        a, b = self.a, self.b
-        ids_off, diverges = None, None
-        # B's own padding (SpecForge pads B too when it is a rerun of the batch) is not a token
-        b_valid = self.b_valid = b.valid_len
+    def __init__(self, sides: Sides, findings: FindingList):
+        self.sides = sides
+        self.add = findings.add
+
+    def align(self) -> AlignmentInfo:
+        s = self.sides
+        a, b = s.a, s.b
+        ids_off: int | None = None
+        diverges: int | None = None
+        b_valid = s.b_valid
         # ids can only line rows up when both sides hold a real row
-        by_ids = a.ids is not None and b.ids is not None and b_valid > 0 and self.a_valid > 0
+        by_ids = a.ids is not None and b.ids is not None and b_valid > 0 and s.a_valid > 0
         if by_ids:
             ids_off, diverges = _align_ids(a.ids, b.ids.reshape(-1)[:b_valid])
         method, offset = ("ids", ids_off) if ids_off is not None else ("position", 0)
         end = diverges if diverges is not None else b_valid
         scores = self.search_lags(offset, end, ids_known=ids_off is not None)
         lag = best_lag(scores) if scores else None
-        if lag is not None:
+        if scores and lag is not None and (score := scores[lag]) is not None:
             base = scores.get(0) or -1.0
-            if ids_off is None and scores[lag] >= UNRELATED_COS:
+            if ids_off is None and score >= UNRELATED_COS:
                 method, offset = "hidden", lag
                 if lag:
-                    self.report_lag_without_ids(lag, scores[lag], base)
-            elif lag != 0 and scores[lag] >= max(UNRELATED_COS, base + SHIFT_GAIN):
+                    self.report_lag_without_ids(lag, score, base)
+            elif ids_off is not None and lag != 0 and score >= max(UNRELATED_COS, base + SHIFT_GAIN):
                 method, offset = "hidden", ids_off + lag
                 self.add("token_shift", "error",
-                         f"B's row t holds A's row t{lag:+d}: mean cosine {scores[lag]:.4f} at that lag vs "
+                         f"B's row t holds A's row t{lag:+d}: mean cosine {score:.4f} at that lag vs "
                          f"{base:.4f} at the same position; hidden rows are shifted against the token ids",
-                         offset=lag, cosine=num(scores[lag]), cosine_same_position=num(base))
+                         offset=lag, cosine=num(score), cosine_same_position=num(base))
         b0 = max(0, -offset)
         b1 = min(b_valid, a.tokens - offset)
         if diverges is not None:
             b1 = min(b1, diverges)
         # rows B holds as real tokens that land on A's padding: shown, never compared
-        self.pad_rows = max(0, min(b1 - b0, b1 + offset - self.a_valid))
-        out = {"method": method, "offset": offset, "length": max(0, b1 - b0 - self.pad_rows),
-               "diverges_at": diverges, "a_start": b0 + offset, "b_start": b0, "b_end": b1,
-               "on_padding": self.pad_rows}
+        pad_rows = max(0, min(b1 - b0, b1 + offset - s.a_valid))
+        out: AlignmentInfo = {"method": method, "offset": offset, "length": max(0, b1 - b0 - pad_rows),
+                              "diverges_at": diverges, "a_start": b0 + offset, "b_start": b0, "b_end": b1,
+                              "on_padding": pad_rows}
         if ids_off is not None and offset != ids_off:
             out["ids_offset"] = ids_off
         if scores:
             out["lag_scores"] = {str(k): num(v) for k, v in scores.items()}
-        if diverges is not None:
+        if ids_off is not None and diverges is not None:
             self.report_divergence(ids_off, diverges)
         elif by_ids and ids_off is None:
             self.add("token_divergence", "error",
@@ -69,7 +81,8 @@ class Alignment:
     def report_lag_without_ids(self, lag: int, score: float, base: float) -> None:
         """Without ids on both sides, rows that line up only at a lag mean B's row 0 is not the
         prompt's first token: a truncated or shifted capture, or one that starts later unsaid."""
-        side = "B has" if self.b.ids is None else "A has" if self.a.ids is None else "the sides have"
+        a, b = self.sides.a, self.sides.b
+        side = "B has" if b.ids is None else "A has" if a.ids is None else "the sides have"
         self.add("token_shift", "warning",
                  f"{side} no token ids, and B's row t lines up with A's row t{lag:+d} (mean cosine {score:.4f} "
                  f"at that lag vs {base:.4f} at the same position): B's first row is not the prompt's first "
@@ -79,7 +92,8 @@ class Alignment:
     def search_lags(self, offset: int, end: int, *, ids_known: bool) -> dict[int, float | None] | None:
         """Similarity per lag in [-MAX_LAG, MAX_LAG], or None when not needed: the ids already
         line the rows up and they agree at lag 0 (the common, cheap case)."""
-        if not (self.same_h and self.ka and self.kb):
+        s = self.sides
+        if not (s.same_h and s.ka and s.kb):
             return None
         if ids_known:
             here = self.lag_scores(offset, end, lags=[0])[0]
@@ -89,12 +103,13 @@ class Alignment:
         # too few rows for a lag search (a short shared prefix): no scores, not a row of Nones
         return scores if any(v is not None for v in scores.values()) else None
 
-    def lag_scores(self, offset: int, end: int, lags) -> dict[int, float | None]:
+    def lag_scores(self, offset: int, end: int, lags: Iterable[int]) -> dict[int, float | None]:
         """Per lag: mean over B slots of the best mean centred cosine against any A slot (read/row_lag.py)."""
-        return lag_scores(self.a.slots, self.b.slots, self.a_valid, self.b_valid, offset, end, lags)
+        s = self.sides
+        return lag_scores(s.a.slots, s.b.slots, s.a_valid, s.b_valid, offset, end, lags)
 
     def report_divergence(self, ids_off: int, t: int) -> None:
-        a, b = self.a, self.b
+        a, b = self.sides.a, self.sides.b
         a_row = t + ids_off
         in_response = a.loss_mask is not None and 0 <= a_row < len(a.loss_mask) and bool(a.loss_mask[a_row])
         a_id = int(a.ids[a_row]) if 0 <= a_row < len(a.ids) else None
@@ -121,19 +136,20 @@ class Alignment:
                      position=t, shared=t, a_row=a_row, a_id=a_id, b_id=b_id, in_response=False,
                      realign_offset=shift, **ctx)
 
-    def aligned_rows_ids(self, al: dict[str, Any]) -> dict[str, Any]:
+    def aligned_rows_ids(self, al: AlignmentInfo) -> AlignedIds:
         """Token ids of both sides (and A's loss mask) for the aligned B rows b_start..b_end-1."""
         b0, b1, a0 = al["b_start"], al["b_end"], al["a_start"]
         n = max(0, b1 - b0)
+        a, b = self.sides.a, self.sides.b
 
-        def cut(t, start):
+        def cut(t: torch.Tensor | None, start: int) -> list[int] | None:
             return None if t is None else t.reshape(-1)[start:start + n].tolist()
 
-        return {"b_start": b0, "a_start": a0, "count": n, "a_ids": cut(self.a.ids, a0),
-                "b_ids": cut(self.b.ids, b0), "a_loss_mask": cut(self.a.loss_mask, a0)}
+        return {"b_start": b0, "a_start": a0, "count": n, "a_ids": cut(a.ids, a0),
+                "b_ids": cut(b.ids, b0), "a_loss_mask": cut(a.loss_mask, a0)}
 
 
-def _align_ids(a_ids, b_ids) -> tuple[int | None, int | None]:
+def _align_ids(a_ids: torch.Tensor, b_ids: torch.Tensor) -> tuple[int | None, int | None]:
     """(offset, first B row where ids differ) with B row t = A row t + offset, or (None, None).
 
     Offsets tried: |offset| <= MAX_LAG and wherever A holds B's first id (B may start later).
@@ -166,7 +182,7 @@ def _positions(n: int) -> str:
     return "1 position" if n == 1 else f"{n} positions"
 
 
-def _realign(a_ids, b_ids, a_row: int, b_row: int, window: int = 16) -> int | None:
+def _realign(a_ids: torch.Tensor, b_ids: torch.Tensor, a_row: int, b_row: int, window: int = 16) -> int | None:
     """After ids diverge at (a_row, b_row): the shift d in [-MAX_LAG, MAX_LAG] after which B and A
     agree again for the next `window` tokens (or all that are left), preferring small |d|; None
     when no shift makes them agree again. B resumes right after |d| inserted tokens (d < 0) or at

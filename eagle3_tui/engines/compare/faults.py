@@ -26,11 +26,12 @@ def report_faults(identified: dict[str, Any], add: Callable[..., None]) -> None:
             continue
         shift = common_lag(faults)
         other_clean = not any(p.get("fault") for _, p in _parts(sides[other]))
-        if shift is not None:
+        if shift is not None:  # every part is a lag: none without a fault
             who = f"{tag} is {other}" if other_clean else tag
+            lags = [f for f in faults if f]
             add("capture_lag", "error",
-                f"{who} {what_is_wrong(faults[0])} at every slot: each {tag} part matches its boundary "
-                f"shifted by {shift:+d} rows (cosine {min(f['cosine'] for f in faults):.4f} or more); "
+                f"{who} {what_is_wrong(lags[0])} at every slot: each {tag} part matches its boundary "
+                f"shifted by {shift:+d} rows (cosine {min(f['cosine'] for f in lags):.4f} or more); "
                 "the capture's rows are off against its token ids", side=tag.lower(), shift=shift)
             continue
         other_parts = dict(_parts(sides[other]))

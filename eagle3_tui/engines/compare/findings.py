@@ -9,10 +9,11 @@ Runs on the remote box too (shipped by the agent): torch and the standard librar
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from eagle3_tui.engines.compare.faults import report_faults
-from eagle3_tui.engines.compare.metrics import factor_text, nonfinite_counts, norm_fit, num
+from eagle3_tui.engines.compare.identified import IdentifiedSides
+from eagle3_tui.engines.compare.metrics import Measures, factor_text, nonfinite_counts, norm_fit, num
+from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import (
     MATCH_COS,
     NOISE_FLOOR,
@@ -24,46 +25,71 @@ from eagle3_tui.engines.compare.thresholds import (
     UNRELATED_GAIN,
 )
 from eagle3_tui.engines.read.sample import Sample
+from eagle3_tui.engines.results import AlignmentInfo, PairMetrics
+
+if TYPE_CHECKING:
+    import torch
 
 
-class Judgement:
-    """Part of Comparison (see run.py): the state it reads lives there."""
+class Judge:
+    """Names the mismatch into `findings`: from the sides alone (width, NaN/Inf, padding), and
+    from what the main pass measured (judge: which B slot holds which A slot, scale, norm, ...).
+    `identified`: both sides' boundaries from the target model (compare --model), said exactly."""
+
+    def __init__(self, sides: Sides, findings: FindingList, identified: IdentifiedSides):
+        self.sides, self.findings, self.identified = sides, findings, identified
+        self.add = findings.add
 
     def check_width(self) -> None:
-        a, b = self.a, self.b
-        wa, wb = self.ka * a.hidden, self.kb * b.hidden
-        if (wa == wb and self.same_h) or (not self.ka and not self.kb):
+        a, b = self.sides.a, self.sides.b
+        wa, wb = self.sides.ka * a.hidden, self.sides.kb * b.hidden
+        if (wa == wb and self.sides.same_h) or (not self.sides.ka and not self.sides.kb):
             return
-        details = {"a_width": wa, "b_width": wb, "a_slots": self.ka, "b_slots": self.kb,
+        details = {"a_width": wa, "b_width": wb, "a_slots": self.sides.ka, "b_slots": self.sides.kb,
                    "a_hidden": a.hidden, "b_hidden": b.hidden}
-        if not self.ka or not self.kb:
-            missing = "B" if not self.kb else "A"
+        if not self.sides.ka or not self.sides.kb:
+            missing = "B" if not self.sides.kb else "A"
             self.add("width_mismatch", "error", f"{missing} has no auxiliary slots (only a final state)", **details)
             return
         why = ""
-        if self.kb == 1 and b.hidden == a.hidden:
+        if self.sides.kb == 1 and b.hidden == a.hidden:
             why = ": auxiliary capture looks disabled (one state of width H instead of k*H)"
         self.add("width_mismatch", "error",
-                 f"B has {self.kb} slot(s) of H={b.hidden} (width {wb}), "
-                 f"A has {self.ka} of H={a.hidden} (width {wa}){why}", **details)
+                 f"B has {self.sides.kb} slot(s) of H={b.hidden} (width {wb}), "
+                 f"A has {self.sides.ka} of H={a.hidden} (width {wa}){why}", **details)
 
-    def judge(self, result: dict[str, Any]) -> None:
+    def check_nothing_compared(self, alignment: AlignmentInfo) -> None:
+        """No row was compared: never a silent pass. Says why, unless a finding already does
+        (a width that differs, ids that never line up)."""
+        s = self.sides
+        if not s.same_h or self.findings.any_error():
+            return
+        if not s.b_valid:
+            why = f"B holds no {'rows' if not s.b.tokens else 'rows but padding'}"
+        elif not s.a_valid:
+            why = f"A holds no valid rows (all {s.a.tokens} are padding: id 0, loss_mask 0)"
+        else:
+            why = "no row of B lines up with a valid row of A"
+        self.add("nothing_compared", "error", f"nothing was compared: {why}", a_valid=s.a_valid,
+                 b_valid=s.b_valid, length=alignment["length"])
+
+    def judge(self, m: Measures, alignment: AlignmentInfo) -> None:
         # lazy: torch: loaded when used, never at start-up
         import torch
 
-        ka, kb = self.ka, self.kb
-        if self.check_zero_states():
+        ka, kb = self.sides.ka, self.sides.kb
+        if self.check_zero_states(m):
             return  # no direction to compare: every cosine of that side is undefined
         if not ka or not kb:
-            self.judge_final(result)
+            self.judge_final(m)
             return
-        slot_matrix = self.matrix[:kb, :ka]
+        slot_matrix = m.matrix[:kb, :ka]
         best_cos, best_a = slot_matrix.nan_to_num(-1.0).max(dim=1)
         # the median over tokens: prompts that share a system prompt agree on those first rows
-        cos = self.cos[:, :kb, :ka][self.real]
+        cos = m.cos[:, :kb, :ka][m.real]
         medians = torch.nanmedian(cos, dim=0).values if cos.shape[0] else slot_matrix
         top = float(medians.nan_to_num(-1.0).max())
-        floor = _lag_floor(result.get("alignment") or {})
+        floor = _lag_floor(alignment)
         if top < UNRELATED_COS or (floor is not None and top < MATCH_COS and floor[0] - floor[1] < UNRELATED_GAIN):
             agree = torch.isfinite(cos).all(-1).all(-1) & (cos.diagonal(dim1=1, dim2=2) >= MATCH_COS).all(-1)
             lead = int(agree.long().cumprod(0).sum()) if agree.numel() else 0
@@ -78,12 +104,13 @@ class Judgement:
                      best_cosine=num(top), best_mean_cosine=num(best_cos.max()), shared_prefix=lead)
             return
         if kb != ka:  # width_mismatch already said what is wrong; the numbers stay in the matrix
-            self.judge_final(result)
+            self.judge_final(m)
             return
-        mismatched, mapping, scaled = [], [], []
+        mismatched: list[dict[str, Any]] = []
+        mapping: list[int | None] = []
+        scaled: list[tuple[int, float]] = []
         normed = False
-        self.slot_results = result["slots"]
-        noisy = self.noisy_slots(best_a, best_cos)
+        noisy = self.noisy_slots(m, best_a, best_cos)
         for j in range(kb):
             if bool(torch.isnan(slot_matrix[j]).any()):  # a part with no finite row: nonfinite says so
                 mapping.append(None)
@@ -94,12 +121,12 @@ class Judgement:
                 continue
             if cj >= MATCH_COS:
                 mapping.append(i)
-                factor = self.constant_factor(j, i)
+                factor = m.constant_factor(j, i)
                 if factor is not None:
                     scaled.append((j, factor))
                 continue
             mapping.append(None)
-            norm = self.norm_pattern(result["slots"][j], j, j) if j < ka else None
+            norm = self.norm_pattern(m, m.slots[j], j, j) if j < ka else None
             if norm is not None:
                 normed = True
                 self.add("norm_mismatch", "error",
@@ -108,7 +135,7 @@ class Judgement:
                 mismatched.append({"slot": j, "nearest": i, "cosine": num(cj)})
         self.judge_layers(slot_matrix, mapping, mismatched, normed)
         if noisy:
-            self.report_noisy(noisy)
+            self.report_noisy(noisy, m.slots)
         if scaled:
             factors = [f for _, f in scaled]
             med = sorted(factors)[len(factors) // 2]
@@ -116,9 +143,9 @@ class Judgement:
                      f"B = {factor_text(med)} x A in slot(s) {', '.join(str(j) for j, _ in scaled)}: same direction "
                      f"(cosine >= {MATCH_COS}), constant per-token norm ratio", factor=num(med),
                      slots=[j for j, _ in scaled], factors=[num(f) for f in factors])
-        self.judge_final(result)
+        self.judge_final(m)
 
-    def noisy_slots(self, best_a, best_cos) -> dict[int, dict[str, Any]]:
+    def noisy_slots(self, m: Measures, best_a: torch.Tensor, best_cos: torch.Tensor) -> dict[int, _Noisy]:
         """B slots that pass the absolute bar (mean cosine >= MATCH_COS with their own A slot) but
         whose per-token error is far beyond the other slots' of the same pair: what "equal up to
         this engine's numerics" looks like is what the siblings show. The error of a row is 1 - its
@@ -130,17 +157,17 @@ class Judgement:
         # lazy: torch: loaded when used, never at start-up
         import torch
 
-        same = [j for j in range(min(self.ka, self.kb))
+        same = [j for j in range(min(self.sides.ka, self.sides.kb))
                 if int(best_a[j]) == j and float(best_cos[j]) >= MATCH_COS]
         if len(same) < 2:
             return {}
         noise: dict[int, float] = {}
         for j in same:
-            c = self.cos[:, j, j][self.real]
+            c = m.cos[:, j, j][m.real]
             c = c[torch.isfinite(c)]
             if c.numel():
                 noise[j] = float((1.0 - c).clamp(min=0).median())
-        out: dict[int, dict[str, Any]] = {}
+        out: dict[int, _Noisy] = {}
         for j, nj in noise.items():
             others = {i: v for i, v in noise.items() if i != j}
             if not others:
@@ -152,22 +179,22 @@ class Judgement:
             return {}
         return out
 
-    def report_noisy(self, noisy: dict[int, dict[str, Any]]) -> None:
-        slots = self.slot_results
+    def report_noisy(self, noisy: dict[int, _Noisy], slots: list[PairMetrics]) -> None:
         listed = []
         for j, d in sorted(noisy.items()):
             m, sib = slots[j], [slots[i] for i in sorted(d["siblings"])]
             ratio = d["noise"] / max(max(d["siblings"].values()), 1e-12)
-            rels = [s["rel_l2_err"] for s in sib if s.get("rel_l2_err") is not None]
-            within = [s["within_bf16_tol"] for s in sib if s.get("within_bf16_tol") is not None]
+            rels = [v for s in sib if (v := s.get("rel_l2_err")) is not None]
+            within = [v for s in sib if (v := s.get("within_bf16_tol")) is not None]
+            m_rel, m_within = m.get("rel_l2_err"), m.get("within_bf16_tol")
             text = (f"B{j}~A{j} mean cosine {m['cos_mean']:.4f}, but its rows differ "
                     + (f"{ratio:,.0f}x" if ratio < 1e6 else "far")
                     + f" more than the other slots' (median 1 - cosine {d['noise']:.2g} vs "
                     f"<= {max(d['siblings'].values()):.2g}")
-            if rels and m.get("rel_l2_err") is not None:
-                text += f"; relative L2 error {m['rel_l2_err']:.3f} vs {min(rels):.3f}..{max(rels):.3f}"
-            if within and m.get("within_bf16_tol") is not None:
-                text += (f"; {100 * m['within_bf16_tol']:.1f}% of values within bf16 vs "
+            if rels and m_rel is not None:
+                text += f"; relative L2 error {m_rel:.3f} vs {min(rels):.3f}..{max(rels):.3f}"
+            if within and m_within is not None:
+                text += (f"; {100 * m_within:.1f}% of values within bf16 vs "
                          f"{100 * min(within):.0f}..{100 * max(within):.0f}%")
             listed.append((j, text + ")", ratio))
         self.add("slot_mismatch", "error",
@@ -176,22 +203,22 @@ class Judgement:
                  f"B's slot {'s' if len(listed) > 1 else ''}{', '.join(str(j) for j, _, _ in listed)} "
                  "hold(s) a nearby state, not A's (inside the layer, e.g. after attention and before the MLP, "
                  "or a neighbouring layer of a model whose layers change the residual stream little)",
-                 slots=[{"slot": j, "nearest": j, "cosine": num(self.slot_results[j]["cos_mean"]),
+                 slots=[{"slot": j, "nearest": j, "cosine": num(slots[j]["cos_mean"]),
                          "noise": num(noisy[j]["noise"]), "noise_ratio": num(r)} for j, _, r in listed],
                  told_by="noise of the other slots")
 
-    def check_zero_states(self) -> bool:
+    def check_zero_states(self, m: Measures) -> bool:
         """Parts that are exactly zero on compared rows: a capture that holds no states (a hook
         that never fired, a buffer never filled). Returns True when a whole side is zero, so that
         nothing else is judged from its undefined cosines."""
-        zero = getattr(self, "zero_rows", None)
-        n = int(self.real.sum()) if zero is not None else 0
+        zero = m.zero_rows
+        n = int(m.real.sum())
         if not n:
             return False
         notes, details, whole_side = [], {}, False
-        b0, _b1, off = self.span
-        for side, sample in (("a", self.a), ("b", self.b)):
-            labels = [s.label for s in sample.slots] + (["final"] if self.both_final else [])
+        b0, _b1, off = m.span
+        for side, sample in (("a", self.sides.a), ("b", self.sides.b)):
+            labels = [s.label for s in sample.slots] + (["final"] if self.sides.both_final else [])
             counts = zero[side].sum(0).tolist()
             whole = [labels[p] for p, c in enumerate(counts) if c == n]
             some = {labels[p]: c for p, c in enumerate(counts) if 0 < c < n}
@@ -215,7 +242,7 @@ class Judgement:
                      **details)
         return whole_side
 
-    def judge_layers(self, matrix, mapping: list[int | None], mismatched: list[dict[str, Any]],
+    def judge_layers(self, matrix: torch.Tensor, mapping: list[int | None], mismatched: list[dict[str, Any]],
                      normed: bool) -> None:
         """Name what the slot -> slot matches say: a reordering, a layer shift, or other layers.
 
@@ -231,17 +258,17 @@ class Judgement:
         text = ", ".join(f"B{j}=A{m}" if m is not None else f"B{j}=?" for j, m in enumerate(mapping))
         if len(matched) == kb and moved and len(set(matched.values())) == kb and not ascending:
             self.add("slot_permutation", "error",
-                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.said_exactly()}; "
+                     f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.identified.said_exactly()}; "
                      "concatenated in list order instead of ascending layer order?", mapping=mapping,
-                     **self.exact_details())
+                     **self.identified.details())
             return
         shifted = bool(moved) and len(offsets) == 1 and not normed and len(matched) + len(mismatched) == kb
         if moved and not shifted:
             if not ascending:  # a reordering with other faults besides
                 self.add("slot_permutation", "error",
-                         f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.said_exactly()}; "
+                         f"B's slots are A's in another order: {text} (mean cosine >= {MATCH_COS}){self.identified.said_exactly()}; "
                          "concatenated in list order instead of ascending layer order?", mapping=mapping,
-                         **self.exact_details())
+                         **self.identified.details())
             else:  # ascending, but not at one offset (e.g. two B slots hold the same A slot)
                 mismatched = sorted(mismatched + [
                     {"slot": j, "nearest": i, "cosine": num(matrix[j, i]), "holds": i} for j, i in moved.items()
@@ -256,13 +283,13 @@ class Judgement:
                      "told_by": "exact matches"}
             holds = ", ".join(f"B{j} = A{i} ({matrix[j, i]:.3f})" for j, i in sorted(moved.items()))
             rest = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
-            exact = self.said_exactly()
+            exact = self.identified.said_exactly()
             self.add("slot_mismatch", "error",
                      f"{len(listed)} of {kb} B slots are not at their A position: every B slot sits {direction} "
                      f"than A's, {holds} exactly" + (f", {rest} match nothing" if rest else "") +
                      " (ascending, not reordered)" +
                      (exact or ": one boundary off: layer ids read under the other convention"),
-                     slots=listed, shift=shift, mapping=mapping, **self.exact_details())
+                     slots=listed, shift=shift, mapping=mapping, **self.identified.details())
             return
         if not mismatched:
             return
@@ -270,153 +297,73 @@ class Judgement:
         details: dict[str, Any] = {"slots": mismatched}
         tail = "captured at other layers, e.g. layer ids read under the other convention"
         if len(mismatched) == kb and not matched:
-            direction = _shift_direction(matrix)
-            if direction is not None:
-                details["shift"] = {"direction": direction, "slots": None, "boundaries": self.boundary_shift(None),
+            adjacent = _shift_direction(matrix)
+            if adjacent is not None:
+                details["shift"] = {"direction": adjacent, "slots": None, "boundaries": self.boundary_shift(None),
                                     "told_by": "adjacent-slot cosines"}
-                tail = (f"every B slot sits {direction} than A's (the adjacent-slot cosines say so): a layer "
+                tail = (f"every B slot sits {adjacent} than A's (the adjacent-slot cosines say so): a layer "
                         "shift, likely one boundary off: layer ids read under the other convention")
-        exact = self.said_exactly()
+        exact = self.identified.said_exactly()
         if exact:
             tail = tail.split(", e.g.")[0].split(": a layer shift")[0] + exact
         self.add("slot_mismatch", "error",
                  f"{len(mismatched)} of {kb} B slots match no A slot (best mean cosine {parts}; "
-                 f"the same layer gives > {MATCH_COS}): {tail}", **details, **self.exact_details())
-
-    # ----- with the target model (compare --model): the boundaries each side holds, exactly
-
-    def exact_boundaries(self) -> tuple[list[int | None], list[int | None]] | None:
-        """(A's, B's) per-slot boundaries identified against the target model (the final norm's
-        output as L + 1), or None without a model or when either side could not be identified."""
-        ident = getattr(self, "identified", None) or {}
-        sides = [ident.get(k) or {} for k in ("a", "b")]
-        if "error" in ident or any("error" in side or "slots" not in side for side in sides):
-            return None
-        post = (sides[0].get("layers") or 0) + 1
-        a_b, b_b = ([post if x.get("norm") == "post" else x.get("boundary") for x in side["slots"]]
-                    for side in sides)
-        return a_b, b_b
-
-    def exact_details(self) -> dict[str, Any]:
-        got = self.exact_boundaries()
-        return {} if got is None else {"identified": {"a": got[0], "b": got[1]}}
-
-    def said_exactly(self) -> str:
-        """": B slot 0 is b = 3, A slot 0 is b = 2: every B slot one boundary deeper: <why>", or ""
-        without identified boundaries."""
-        got = self.exact_boundaries()
-        if got is None:
-            return ""
-        a_b, b_b = got
-        post = (self.identified["a"].get("layers") or 0) + 1
-
-        def b(x: int | None) -> str:
-            return "none" if x is None else "post-norm" if x == post else str(x)
-
-        pairs = list(zip(a_b, b_b))
-        diffs = {y - x for x, y in pairs if x is not None and y is not None}
-        if len(pairs) == len(a_b) == len(b_b) and None not in a_b + b_b and len(diffs) == 1 and 0 not in diffs:
-            d = diffs.pop()
-            n = "one boundary" if abs(d) == 1 else f"{abs(d)} boundaries"
-            text = (f": B slot 0 is b = {b(b_b[0])}, A slot 0 is b = {b(a_b[0])}: every B slot {n} "
-                    + ("deeper" if d > 0 else "shallower"))
-        else:
-            listed = [f"B slot {j} is b = {b(y)}, A slot {j} is b = {b(x)}" for j, (x, y) in enumerate(pairs) if x != y]
-            listed += [f"B slot {j} is b = {b(y)}" for j, y in enumerate(b_b[len(pairs):], len(pairs))]
-            text = (": " + ", ".join(listed)) if listed else ""
-        explained = self.identified.get("explained")
-        if explained and explained.get("message"):
-            text += f": {explained['message']}"
-        return text
-
-    def report_identified(self) -> None:
-        """One finding that says where both sides were identified (or why they could not be)."""
-        ident = self.identified or {}
-        problems = [f"{k.upper()}: {ident[k]['error']}" for k in ("a", "b") if "error" in (ident.get(k) or {})]
-        if "error" in ident or problems:
-            self.add("identify_failed", "warning",
-                     f"--model {ident.get('model')}: " + (ident.get("error") or "; ".join(problems)) +
-                     ": the boundaries are not identified", model=ident.get("model"))
-            return
-        got = self.exact_boundaries()
-        if got is None:
-            return
-        post = (ident["a"].get("layers") or 0) + 1
-
-        def side(tag: str, bounds: list[int | None]) -> str:
-            shown = ", ".join("?" if x is None else "post" if x == post else str(x) for x in bounds)
-            conv = ident[tag.lower()].get("convention") or {}
-            explained = ident.get("explained")
-            if explained:  # the one id set that explains both sides names both readings
-                conv = {"follows": explained[tag.lower()], "ids": explained["ids"], "ids_from": explained["ids_from"]}
-            how = ""
-            if conv.get("follows") in ("output", "input", "hf_hidden_states"):
-                reading = {"output": "output of layer", "input": "input of layer",
-                           "hf_hidden_states": "HF hidden_states[k]"}[conv["follows"]]
-                how = f" ({conv.get('ids_from')} {conv.get('ids')} read as {reading})"
-            elif conv.get("follows") == "mixed":
-                how = " (a mix of readings)"
-            return f"{tag} slots b {{{shown}}}{how}"
-
-        report_faults(ident, self.add)
-        self.add("slots_identified", "info",
-                 f"identified against {ident.get('model')} (L = {post - 1}): {side('A', got[0])}, "
-                 f"{side('B', got[1])}" + ("; B run on A's token ids" if ident.get("b_ids_from") == "a" else ""),
-                 a=got[0], b=got[1])
+                 f"the same layer gives > {MATCH_COS}): {tail}", **details, **self.identified.details())
 
     def boundary_shift(self, d: int | None) -> int | None:
         """B's boundary minus A's, when the files label their slots (or the target model
         identified them) and it is one number."""
-        a_b = [s.boundary for s in self.a.slots]
-        b_b = [s.boundary for s in self.b.slots]
-        got = self.exact_boundaries()
+        a_b = [s.boundary for s in self.sides.a.slots]
+        b_b = [s.boundary for s in self.sides.b.slots]
+        got = self.identified.boundaries()
         if got is not None and (None in a_b or None in b_b):
             a_b, b_b = got
-        if None not in a_b and None not in b_b:
-            diffs = {y - x for x, y in zip(a_b, b_b)}
+        known_a, known_b = _known(a_b), _known(b_b)
+        if known_a is not None and known_b is not None:
+            diffs = {y - x for x, y in zip(known_a, known_b)}
             return diffs.pop() if len(diffs) == 1 else None
-        if d is not None and None not in a_b:  # B_j holds A_{j+d}: its boundary is A_{j+d}'s
-            diffs = {a_b[j + d] - a_b[j] for j in range(len(a_b)) if 0 <= j + d < len(a_b)}
+        if d is not None and known_a is not None:  # B_j holds A_{j+d}: its boundary is A_{j+d}'s
+            diffs = {known_a[j + d] - known_a[j] for j in range(len(known_a)) if 0 <= j + d < len(known_a)}
             return diffs.pop() if len(diffs) == 1 else None
         return None
 
-    def judge_final(self, result: dict[str, Any]) -> None:
-        fin = result.get("final")
-        if not fin or fin.get("cos_mean") is None:
+    def judge_final(self, m: Measures) -> None:
+        fin = m.final
+        cos_mean = fin.get("cos_mean") if fin else None
+        if not fin or cos_mean is None:
             return
-        la, lb = getattr(self, "final_labels", (self.a.final_norm, self.b.final_norm))
+        la, lb = m.final_labels or (self.sides.a.final_norm, self.sides.b.final_norm)
         if la in ("pre", "post") and lb in ("pre", "post") and la != lb:
             self.add("norm_mismatch", "info",
                      f"final: A is {la}-norm and B {lb}-norm by their formats (cosine {fin['cos_mean']:.3f}); "
                      "expected, the final states are not compared as equals", slot="final", expected=True)
             return
-        if fin["cos_mean"] >= MATCH_COS:
-            factor = self.constant_factor(len(self.b_parts) - 1, len(self.a_parts) - 1)
+        if cos_mean >= MATCH_COS:
+            factor = m.constant_factor(len(self.sides.b_parts) - 1, len(self.sides.a_parts) - 1)
             if factor is not None:
                 self.add("scale_mismatch", "warning",
                          f"final: B = {factor_text(factor)} x A (same direction, constant per-token norm ratio)",
                          factor=num(factor), slots=["final"], factors=[num(factor)])
             return
-        norm = self.norm_pattern(fin, len(self.a_parts) - 1, len(self.b_parts) - 1)
+        norm = self.norm_pattern(m, fin, len(self.sides.a_parts) - 1, len(self.sides.b_parts) - 1)
         if norm is not None:
             self.add("norm_mismatch", "warning", f"final: {norm['message']}", slot="final", **norm["details"])
-        elif fin["cos_mean"] >= UNRELATED_COS:
+        elif cos_mean >= UNRELATED_COS:
             self.add("slot_mismatch", "error",
                      f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS}): "
                      "the final states come from different layers",
                      slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
         else:  # never silent: a final state this far from A's is not A's, whatever it is
-            ratio = fin.get("norm_ratio_median")
+            ratio, within = fin.get("norm_ratio_median"), fin.get("within_bf16_tol")
             self.add("slot_mismatch", "error",
                      f"final: mean cosine {fin['cos_mean']:.3f} (same state gives > {MATCH_COS})"
                      + (f", B/A norm {ratio:,.3g}" if ratio is not None else "")
-                     + (f", {100 * fin['within_bf16_tol']:.1f}% of values within bf16"
-                        if fin.get("within_bf16_tol") is not None else "")
+                     + (f", {100 * within:.1f}% of values within bf16" if within is not None else "")
                      + ", and no per-channel norm maps one onto the other: B's final state is another layer's "
                      "or another prompt's, not A's",
                      slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
 
-    def norm_pattern(self, m: dict[str, Any], ia: int, ib: int) -> dict[str, Any] | None:
+    def norm_pattern(self, measures: Measures, m: PairMetrics, ia: int, ib: int) -> _NormFit | None:
         """One side is the other passed through a norm: the per-token norm ratio varies, and a
         fitted per-channel gain maps the normalised other side onto it (see NORM_FIT_RESIDUAL)."""
         if m.get("cos_mean") is None:
@@ -424,7 +371,7 @@ class Judgement:
         ratio_cv = (m["norm_ratio_std"] or 0.0) / max(m["norm_ratio_mean"] or 1e-30, 1e-30)
         if ratio_cv <= RATIO_CV:
             return None
-        a_rows, b_rows = self.aligned_rows(self.a_parts[ia], self.b_parts[ib])
+        a_rows, b_rows = measures.aligned_rows(self.sides.a_parts[ia], self.sides.b_parts[ib])
         fits = {"a": norm_fit(a_rows, b_rows), "b": norm_fit(b_rows, a_rows)}
         post = min(fits, key=lambda k: fits[k][0])
         residual, kind = fits[post]
@@ -440,15 +387,15 @@ class Judgement:
                         "ratio_cv": num(ratio_cv), "a_norm_cv": m["a_norm_cv"], "b_norm_cv": m["b_norm_cv"]},
         }
 
-    def check_nonfinite(self) -> None:
+    def check_nonfinite(self, m: Measures | None) -> None:
+        """NaN/Inf anywhere in either side; `m`: the main pass's squared row norms (None: not measured)."""
         sides = {}
-        measured = getattr(self, "sq_norms", None)
-        for side, sample in (("a", self.a), ("b", self.b)):
+        for side, sample in (("a", self.sides.a), ("b", self.sides.b)):
             known = None
-            if measured is not None:  # rows of the main pass: their squared norms say it already
-                b0, b1, off = self.span
+            if m is not None:  # rows of the main pass: their squared norms say it already
+                b0, b1, off = m.span
                 start = b0 + off if side == "a" else b0
-                known = (start, measured[side])
+                known = (start, m.sq_norms[side])
             counts = nonfinite_counts(sample, known)
             if counts["nan"] or counts["inf"]:
                 sides[side] = counts
@@ -460,13 +407,15 @@ class Judgement:
             for k, v in sides.items())
         self.add("nonfinite", "error", f"{text}; those rows are left out of the metrics", **sides)
 
-    def check_padding_flags(self) -> None:
-        notes, details = [], {}
-        if self.pad_rows:
-            notes.append(f"B's last {self.pad_rows} aligned rows fall on A's padding (A has {self.a_valid} valid of "
-                         f"{self.a.tokens} rows): padding taken as real tokens; only A's valid rows were compared")
-            details["rows"] = self.pad_rows
-        for side, s in (("A", self.a), ("B", self.b)):
+    def check_padding_flags(self, pad_rows: int) -> None:
+        """`pad_rows`: B rows on A's padding, as the alignment found them and the main pass kept them."""
+        notes: list[str] = []
+        details: dict[str, Any] = {}
+        if pad_rows:
+            notes.append(f"B's last {pad_rows} aligned rows fall on A's padding (A has {self.sides.a_valid} valid of "
+                         f"{self.sides.a.tokens} rows): padding taken as real tokens; only A's valid rows were compared")
+            details["rows"] = pad_rows
+        for side, s in (("A", self.sides.a), ("B", self.sides.b)):
             bad = _mask_on_padding(s)
             if bad:
                 notes.append(f"{side}'s loss_mask is 1 on {bad} trailing rows with id 0 (padding)")
@@ -475,7 +424,17 @@ class Judgement:
             self.add("padding", "warning", "; ".join(notes), **details)
 
 
-def _shift_direction(matrix) -> str | None:
+class _Noisy(TypedDict):
+    noise: float  # the slot's median 1 - cosine over its rows
+    siblings: dict[int, float]  # the other matched slots' own
+
+
+class _NormFit(TypedDict):
+    message: str
+    details: dict[str, Any]
+
+
+def _shift_direction(matrix: torch.Tensor) -> str | None:
     """"deeper" / "shallower" when every B slot sits past / before its A slot, read from the
     cross-slot cosines next to the diagonal: a B slot one boundary deeper than A_j is nearer
     A_{j+1} (above the diagonal) than B_{j+1} is to A_j (below it), and the other way round.
@@ -494,6 +453,12 @@ def _shift_direction(matrix) -> str | None:
     return "deeper" if gap > 0 else "shallower"
 
 
+def _known(boundaries: list[int | None]) -> list[int] | None:
+    """The boundaries when every one is known, else None."""
+    known = [x for x in boundaries if x is not None]
+    return known if len(known) == len(boundaries) else None
+
+
 def _mask_on_padding(s: Sample) -> int:
     """Trailing rows with id 0 whose loss_mask is 1 (padding that would be trained on)."""
     if s.ids is None or s.loss_mask is None:
@@ -508,7 +473,7 @@ def _mask_on_padding(s: Sample) -> int:
     return count if count and count < len(ids) else 0
 
 
-def _lag_floor(alignment: dict[str, Any]) -> tuple[float, float] | None:
+def _lag_floor(alignment: AlignmentInfo) -> tuple[float, float] | None:
     """(best lag score, median score at lags 2+ rows away) from the alignment's lag search, or None
     when it did not run. A real model's states share a common direction (other rows of the same
     slot have cosine ~0.5 on SmolLM2), so "unrelated" is "no better at any lag than at a random

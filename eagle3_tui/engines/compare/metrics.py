@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import (
     BF16_ATOL,
     BF16_RTOL,
@@ -31,39 +33,105 @@ from eagle3_tui.engines.compare.thresholds import (
 from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.read.stats import Cancelled
+from eagle3_tui.engines.results import AlignmentInfo, PairMetrics
+
+if TYPE_CHECKING:
+    import torch
 
 
-class Measurement:
-    """Part of Comparison (see run.py): the state it reads lives there."""
+@dataclass
+class Measures:
+    """What the main pass measured on the aligned rows, for the judge: the tensors over the span
+    of B rows b_start..b_end-1 ([n, ...]), with `real` marking the rows on A's valid part."""
 
-    def measure(self, al: dict[str, Any], result: dict[str, Any]) -> None:
+    #: (b_start, b_end, offset): B row t is A row t + offset
+    span: tuple[int, int, int]
+    #: [n] rows on A's valid part (a prefix of the span): only they count
+    real: torch.Tensor
+    #: [n, parts] L2 norm of every row of every part, per side
+    norm_a: torch.Tensor
+    norm_b: torch.Tensor
+    #: {"a", "b"}: [n, parts] squared row norms (NaN/Inf rows stay so)
+    sq_norms: dict[str, torch.Tensor]
+    #: {"a", "b"}: [n, parts] all-zero rows among the real ones
+    zero_rows: dict[str, torch.Tensor]
+    #: [n, nb, na] cosine of every B part with every A part, per row
+    cos: torch.Tensor
+    #: [nb, na] mean over the real rows (finals included at the end when both have one)
+    matrix: torch.Tensor
+    #: the matrix as JSON: mean cosine of B slot j against A slot i
+    matrix_json: list[list[float | None]]
+    #: per slot pair (slots 0..min(ka, kb)-1)
+    slots: list[PairMetrics] = field(default_factory=list)
+    #: the final states' pair, when both sides have one
+    final: PairMetrics | None = None
+    #: (A's, B's) final-state label as checked against their own norms (both sides have a final)
+    final_labels: tuple[str | None, str | None] | None = None
+    #: side -> the "?" label and the reason, when a side's own norms contradict its format's label
+    doubts: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    #: rows B holds as real tokens that land on A's padding (0 once they proved to be more capture)
+    pad_rows: int = 0
+
+    def aligned_rows(self, a_part: torch.Tensor, b_part: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The compared rows of one A part and one B part (aligned, within A's valid rows)."""
+        b0, _b1, off = self.span
+        n = int(self.real.sum())  # the rows on A's valid part are a prefix of the span
+        return a_part[b0 + off:b0 + off + n], b_part[b0:b0 + n]
+
+    def constant_factor(self, ib: int, ia: int) -> float | None:
+        """The per-token norm ratio B/A when it is one constant other than 1, else None."""
         # lazy: torch: loaded when used, never at start-up
         import torch
 
-        a_parts, b_parts = self.a_parts, self.b_parts
+        ratio = self.norm_b[:, ib] / self.norm_a[:, ia]
+        ratio = ratio[torch.isfinite(ratio) & self.real]
+        if ratio.numel() == 0:
+            return None
+        med = float(ratio.median())
+        if abs(med - 1.0) > SCALE_TOL and cv(ratio) < RATIO_CV:
+            return med
+        return None
+
+
+class Measurer:
+    """The main pass over the aligned rows (measure): Gram matrices, per-pair errors, and the
+    per-pair metrics of the JSON; the padding it proves to be more capture goes to `findings`."""
+
+    def __init__(self, sides: Sides, findings: FindingList, *, workers: int = 1,
+                 cancel: threading.Event | None = None):
+        self.sides, self.findings = sides, findings
+        self.workers, self.cancel = workers, cancel
+
+    def measure(self, al: AlignmentInfo) -> Measures:
+        # lazy: torch: loaded when used, never at start-up
+        import torch
+
+        s = self.sides
+        a_parts, b_parts = s.a_parts, s.b_parts
         na, nb = len(a_parts), len(b_parts)
-        pairs = min(self.ka, self.kb)
-        h = self.a.hidden
+        pairs = min(s.ka, s.kb)
+        h = s.a.hidden
         b0, b1, off = al["b_start"], al["b_end"], al["offset"]
         n = b1 - b0
         step = max(1, CHUNK_ELEMENTS // ((na + nb) * h))
         gram = torch.empty(n, na + nb, na + nb)
         # per pair (slots 0..pairs-1, then final): L2 norm of B - A, max |B - A|, elements beyond bf16 tol
-        npair = pairs + (1 if self.both_final else 0)
+        npair = pairs + (1 if s.both_final else 0)
         errn = torch.empty(n, npair)
         maxabs = torch.empty(n, npair)
         beyond = torch.empty(n, npair)
         chunks = list(range(0, n, step))
         segments = [(0, na, pairs, 0)]  # (first A part, first B part, how many pairs, output column)
-        if self.both_final:
+        if s.both_final:
             segments.append((na - 1, na + nb - 1, 1, pairs))
+        cancel = self.cancel
 
         def work(mine: list[int]) -> None:
             buf = torch.empty(step, na + nb, h)
             dbuf = torch.empty(step, max(pairs, 1), h)
             tbuf = torch.empty(step, max(pairs, 1), h)
             for r in mine:
-                if self.cancel is not None and self.cancel.is_set():
+                if cancel is not None and cancel.is_set():
                     raise Cancelled()
                 c = min(step, n - r)
                 x = buf[:c]
@@ -86,84 +154,85 @@ class Measurement:
 
         in_workers(work, chunks, workers=self.workers)
         sq = gram.diagonal(dim1=1, dim2=2)  # [n, na+nb] squared row norms (NaN/Inf rows stay so)
-        self.sq_norms = {"a": sq[:, :na], "b": sq[:, na:]}
         norms = sq.clamp(min=0).sqrt()
-        self.norm_a, self.norm_b = norms[:, :na], norms[:, na:]
+        norm_a, norm_b = norms[:, :na], norms[:, na:]
         rows = torch.arange(b0, b1)
         # rows of B that fall on A's padding are measured but do not count
-        self.real = (rows + off) < self.a_valid
-        self.span = (b0, b1, off)
-        # all-zero rows have no direction: every cosine on them is undefined (NaN, JSON null)
-        self.zero_rows = {"a": (self.norm_a == 0) & self.real[:, None], "b": (self.norm_b == 0) & self.real[:, None]}
-        cos = gram[:, na:, :na] / (self.norm_b[:, :, None] * self.norm_a[:, None, :])  # [n, nb, na]
-        self.cos = cos
-        ok = torch.isfinite(cos) & self.real[:, None, None]
+        real = (rows + off) < s.a_valid
+        cos = gram[:, na:, :na] / (norm_b[:, :, None] * norm_a[:, None, :])  # [n, nb, na]
+        ok = torch.isfinite(cos) & real[:, None, None]
         mean = torch.where(ok, cos, 0).sum(0) / ok.sum(0).clamp(min=1)
         mean[ok.sum(0) == 0] = float("nan")
-        self.matrix = mean  # [nb, na], finals included at the end when both have one
-        result["matrix"] = [[num(mean[j, i]) for i in range(self.ka)] for j in range(self.kb)]
-        per_pair = []
-        for p in range(pairs):
-            per_pair.append(self.pair_metrics(p, p, p, rows, off, errn, maxabs, beyond))
-        result["slots"] = per_pair
-        if self.pad_rows and al["method"] != "ids" and pairs:
-            self.check_pad_tail(cos, pairs)
-        if self.both_final:
-            self.check_final_labels(result)
-            result["final"] = self.pair_metrics(na - 1, nb - 1, pairs, rows, off, errn, maxabs, beyond)
-            result["final"].update({"a_norm": self.final_labels[0], "b_norm": self.final_labels[1]})
-        self.judge(result)
+        m = Measures(
+            span=(b0, b1, off), real=real, norm_a=norm_a, norm_b=norm_b,
+            sq_norms={"a": sq[:, :na], "b": sq[:, na:]},
+            # all-zero rows have no direction: every cosine on them is undefined (NaN, JSON null)
+            zero_rows={"a": (norm_a == 0) & real[:, None], "b": (norm_b == 0) & real[:, None]},
+            cos=cos, matrix=mean, matrix_json=[[num(mean[j, i]) for i in range(s.ka)] for j in range(s.kb)],
+            pad_rows=al["on_padding"],
+        )
+        errors = _PairErrors(rows, errn, maxabs, beyond)
+        m.slots = [self.pair_metrics(m, p, p, p, errors) for p in range(pairs)]
+        if m.pad_rows and al["method"] != "ids" and pairs:
+            self.check_pad_tail(m, pairs)
+        if s.both_final:
+            m.final_labels = self.check_final_labels(m)
+            m.final = self.pair_metrics(m, na - 1, nb - 1, pairs, errors)
+            m.final["a_norm"], m.final["b_norm"] = m.final_labels
+        return m
 
-    def check_final_labels(self, result: dict[str, Any]) -> None:
+    def check_final_labels(self, m: Measures) -> tuple[str | None, str | None]:
         """Each side's pre/post label as its format gives it, unless its own norms contradict it
-        (engines/read/final_label.py): then "?" in the header, with the reason among its assumptions."""
+        (engines/read/final_label.py): then "?" in the header, with the reason among its assumptions
+        (m.doubts)."""
         labels = []
-        for side, sample, norms in (("a", self.a, self.norm_a), ("b", self.b, self.norm_b)):
-            rows = norms[self.real]
+        for side, sample, norms in (("a", self.sides.a, m.norm_a), ("b", self.sides.b, m.norm_b)):
+            rows = norms[m.real]
             label, doubt = checked_label(sample.final_norm, rows[:, -1].tolist(),
                                          [rows[:, p].tolist() for p in range(len(sample.slots))])
             labels.append(label)
             if doubt:
-                result[side]["final_norm"] = label
-                result[side]["assumptions"].append(doubt)
-        self.final_labels = (labels[0], labels[1])
+                m.doubts[side] = (label, doubt)
+        return labels[0], labels[1]
 
-    def check_pad_tail(self, cos, pairs: int) -> None:
+    def check_pad_tail(self, m: Measures, pairs: int) -> None:
         """Without ids, B rows past A's valid length are padding only if they equal A's pad rows."""
         # lazy: torch: loaded when used, never at start-up
         import torch
 
-        tail = float(torch.nanmean(cos[~self.real][:, torch.arange(pairs), torch.arange(pairs)]))
+        tail = float(torch.nanmean(m.cos[~m.real][:, torch.arange(pairs), torch.arange(pairs)]))
         if math.isnan(tail):  # zero or non-finite rows: nothing can be told (zero_states says why)
-            self.pad_rows = 0
+            m.pad_rows = 0
         elif tail < MATCH_COS:
-            self.add("padding", "info",
-                     f"B has {self.pad_rows} rows past A's {self.a_valid} valid rows that differ from A's "
-                     "padding rows (a longer capture); they were not compared",
-                     rows=self.pad_rows, taken_as_real=False)
-            self.pad_rows = 0
+            self.findings.add("padding", "info",
+                              f"B has {m.pad_rows} rows past A's {self.sides.a_valid} valid rows that differ "
+                              "from A's padding rows (a longer capture); they were not compared",
+                              rows=m.pad_rows, taken_as_real=False)
+            m.pad_rows = 0
 
-    def pair_metrics(self, ia: int, ib: int, col: int, rows, off: int, errn, maxabs, beyond) -> dict[str, Any]:
+    def pair_metrics(self, m: Measures, ia: int, ib: int, col: int, e: _PairErrors) -> PairMetrics:
         # lazy: torch: loaded when used, never at start-up
         import torch
 
-        h = self.a.hidden
-        cos = self.cos[:, ib, ia]
-        na_, nb_ = self.norm_a[:, ia], self.norm_b[:, ib]
-        ok = torch.isfinite(cos) & torch.isfinite(errn[:, col]) & self.real
-        m = int(ok.sum())
-        label_a = "final" if ia >= self.ka else ia
-        out: dict[str, Any] = {"a": label_a, "b": "final" if ib >= self.kb else ib, "tokens": m}
-        if ia < self.ka:
-            out["a_boundary"] = self.a.slots[ia].boundary
-            out["b_boundary"] = self.b.slots[ib].boundary
-        if m == 0:
+        s = self.sides
+        h = s.a.hidden
+        rows, off = e.rows, m.span[2]
+        cos = m.cos[:, ib, ia]
+        na_, nb_ = m.norm_a[:, ia], m.norm_b[:, ib]
+        ok = torch.isfinite(cos) & torch.isfinite(e.errn[:, col]) & m.real
+        count = int(ok.sum())
+        label_a: int | str = "final" if ia >= s.ka else ia
+        out: PairMetrics = {"a": label_a, "b": "final" if ib >= s.kb else ib, "tokens": count}
+        if ia < s.ka:
+            out["a_boundary"] = s.a.slots[ia].boundary
+            out["b_boundary"] = s.b.slots[ib].boundary
+        if count == 0:
             out.update({"cos_mean": None, "cos_min": None, "per_token_cos": [num(c, 5) for c in cos.tolist()]})
-            out.update(self.per_token_values(ia, ib))
+            out.update(self.per_token_values(m, ia, ib))
             return out
         c, ra, rb = cos[ok], na_[ok], nb_[ok]
         ratio = rb / ra
-        e2 = errn[ok, col].pow(2)
+        e2 = e.errn[ok, col].pow(2)
         rel_tok = e2.sqrt() / ra
         worst = _first_near(rel_tok.nan_to_num(0), largest=True)
         worst_b = int(rows[ok][worst])
@@ -171,49 +240,39 @@ class Measurement:
         out.update({
             "cos_mean": num(c.mean()), "cos_min": num(c[cmin]), "cos_min_b_row": int(rows[ok][cmin]),
             "norm_ratio_mean": num(ratio.mean()), "norm_ratio_median": num(ratio.median()),
-            "norm_ratio_std": num(ratio.std() if m > 1 else 0.0),
+            "norm_ratio_std": num(ratio.std() if count > 1 else 0.0),
             "a_norm_mean": num(ra.mean()), "b_norm_mean": num(rb.mean()),
             "a_norm_cv": num(cv(ra)), "b_norm_cv": num(cv(rb)),
-            "max_abs_err": num(maxabs[ok, col].max()),
+            "max_abs_err": num(e.maxabs[ok, col].max()),
             "rel_l2_err": num(e2.sum().sqrt() / ra.pow(2).sum().sqrt()),
-            "within_bf16_tol": num(1.0 - beyond[ok, col].sum() / (m * h)),
+            "within_bf16_tol": num(1.0 - e.beyond[ok, col].sum() / (count * h)),
             "worst_b_row": worst_b, "worst_a_row": worst_b + off, "worst_rel_err": num(rel_tok[worst]),
-            "excluded_rows": int((~ok & self.real).sum()),
+            "excluded_rows": int((~ok & m.real).sum()),
             "per_token_cos": [num(v, 5) for v in cos.tolist()],
         })
-        out.update(self.per_token_values(ia, ib))
+        out.update(self.per_token_values(m, ia, ib))
         return out
 
-    def per_token_values(self, ia: int, ib: int) -> dict[str, Any]:
+    def per_token_values(self, m: Measures, ia: int, ib: int) -> PairMetrics:
         """Per compared row (B row b_start + i): both sides' L2 norms and first FIRST_K values,
         rounded to 5 significant digits (the UI shows them side by side)."""
-        b0, b1, off = self.span
-        a_part, b_part = self.a_parts[ia], self.b_parts[ib]
+        b0, b1, off = m.span
+        a_part, b_part = self.sides.a_parts[ia], self.sides.b_parts[ib]
         return {
-            "a_norms": short(self.norm_a[:, ia]), "b_norms": short(self.norm_b[:, ib]),
+            "a_norms": short(m.norm_a[:, ia]), "b_norms": short(m.norm_b[:, ib]),
             "a_first": short(a_part[b0 + off:b1 + off, :FIRST_K]),
             "b_first": short(b_part[b0:b1, :FIRST_K]),
         }
 
-    def aligned_rows(self, a_part, b_part):
-        """The compared rows of one A part and one B part (aligned, within A's valid rows)."""
-        b0, _b1, off = self.span
-        n = int(self.real.sum())  # the rows on A's valid part are a prefix of the span
-        return a_part[b0 + off:b0 + off + n], b_part[b0:b0 + n]
 
-    def constant_factor(self, ib: int, ia: int) -> float | None:
-        """The per-token norm ratio B/A when it is one constant other than 1, else None."""
-        # lazy: torch: loaded when used, never at start-up
-        import torch
+@dataclass
+class _PairErrors:
+    """The main pass's per-row errors of each pair ([n, pairs + final]) and the B rows they are of."""
 
-        ratio = self.norm_b[:, ib] / self.norm_a[:, ia]
-        ratio = ratio[torch.isfinite(ratio) & self.real]
-        if ratio.numel() == 0:
-            return None
-        med = float(ratio.median())
-        if abs(med - 1.0) > SCALE_TOL and cv(ratio) < RATIO_CV:
-            return med
-        return None
+    rows: torch.Tensor
+    errn: torch.Tensor  # L2 norm of B - A
+    maxabs: torch.Tensor  # max |B - A|
+    beyond: torch.Tensor  # elements beyond bf16 tolerance
 
 
 def norm_fit(post, pre) -> tuple[float, str]:
@@ -326,14 +385,14 @@ def nonfinite_counts(sample: Sample, known=None) -> dict[str, Any]:
                 sums = t[r:min(b, r + step)].float().sum(-1)
                 suspects += (r + (~torch.isfinite(sums)).nonzero().flatten()).tolist()
         pn = pi = 0
-        first = None
+        first: int | None = None
         for r in sorted(suspects):
             row = t[r].float()
             rn, ri = int(torch.isnan(row).sum()), int(torch.isinf(row).sum())
             if rn or ri:
                 pn, pi = pn + rn, pi + ri
                 first = r if first is None else first
-        if pn or pi:
+        if first is not None:  # pn or pi: the first row that has one is set
             per[label] = {"nan": pn, "inf": pi, "first_row": first}
             nan, inf = nan + pn, inf + pi
             if first_row is None or first < first_row:

@@ -7,11 +7,10 @@ when the engine would call the two parts the same. Importing them does not impor
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
 from eagle3_tui.engines.finding_codes import CODES
-from eagle3_tui.engines.results import ComparisonResult, Finding
+from eagle3_tui.engines.results import ComparisonResult, Finding, PairMetrics, SideHeader
 
 #: the finding codes in plain words (engines/finding_codes.py, the one list; the code itself stays
 #: visible for searching the docs)
@@ -26,7 +25,7 @@ METHODS = {
 }
 
 
-def pairs(result: ComparisonResult) -> list[tuple[str, dict[str, Any]]]:
+def pairs(result: ComparisonResult) -> list[tuple[str, PairMetrics]]:
     """(short label, metrics) for every compared pair: slots 0..k-1, then "f" for the final."""
     out = [(str(m.get("a", i)), m) for i, m in enumerate(result.get("slots") or [])]
     if final := result.get("final"):
@@ -43,17 +42,18 @@ def row_count(result: ComparisonResult) -> int:
     return 0
 
 
-def worst_row(result: ComparisonResult) -> tuple[int, str, dict[str, Any]] | None:
+def worst_row(result: ComparisonResult) -> tuple[int, str, PairMetrics] | None:
     """(row index in the token table, pair label, metrics) of the pair whose worst token has the
     largest relative error: the token `w` jumps to. None when no pair was measured."""
-    best = None
+    best: tuple[int, str, PairMetrics] | None = None
+    best_err = 0.0
     b_start = (result.get("alignment") or {}).get("b_start", 0)
     for label, m in pairs(result):
-        err = m.get("worst_rel_err")
-        if err is None or m.get("worst_b_row") is None:
+        err, row = m.get("worst_rel_err"), m.get("worst_b_row")
+        if err is None or row is None:
             continue
-        if best is None or err > best[2]["worst_rel_err"]:
-            best = (m["worst_b_row"] - b_start, label, m)
+        if best is None or err > best_err:
+            best, best_err = (row - b_start, label, m), err
     return best
 
 
@@ -91,7 +91,7 @@ def serious(result: ComparisonResult) -> list[Finding]:
     return [f for f in result.get("findings") or [] if f.get("severity") in ("warning", "error")]
 
 
-def side_facts(header: dict[str, Any]) -> str:
+def side_facts(header: SideHeader) -> str:
     """One line about one side: schema, T (valid), H, k, dtype, ids."""
     t = f"T {header.get('tokens')}"
     if header.get("valid_tokens") not in (None, header.get("tokens")):

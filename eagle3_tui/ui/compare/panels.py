@@ -13,7 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from eagle3_tui.engines.results import ComparisonResult
+from eagle3_tui.engines.results import ComparisonResult, PairMetrics
 from eagle3_tui.names import printable
 from eagle3_tui.ui.compare.format import (
     SEVERITY_MARK,
@@ -184,8 +184,7 @@ class CompareValues(ComparePanel):
         a_row = rows.get("a_start", al.get("a_start", 0)) + i
         out.append(f"token {i}/{row_count(r)}", self.s("cmp--head"))  # 0-based, as the rows
         out.append(f" · B row {b_row}" + (f" = A row {a_row}" if a_row != b_row else ""), self.s("cmp--dim"))
-        for tag in ("a", "b"):
-            ids = rows.get(f"{tag}_ids")
+        for tag, ids in (("a", rows.get("a_ids")), ("b", rows.get("b_ids"))):
             if ids is not None and i < len(ids):
                 out.append(f" · {tag.upper()} id {ids[i]}")
         mask = rows.get("a_loss_mask")
@@ -198,7 +197,8 @@ class CompareValues(ComparePanel):
         plist = pairs(r)
         label_w = max(len(_pair_name(label, m)) for label, m in plist) if plist else 4
         room = max(8, (width - label_w - 8) // 2)
-        longest = max((len(_at(m.get(k), i) or []) for _l, m in plist for k in ("a_first", "b_first")), default=0)
+        longest = max((len(_at(first, i) or []) for _l, m in plist for first in (m.get("a_first"), m.get("b_first"))),
+                      default=0)
         per = max(1, min(room // 8, longest))
         for label, m in plist:
             a_vals, b_vals = _at(m.get("a_first"), i) or [], _at(m.get("b_first"), i) or []
@@ -253,7 +253,7 @@ class CompareMetrics(ComparePanel):
         out.rstrip()
         return out
 
-    def _table(self, plist: list[tuple[str, dict[str, Any]]], wide: bool) -> list[Text]:
+    def _table(self, plist: list[tuple[str, PairMetrics]], wide: bool) -> list[Text]:
         label_w = max(4, *(len(_pair_name(label, m)) for label, m in plist))
         cols: list[tuple[str, int]] = [("pair", label_w), ("cos mean", 8), ("cos min", 8), ("B/A", 6)]
         if wide:
@@ -310,7 +310,7 @@ class CompareMetrics(ComparePanel):
         return lines
 
 
-def _pair_name(label: str, m: dict[str, Any]) -> str:
+def _pair_name(label: str, m: PairMetrics) -> str:
     if label == "f":
         return "final"
     ab, bb = m.get("a_boundary"), m.get("b_boundary")

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from eagle3_tui.engines.read.massive import massive_note, massive_rows, median_norm
-from eagle3_tui.engines.results import ComparisonResult
+from eagle3_tui.engines.results import ComparisonResult, PairMetrics
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.compare.format import (
     cos_kind,
@@ -74,7 +74,7 @@ class AlignedTokenTable(RowCursor, StyledScrollView, can_focus=True):
         self.cursor = 0
         self.count = 0
         self.message = "Comparing…"
-        self._pairs: list[tuple[str, dict[str, Any]]] = []
+        self._pairs: list[tuple[str, PairMetrics]] = []
         self._massive: dict[tuple[str, str], set[int]] = {}
         self._worst: int | None = None
         self._widths = (3, 3, 0, 0)  # B row, A row (0: same as B), A id, B id
@@ -95,11 +95,11 @@ class AlignedTokenTable(RowCursor, StyledScrollView, can_focus=True):
         last = max(0, self.count - 1)
         b_w = max(3, len(str(b0 + last)))  # "row" / "B#"
         a_w = 0 if a0 == b0 else max(2, len(str(a0 + last)))
-        ids = [v for key in ("a_ids", "b_ids") for v in (rows.get(key) or [])]
+        ids = [*(rows.get("a_ids") or []), *(rows.get("b_ids") or [])]
         id_w = max(4, *(len(str(v)) for v in ids)) if ids else 0  # "A id"
         self._widths = (b_w, a_w, id_w if rows.get("a_ids") is not None else 0,
                         id_w if rows.get("b_ids") is not None else 0)
-        texts = [t for key in ("a_text", "b_text") for t in (rows.get(key) or [])]
+        texts = [*(rows.get("a_text") or []), *(rows.get("b_text") or [])]
         self._text_want = min(TEXT_W, max(TEXT_MIN, *(len(t) for t in texts))) if texts else 0
         self._fit_text()
         self.cursor = max(0, min(self.cursor, last))
@@ -248,18 +248,18 @@ class AlignedTokenTable(RowCursor, StyledScrollView, can_focus=True):
                 fixed.append(Segment(" ", base))
                 fixed.append(Segment(("—" if v is None else str(v)).rjust(w), style))
         if self._text_w:
-            for key in ("a_text", "b_text"):
-                text = _at(rows.get(key), i)
+            for side_texts in (rows.get("a_text"), rows.get("b_text")):
+                text = _at(side_texts, i)
                 style = base + self._style("tokens--iddiff") if differ else base
                 fixed.append(Segment(" ", base))
                 fixed.append(Segment(_fit("—" if text is None else text, self._text_w), style))
         moving: list[Segment] = []
         for (_label, m), cos in zip(self._pairs, cos_cells, strict=False):
             moving.append(Segment("│", base + self._style("tokens--sep")))
-            for key in ("a_norms", "b_norms"):
-                v = _at(m.get(key), i)
-                text = "—" if v is None and m.get(key) is None else num(v, NUM_W)
-                style = base + self._style("tokens--none") if v is None and m.get(key) is not None else base
+            for key, side_norms in (("a_norms", m.get("a_norms")), ("b_norms", m.get("b_norms"))):
+                v = _at(side_norms, i)
+                text = "—" if v is None and side_norms is None else num(v, NUM_W)
+                style = base + self._style("tokens--none") if v is None and side_norms is not None else base
                 if i in self._massive.get((_label, key), ()):
                     style = base + self._style("tokens--massive")
                 moving.append(Segment(text.rjust(NUM_W) + " ", style))
@@ -272,8 +272,8 @@ def massive_cells(result: ComparisonResult) -> dict[tuple[str, str], set[int]]:
     (engines/read/massive.py's rule over that side's compared rows)."""
     out = {}
     for label, m in pairs(result):
-        for key in ("a_norms", "b_norms"):
-            rows = massive_rows(m.get(key) or [])
+        for key, side_norms in (("a_norms", m.get("a_norms")), ("b_norms", m.get("b_norms"))):
+            rows = massive_rows(side_norms or [])
             if rows:
                 out[(label, key)] = set(rows)
     return out
@@ -284,10 +284,11 @@ def massive_legend(result: ComparisonResult) -> str:
     row of the comparison, '' when there is none."""
     best, ratio = "", 0.0
     for label, m in pairs(result):
-        for key in ("a_norms", "b_norms"):
-            norms = m.get(key) or []
+        for key, side_norms in (("a_norms", m.get("a_norms")), ("b_norms", m.get("b_norms"))):
+            norms = side_norms or []
             rows, med = massive_rows(norms), median_norm(norms)
-            top = max((norms[r] for r in rows), default=0.0) / med if rows and med else 0.0
+            # a massive row's norm is finite: it is beyond the median
+            top = max((v for r in rows if (v := norms[r]) is not None), default=0.0) / med if rows and med else 0.0
             if top > ratio:
                 best, ratio = f"{MASSIVE_MARK} {massive_note(norms, rows)} in {key[0].upper()}{label}", top
     return best
