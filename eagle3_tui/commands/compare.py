@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, cast
 
 from eagle3_tui.commands._options import (
     add_connection_arguments,
@@ -69,7 +68,8 @@ def _identify_problem(result: ComparisonResult) -> str | None:
         return None
     if ident.get("error"):
         return ident["error"]
-    sides = [f"{k.upper()}: {ident[k]['error']}" for k in ("a", "b") if "error" in (ident.get(k) or {})]
+    briefs = (("A", ident.get("a")), ("B", ident.get("b")))
+    sides = [f"{tag}: {brief['error']}" for tag, brief in briefs if brief and "error" in brief]
     return "; ".join(sides) or None
 
 
@@ -101,8 +101,7 @@ def compare_targets(a: str, b: str, args: argparse.Namespace) -> ComparisonResul
     result = run_on_source(ta, args, lambda source: source.compare(
         ta.path, tb.path, slots=args.slots, hidden=args.hidden, tokenizer=tokenizer.on_source(ta),
         model=model))
-    # the tokenizer's finish (sources/tokenizer.py) takes and gives any result as a plain dict
-    result = cast("ComparisonResult", tokenizer.finish(cast("dict[str, Any]", result), ta))
+    result = tokenizer.finish(result, ta)
     # show the paths as typed, host included
     for header, shown in ((result.get("a"), a), (result.get("b"), b)):
         if isinstance(header, dict):

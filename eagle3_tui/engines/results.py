@@ -390,15 +390,12 @@ class ComparisonResult(TypedDict, total=False):
     matrix: list[list[float | None]]  # mean cosine of B slot j against A slot i
     findings: list[Finding]
     rows: AlignedIds  # aligned ids (and text with a tokenizer)
-    # with --model: {"a": brief, "b": brief, "explained", ...} (engines/model/identify.py identify_pair)
-    identified: dict[str, Any]
     error: str  # set (with the failing side's {"path", "error"}) when a side cannot be loaded
-    text_error: str  # --tokenizer asked for and could not decode: why (the numbers stay)
     computed: str
     identified: IdentifyPair  # compare --model: both sides against the target model
     # with a tokenizer (engines/read/tokens.py annotate): the tokenizer shown, or why there is no text
     tokenizer: str
-    text_error: str
+    text_error: str  # --tokenizer asked for and could not decode: why (the numbers stay)
 
 
 class IdentifyResult(TypedDict, total=False):

@@ -34,6 +34,7 @@ from eagle3_tui.engines.results import (
     IdentifyResult,
     ScanProgressItem,
     ScanRecord,
+    SideHeader,
     Summary,
     error_result,
     finding,
@@ -191,7 +192,8 @@ class SshSource(SshSession):
             side_b = {**error_result(b, local_b)} if isinstance(local_b, str) else {"path": b}
             error = "; ".join(f"{name} {side['path']}: {side['error']}"
                               for name, side in (("A", side_a), ("B", side_b)) if "error" in side)
-            return {"a": side_a, "b": side_b, "error": error, "computed": "local"}
+            # an error result stands in for the header of the side that cannot be loaded
+            return {"a": cast(SideHeader, side_a), "b": cast(SideHeader, side_b), "error": error, "computed": "local"}
         result = await LocalSource().compare(str(local_a), str(local_b), slots=slots, hidden=hidden)
         if model:  # the model lives on the box: the copies here are compared, not identified
             result["identified"] = {"model": model, "error": self._no_model_run()}

@@ -6,17 +6,19 @@ Runs on the remote box too (shipped by the agent): the standard library only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.engines.compare.faults import report_faults
 from eagle3_tui.engines.compare.sides import FindingList
+from eagle3_tui.engines.results import IdentifyPair
 
 
 class IdentifiedSides:
     """{"a": brief, "b": brief, "explained", "model", ...} from identify_pair, or None (no --model)."""
 
-    def __init__(self, identified: dict[str, Any] | None):
-        self.identified = identified
+    def __init__(self, identified: IdentifyPair | None):
+        # read by key, side by side ("a"/"b" from a loop), as the agent's JSON reads
+        self.identified = cast("dict[str, Any] | None", identified)
 
     def boundaries(self) -> tuple[list[int | None], list[int | None]] | None:
         """(A's, B's) per-slot boundaries identified against the target model (the final norm's

@@ -10,7 +10,7 @@ Runs on the remote box too (shipped by the agent): torch and the standard librar
 from __future__ import annotations
 
 import threading
-from typing import Any, cast
+from typing import cast
 
 from eagle3_tui.engines.compare.align import Aligner
 from eagle3_tui.engines.compare.findings import Judge
@@ -21,7 +21,7 @@ from eagle3_tui.engines.model.identify import identify_pair
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.shapes import split_like
-from eagle3_tui.engines.results import ComparisonResult, SideHeader, error_result, sort_findings
+from eagle3_tui.engines.results import ComparisonResult, IdentifyPair, SideHeader, error_result, sort_findings
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,
@@ -55,7 +55,7 @@ def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden:
 
 
 def compare(a: Sample, b: Sample, *, cancel: threading.Event | None = None,
-            identified: dict[str, Any] | None = None) -> ComparisonResult:
+            identified: IdentifyPair | None = None) -> ComparisonResult:
     """Compare training sample `a` with inference capture `b` (see the module docstring).
     `identified`: both sides' slots identified against the target model (identify_pair)."""
     # lazy: torch: loaded when used, never at start-up
@@ -80,7 +80,7 @@ class Comparison:
     """One comparison of A with B: the steps it owns, and the order they run in."""
 
     def __init__(self, a: Sample, b: Sample, cancel: threading.Event | None, workers: int = 1,
-                 identified: dict[str, Any] | None = None):
+                 identified: IdentifyPair | None = None):
         self.findings = FindingList()
         #: {"a": brief, "b": brief, "explained"} from identify_pair, or None (no --model)
         self.identified = identified
