@@ -64,6 +64,7 @@ _PEP440 = re.compile(r"""
 """, re.VERBOSE | re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=32)  # asked before every file a scan reads, of the same version
 def safe_version(version: str | None) -> bool:
     """Whether a torch version is at least 2.10 in PEP 440's order, as pip's torch>=2.10 says:
     a pre-release or dev release of 2.10 comes before it (2.10.0rc1, 2.10.0.0a1,

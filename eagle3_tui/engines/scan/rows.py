@@ -389,8 +389,10 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
     indices), when the parts hold no data (engines/scan/budget.py): both rows are there.
 
     The stored bytes, not float32 ones: half the bytes to hash for a bf16 sample (the hash was a
-    fifth of a quick scan's CPU on a 64 MiB one), and no conversion to make."""
-    h = hashlib.blake2b(digest_size=12)
+    fifth of a quick scan's CPU on a 64 MiB one), and no conversion to make. SHA-256 cut to 96
+    bits: the CPU's SHA instructions make it twice blake2b's speed here (54 vs 105 us for a
+    64 MiB bf16 sample's 80 KiB); it finds copies, it defends against no one."""
+    h = hashlib.sha256()
     if ids is not None:
         h.update(ids.contiguous().numpy())
     # lazy: torch: loaded when used, never at start-up
@@ -405,7 +407,7 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
             h.update(f"{tuple(x.shape)} {x.dtype}".encode())
             for j in at_read:
                 h.update(block[i, j] if block is not None else got[i][j].view(torch.uint8).numpy())
-        return h.hexdigest()
+        return h.hexdigest()[:24]
     for x in parts:
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
         if rows is not None:
@@ -413,7 +415,7 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
             for r in rows:
                 row = stored[r]
                 h.update(row if row.flags.c_contiguous else row.copy())  # a transposed part
-    return h.hexdigest()
+    return h.hexdigest()[:24]
 
 
 _SAME_SIZE_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
