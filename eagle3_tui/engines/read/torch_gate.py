@@ -43,7 +43,7 @@ def trust_data(on: bool = True) -> None:
 
 
 def trusted() -> bool:
-    return _state["trust"]
+    return bool(_state["trust"])
 
 
 def on_box() -> None:
@@ -97,7 +97,7 @@ def problem(version: str | None, where: str | None = None, fix: str | None = Non
 
 def refused(text: str | None) -> bool:
     """Whether an error line is this gate's refusal (in a result, a record, the agent's reply)."""
-    return bool(text) and REFUSAL in text
+    return bool(text) and REFUSAL in (text or "")
 
 
 def torch_version() -> str | None:
@@ -127,7 +127,7 @@ def check(quiet: bool = False) -> None:
 def pickles_allowed() -> bool:
     """check() without raising: for a loader that is not ours (transformers' from_pretrained,
     which then must take safetensors only)."""
-    return _state["trust"] or problem(torch_version()) is None
+    return bool(_state["trust"]) or problem(torch_version()) is None
 
 
 def unsafe_note(torch: str | None = None) -> str:

@@ -407,7 +407,7 @@ def walk(data: bytes) -> tuple[Any, list[_Storage]]:
                 stack[-1] = _tensor(*args[:5])
             elif fn.name == "v3" and len(args) in (7, 8) and _no_extras(args[5], args[7:]) \
                     and isinstance(args[6], _Global) and args[6].name == "dtype":
-                stack[-1] = _tensor(*args[:5], dtype=args[6].value)
+                stack[-1] = _tensor(args[0], args[1], args[2], args[3], args[4], dtype=args[6].value)
             else:
                 raise NotStatic(f"a call of {fn.name}")
         elif op == 0x75:  # SETITEMS
@@ -415,10 +415,10 @@ def walk(data: bytes) -> tuple[Any, list[_Storage]]:
             d = stack[at - 1]
             if not isinstance(d, dict):
                 raise NotStatic("items set on something not a dict")
-            items = stack[at:]
+            pairs = stack[at:]
             del stack[at:]
-            for i in range(0, len(items) - 1, 2):
-                d[_key(items[i])] = items[i + 1]
+            for i in range(0, len(pairs) - 1, 2):
+                d[_key(pairs[i])] = pairs[i + 1]
         elif op == 0x73:  # SETITEM
             v, k = stack.pop(), stack.pop()
             if not isinstance(stack[-1], dict):

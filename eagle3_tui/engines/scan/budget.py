@@ -22,11 +22,12 @@ torch and the standard library only (shipped to the remote box by the agent).
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import os
 import struct
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from eagle3_tui.engines.read import torch_gate, torch_zip
 from eagle3_tui.engines.read.load import ZIP_MAGIC
@@ -108,7 +109,7 @@ class Reader(io.RawIOBase):
         last = (self.size - 1) // PAGE
         return len(self.pages) * PAGE - (PAGE - (self.size - last * PAGE) if last in self.pages else 0)
 
-    def pread(self, n: int, offset: int) -> bytes:
+    def pread(self, n: int, offset: int) -> builtins.bytes:  # (`bytes` is the count, in this class)
         """n bytes at offset; the pages they lie in are counted (what the kernel reads)."""
         data = os.pread(self.fd, n, offset)
         if data:
@@ -305,7 +306,7 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
                 pass
         reader.seek(0)
         # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
-        return torch.load(reader, map_location="meta", weights_only=True), {}
+        return torch.load(cast(BinaryIO, reader), map_location="meta", weights_only=True), {}
     if looks_like_safetensors(head, reader.size):
         return _safetensors_structure(reader)
     return None

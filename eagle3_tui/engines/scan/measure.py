@@ -53,7 +53,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         sample = load_sample(path)
     n_slots = len(sample.slots)
     has_final = sample.final is not None
-    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if has_final else [])
+    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
     if mapped and not full and reader is None:
         # ids and mask too, before valid_len reads them: through a plain mapping, reading those
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
@@ -87,11 +87,11 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
     read = (rows_of, pick) if rows_of is not None else None
-    accepted = {}
+    accepted: dict[str, Any] = {}
     if drafter is not None:
         accepted["accept"] = record_acceptance(sample, drafter[0], model=drafter[1], full=full, rows=rows)
     return {
-        **accepted,
+        **accepted,  # type: ignore[typeddict-item]
         "mode": "full" if full else "quick",
         "schema": sample.schema,
         "tokens": t,

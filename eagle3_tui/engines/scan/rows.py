@@ -146,7 +146,7 @@ def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     return torch.tensor(picked, dtype=torch.long)
 
 
-def rows_pass(parts: list, pick, t: int):
+def rows_pass(parts: Any, pick, t: int):
     """One pass over the rows (all of them, or `pick`) of P parts of equal width.
 
     Returns norms [P, R] (float32), the cosine between neighbouring parts per row [P-1, R]
@@ -226,7 +226,8 @@ def parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
     for i in range(len(parts) - 1):
         if parts[i].shape[1] == parts[i + 1].shape[1]:
             _, c, *_ = rows_pass([parts[i], parts[i + 1]], pick, t)
-            cos[i] = c[0]
+            if cos is not None:
+                cos[i] = c[0]
     return norms, cos, nan, inf, first, None
 
 
@@ -358,8 +359,8 @@ def signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width:
         keep = ~massive_rows(vn)
         kept = int(keep.sum())
         plain = (vn[:, keep].sum(1) / kept).tolist()
-        means = (pick(cos)[:, keep].sum(1) / kept).tolist() if cos is not None else []
-        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width, count - kept)
+        kept_means = (pick(cos)[:, keep].sum(1) / kept).tolist() if cos is not None else []
+        return _signature_of(plain, [_finite(v) for v in kept_means], n_slots, has_final, slots_same_width, count - kept)
     big = massive_rows(torch.where(torch.isfinite(vn), vn, math.nan))
     fin = torch.isfinite(vn) & ~big
     plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
