@@ -181,3 +181,28 @@ def test_a_file_off_the_allowlist_is_handed_to_torch_load_and_nothing_runs(tmp_p
         rec = scan_file(str(evil), big.name, big.stat().st_size, big.stat().st_mtime, budget=BUDGET)
         assert expected["zip.pt"] in rec["error"], rec
     assert not marker.exists()
+
+
+def test_files_laid_out_alike_share_one_structure_and_each_keeps_its_own_numbers(tmp_path, monkeypatch):
+    """The files of a shard share their pickle and offsets: the second is not walked, built or
+    normalised again (the same object comes back), yet its record is its own, bit for bit
+    torch.load's: other rows, other padding, another fingerprint."""
+    names = []
+    for i, pad in enumerate((0, 40, 40)):
+        ids, mask, aux, final = _states(10 + i, torch.bfloat16, pad=pad)
+        names.append(f"data_{i}.ckpt")
+        torch.save({"input_ids": ids, "loss_mask": mask, "aux_hidden_state": aux[None], "hidden_state": final[None]},
+                   tmp_path / names[-1])
+    readers = [Reader(str(tmp_path / n)) for n in names]
+    try:
+        first, second = (torch_zip.read_structure(r.pread, r.size) for r in readers[:2])
+        assert first is second
+    finally:
+        for r in readers:
+            r.close()
+    files = {n: tmp_path / n for n in names}
+    static = _records(files, True, monkeypatch)
+    by_torch = _records(files, False, monkeypatch)
+    assert static == by_torch
+    assert len({r["fingerprint"] for r in static.values()}) == 3
+    assert [r["valid_tokens"] for r in static.values()] == [T, T - 40, T - 40]

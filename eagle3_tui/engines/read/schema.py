@@ -102,7 +102,7 @@ def _from_dict(d: dict, path: str, slots, hidden, metadata: dict[str, str]) -> S
     ):
         sample = _modelopt(d, tensors, path, slots, hidden)
     elif "hidden_states" in lists:
-        sample = _speculators_legacy(lists["hidden_states"], path)
+        sample = _speculators_legacy(list(lists["hidden_states"]), path)
     elif "hidden_states" in tensors and _squeeze(tensors["hidden_states"]).dim() == 3:
         sample = _speculators_current(tensors["hidden_states"], tensors.get(SCALES_KEY), path, metadata)
     elif "hidden_states" in tensors:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import threading
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.load import load_sample
@@ -26,13 +26,13 @@ PER_TOKEN_VALUES = 1 << 21
 
 
 def _not_sample(path: str, err: NotASample) -> ErrorResult:
-    result = error_result(path, err)
+    result = cast(dict, error_result(path, err))
     if {"d2t", "t2d"} <= set(err.contents):  # a draft vocabulary: say what it holds
         try:
             result["vocab_mapping"] = describe_file(path)
         except VocabError as bad:
             result["vocab_mapping_error"] = str(bad)
-    return result
+    return cast(ErrorResult, result)
 
 
 def summarize_file(
@@ -48,11 +48,11 @@ def summarize_file(
         sample = load_sample(path, slots=slots, hidden=hidden)
         return summarize(sample, k=k, cancel=cancel)
     except NotASample as err:
-        return _not_sample(path, err)
+        return cast(Summary, _not_sample(path, err))
     except Cancelled:
         raise
     except Exception as err:  # noqa: BLE001 - ours and, as a last resort, any other: one line
-        return error_result(path, err)
+        return cast(Summary, error_result(path, err))
 
 
 _threads_lock = threading.Lock()
@@ -168,7 +168,7 @@ def _summarize(sample: Sample, *, k: int, cancel: threading.Event | None) -> Sum
     }
     if listed < t:
         result["listed_tokens"] = listed
-    return result
+    return cast(Summary, result)
 
 
 def _slot_summary(
@@ -225,7 +225,7 @@ def _slot_summary(
         "std": _finite(std),
         "min": _finite(lo),
         "max": _finite(hi),
-        "absmax": _finite(max(abs(lo), abs(hi))) if lo is not None else None,
+        "absmax": _finite(max(abs(lo), abs(hi))) if lo is not None and hi is not None else None,
         "nan": tally.nan,
         "inf": tally.inf,
         "first_nonfinite_row": tally.first_bad,

@@ -43,7 +43,7 @@ def trust_data(on: bool = True) -> None:
 
 
 def trusted() -> bool:
-    return _state["trust"]
+    return bool(_state["trust"])
 
 
 def on_box() -> None:
@@ -64,6 +64,7 @@ _PEP440 = re.compile(r"""
 """, re.VERBOSE | re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=32)  # asked before every file a scan reads, of the same version
 def safe_version(version: str | None) -> bool:
     """Whether a torch version is at least 2.10 in PEP 440's order, as pip's torch>=2.10 says:
     a pre-release or dev release of 2.10 comes before it (2.10.0rc1, 2.10.0.0a1,
@@ -96,7 +97,7 @@ def problem(version: str | None, where: str | None = None, fix: str | None = Non
 
 def refused(text: str | None) -> bool:
     """Whether an error line is this gate's refusal (in a result, a record, the agent's reply)."""
-    return bool(text) and REFUSAL in text
+    return bool(text) and REFUSAL in (text or "")
 
 
 def torch_version() -> str | None:
@@ -126,7 +127,7 @@ def check(quiet: bool = False) -> None:
 def pickles_allowed() -> bool:
     """check() without raising: for a loader that is not ours (transformers' from_pretrained,
     which then must take safetensors only)."""
-    return _state["trust"] or problem(torch_version()) is None
+    return bool(_state["trust"]) or problem(torch_version()) is None
 
 
 def unsafe_note(torch: str | None = None) -> str:

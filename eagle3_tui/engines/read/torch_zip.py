@@ -225,6 +225,8 @@ class _Tensor:
 
 #: data.pkl -> what walk() made of it: the files of a dataset mostly share one (same keys and shapes)
 _WALKED: dict[bytes, tuple[Any, list]] = {}
+#: (data.pkl, its storages' offsets) -> the object read_structure returned for them (shared: read only)
+_BUILT: dict[tuple[bytes, tuple[int, ...]], Any] = {}
 _TYPES: dict[tuple[str, str], _Global | None] = {}
 
 
@@ -405,7 +407,7 @@ def walk(data: bytes) -> tuple[Any, list[_Storage]]:
                 stack[-1] = _tensor(*args[:5])
             elif fn.name == "v3" and len(args) in (7, 8) and _no_extras(args[5], args[7:]) \
                     and isinstance(args[6], _Global) and args[6].name == "dtype":
-                stack[-1] = _tensor(*args[:5], dtype=args[6].value)
+                stack[-1] = _tensor(args[0], args[1], args[2], args[3], args[4], dtype=args[6].value)
             else:
                 raise NotStatic(f"a call of {fn.name}")
         elif op == 0x75:  # SETITEMS
@@ -413,10 +415,10 @@ def walk(data: bytes) -> tuple[Any, list[_Storage]]:
             d = stack[at - 1]
             if not isinstance(d, dict):
                 raise NotStatic("items set on something not a dict")
-            items = stack[at:]
+            pairs = stack[at:]
             del stack[at:]
-            for i in range(0, len(items) - 1, 2):
-                d[_key(items[i])] = items[i + 1]
+            for i in range(0, len(pairs) - 1, 2):
+                d[_key(pairs[i])] = pairs[i + 1]
         elif op == 0x73:  # SETITEM
             v, k = stack.pop(), stack.pop()
             if not isinstance(stack[-1], dict):
@@ -513,7 +515,9 @@ def _key(k: Any) -> Any:
 def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
     """What torch.load(file, map_location="meta", weights_only=True) returns for torch's zip of
     `size` bytes read with pread(n, offset), without unpickling; NotStatic when this reader does
-    not take the file (the caller then calls torch.load)."""
+    not take the file (the caller then calls torch.load). A file laid out as one read before
+    (the same pickle, its storages at the same offsets) gets the very same object back: callers
+    read it, never change it."""
     try:
         z = _Zip(pread, size)
         if z.has("constants.pkl") or not z.has("data.pkl"):
@@ -533,9 +537,21 @@ def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
             if len(pickle) <= WALK_CACHE_BYTES:
                 if len(_WALKED) >= 64:
                     _WALKED.clear()
+                    _BUILT.clear()
                 _WALKED[pickle] = walked
         obj, storages = walked
-        return _build(obj, [offsets.of(st.key, st.nbytes) for st in storages])
+        placed = tuple([offsets.of(st.key, st.nbytes) for st in storages])
+        # the files of a shard share their pickle and, same shapes, their storages' offsets: the
+        # object built for the one before is this one's too (structure-only tensors, never written)
+        key = (pickle, placed)
+        built = _BUILT.get(key)
+        if built is None:
+            built = _build(obj, list(placed))
+            if len(pickle) <= WALK_CACHE_BYTES:
+                if len(_BUILT) >= 64:
+                    _BUILT.clear()
+                _BUILT[key] = built
+        return built
     except NotStatic:
         raise
     except (struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError, RuntimeError, TypeError,

@@ -22,11 +22,12 @@ torch and the standard library only (shipped to the remote box by the agent).
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import os
 import struct
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from eagle3_tui.engines.read import torch_gate, torch_zip
 from eagle3_tui.engines.read.load import ZIP_MAGIC
@@ -108,7 +109,7 @@ class Reader(io.RawIOBase):
         last = (self.size - 1) // PAGE
         return len(self.pages) * PAGE - (PAGE - (self.size - last * PAGE) if last in self.pages else 0)
 
-    def pread(self, n: int, offset: int) -> bytes:
+    def pread(self, n: int, offset: int) -> builtins.bytes:  # (`bytes` is the count, in this class)
         """n bytes at offset; the pages they lie in are counted (what the kernel reads)."""
         data = os.pread(self.fd, n, offset)
         if data:
@@ -133,25 +134,25 @@ class Reader(io.RawIOBase):
         # lazy: torch: loaded when used, never at start-up
         import torch
 
-        spans = [(_offset(x), _extent(x)) for x in xs]
-        pages: set[int] = set()
-        for start, n in spans:
-            if n:
-                pages.update(range(start // PAGE, (start + n - 1) // PAGE + 1))
-        lo, hi = min(s for s, _ in spans), max(s + n for s, n in spans)
-        if any(n == 0 for _, n in spans) or len(pages) != (hi - 1) // PAGE - lo // PAGE + 1:
+        held, plan = _LAST_WHOLES
+        if len(held) != len(xs) or any(a is not b for a, b in zip(held, xs)):
+            plan = _wholes_plan(xs)
+            _LAST_WHOLES[:] = [tuple(xs), plan]
+        if plan is None:
             return [self.whole(x) for x in xs]
+        lo, hi, pages, views = plan
         buf = bytearray(hi - lo)
         if os.preadv(self.fd, [buf], lo) != hi - lo:
             raise ValueError("the file ends inside a tensor")
         self.pages.update(pages)
-        return [torch.frombuffer(buf, dtype=x.dtype, offset=start - lo, count=n // x.element_size())
-                .as_strided(tuple(x.shape), tuple(x.stride())) for x, (start, n) in zip(xs, spans)]
+        return [torch.frombuffer(buf, dtype=dtype, offset=at, count=count).as_strided(shape, stride)
+                for dtype, at, count, shape, stride in views]
 
     def block(self, parts: list, pick):
         """The picked rows of every part as one [P, R, w] tensor, each row read straight into its
-        place (the parts side by side in a row of the file in one preadv per row: no copies, no
-        stack); None when the parts differ in width or dtype (rows() then)."""
+        place (the parts side by side in a row of the file in one single-buffer preadv per row:
+        no copies, no stack; in memory [R, P, w], seen as [P, R, w]); None when the parts differ
+        in width or dtype (rows() then)."""
         # lazy: torch: loaded when used, never at start-up
         import torch
 
@@ -161,23 +162,22 @@ class Reader(io.RawIOBase):
             return None
         rows = pick.tolist()
         n, row_bytes = len(rows), width * x0.element_size()
-        buf = bytearray(len(parts) * n * row_bytes)
+        line = len(parts) * row_bytes
+        buf = bytearray(n * line)
         view = memoryview(buf)
-        pages = self.pages
+        fd, preadv = self.fd, os.preadv
         p = 0
         for group in _side_by_side(parts):
             base, step = group[0][1], group[0][0].stride(0) * x0.element_size()
-            k = len(group)
-            span = k * row_bytes
-            for i, r in enumerate(rows):
-                at = base + r * step
-                got = os.preadv(self.fd, [view[((p + j) * n + i) * row_bytes : ((p + j) * n + i + 1) * row_bytes]
-                                          for j in range(k)], at)
-                if got != span:
+            span = len(group) * row_bytes
+            at = p * row_bytes
+            for r in rows:
+                if preadv(fd, [view[at : at + span]], base + r * step) != span:
                     raise ValueError("the file ends inside a row")
-                pages.update(range(at // PAGE, (at + span - 1) // PAGE + 1))
-            p += k
-        return torch.frombuffer(buf, dtype=dtype).view(len(parts), n, width)
+                at += line
+            self.pages.update(_row_pages(base, step, span, rows))
+            p += len(group)
+        return torch.frombuffer(buf, dtype=dtype).view(n, len(parts), width).permute(1, 0, 2)
 
     def rows(self, parts: list, pick) -> list:
         """The picked rows of each part (structure-only [T, w] tensors) as real [R, w] tensors.
@@ -205,6 +205,41 @@ class Reader(io.RawIOBase):
                 out.append(block[:, col : col + x.shape[1]])
                 col += x.shape[1]
         return out
+
+
+#: wholes() of the same tensors as the file before (a shard laid out alike): its plan
+_LAST_WHOLES: list = [(), None]
+
+
+def _wholes_plan(xs: list) -> tuple | None:
+    """(first byte, past the last, the pages between, how to see each x in the bytes read) for one
+    read of xs, None when they are not next to each other (a read each)."""
+    spans = [(_offset(x), _extent(x)) for x in xs]
+    pages: set[int] = set()
+    for start, n in spans:
+        if n:
+            pages.update(range(start // PAGE, (start + n - 1) // PAGE + 1))
+    lo, hi = min(s for s, _ in spans), max(s + n for s, n in spans)
+    if any(n == 0 for _, n in spans) or len(pages) != (hi - 1) // PAGE - lo // PAGE + 1:
+        return None
+    return lo, hi, tuple(pages), [(x.dtype, start - lo, n // x.element_size(), tuple(x.shape), tuple(x.stride()))
+                                  for x, (start, n) in zip(xs, spans)]
+
+
+_ROW_PAGES: dict[tuple, tuple[int, ...]] = {}
+
+
+def _row_pages(base: int, step: int, span: int, rows: list[int]) -> tuple[int, ...]:
+    """The pages `span` bytes at base + r * step for each r touch (the same for every file of a
+    shard laid out alike: kept)."""
+    key = (base, step, span, *rows)
+    pages = _ROW_PAGES.get(key)
+    if pages is None:
+        if len(_ROW_PAGES) >= 256:
+            _ROW_PAGES.clear()
+        pages = _ROW_PAGES[key] = tuple({p for r in rows for p in range((base + r * step) // PAGE,
+                                                                      (base + r * step + span - 1) // PAGE + 1)})
+    return pages
 
 
 def _offset(x) -> int:
@@ -271,7 +306,7 @@ def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
                 pass
         reader.seek(0)
         # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
-        return torch.load(reader, map_location="meta", weights_only=True), {}
+        return torch.load(cast(BinaryIO, reader), map_location="meta", weights_only=True), {}
     if looks_like_safetensors(head, reader.size):
         return _safetensors_structure(reader)
     return None

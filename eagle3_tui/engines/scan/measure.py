@@ -6,6 +6,9 @@ Shipped to the box with the scan: torch and the standard library only.
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import ZIP_MAGIC, load_sample, maps_file
 from eagle3_tui.engines.read.schema import normalize
@@ -50,7 +53,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         sample = load_sample(path)
     n_slots = len(sample.slots)
     has_final = sample.final is not None
-    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if has_final else [])
+    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
     if mapped and not full and reader is None:
         # ids and mask too, before valid_len reads them: through a plain mapping, reading those
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
@@ -59,10 +62,10 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     t, valid = sample.tokens, sample.valid_len
     ids, mask = sample.ids, sample.loss_mask
     vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
-    per_part = fit_rows(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
+    per_part = _fit(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
     # a sample larger than the budget gets picked rows, however few elements its rows hold (the
     # shortcut of pick_rows for those, every row, is for its CPU, not its bytes)
-    pick = None if per_part is None else pick_rows(t, valid, per_part)
+    pick = None if per_part is None else _pick(t, valid, per_part)
     if reader is not None and pick is None:  # every row after all: read through the mapping
         reader.close()
         return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False,
@@ -84,11 +87,11 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
     read = (rows_of, pick) if rows_of is not None else None
-    accepted = {}
+    accepted: dict[str, Any] = {}
     if drafter is not None:
         accepted["accept"] = record_acceptance(sample, drafter[0], model=drafter[1], full=full, rows=rows)
     return {
-        **accepted,
+        **accepted,  # type: ignore[typeddict-item]
         "mode": "full" if full else "quick",
         "schema": sample.schema,
         "tokens": t,
@@ -170,6 +173,34 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     return stats, sig
 
 
+#: the structure the last file's static read returned (engines/read/torch_zip.py hands the same
+#: object to every file of a shard laid out alike), the Sample made of it (its ids and loss mask
+#: still structure-only), and what fit_rows answered for it: the same for the next such file
+_LAYOUT: list = [None, None, {}]
+#: (tokens, valid tokens, rows) -> pick_rows' answer (read only)
+_PICKS: dict[tuple[int, int, int], Any] = {}
+
+
+def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool) -> int | None:
+    sample = _LAYOUT[1]
+    if sample is None or not sample.slots or parts[0] is not sample.slots[0].tensor:
+        return fit_rows(rows, budget, size, parts, vec, padded)
+    key = (rows, budget, size, vec, padded)
+    if key not in _LAYOUT[2]:
+        _LAYOUT[2][key] = fit_rows(rows, budget, size, parts, vec, padded)
+    return _LAYOUT[2][key]
+
+
+def _pick(t: int, valid: int, per_part: int):
+    key = (t, valid, per_part)
+    pick = _PICKS.get(key)
+    if pick is None:
+        if len(_PICKS) >= 256:
+            _PICKS.clear()
+        pick = _PICKS[key] = pick_rows(t, valid, per_part)
+    return pick
+
+
 def _structure_only(path: str, head: bytes):
     """(counting reader, Sample whose parts are structure-only tensors and whose ids and loss mask
     are read), or (None, None) when the file is not read so (the caller maps it)."""
@@ -180,12 +211,17 @@ def _structure_only(path: str, head: bytes):
         if found is None:
             reader.close()
             return None, None
-        sample = normalize(found[0], path=path, metadata=found[1])
-        parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
-        if not parts or any(x.device.type != "meta" or x.dim() != 2 or x.stride(-1) != 1 or x.shape[0] != parts[0].shape[0]
-                            or getattr(x.untyped_storage(), "_checkpoint_offset", None) is None for x in parts):
-            reader.close()
-            return None, None  # a layout made of computed tensors (dequantised...): read as before
+        if found[0] is _LAYOUT[0] and not found[1]:
+            sample = copy.copy(_LAYOUT[1])  # laid out as the file before: its Sample, this path
+            sample.path = path
+        else:
+            sample = normalize(found[0], path=path, metadata=found[1])
+            parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
+            if not parts or any(x.device.type != "meta" or x.dim() != 2 or x.stride(-1) != 1 or x.shape[0] != parts[0].shape[0]
+                                or getattr(x.untyped_storage(), "_checkpoint_offset", None) is None for x in parts):
+                reader.close()
+                return None, None  # a layout made of computed tensors (dequantised...): read as before
+            _LAYOUT[:] = [found[0], copy.copy(sample), {}] if not found[1] else [None, None, {}]
         vectors = [v for v in (sample.ids, sample.loss_mask) if v is not None]
         read = reader.wholes(vectors) if vectors else []
         if sample.ids is not None:
@@ -204,7 +240,7 @@ def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    if ids is None or mask is None or pad:
+    if ids is None or mask is None or pad or not len(ids) or int(ids[-1]):  # a last id not 0: no such run
         return 0
     nz = torch.nonzero(ids).flatten()
     tail_start = int(nz[-1]) + 1 if nz.numel() else 0

@@ -24,7 +24,7 @@ import base64
 import hashlib
 import struct
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError, blank_ids
@@ -142,7 +142,7 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
     try:
         s = load_sample(path, slots=slots, hidden=hidden)
     except (SampleError, MemoryError) as err:
-        return error_result(path, err)
+        return cast(dict, error_result(path, err))
     n = s.valid_len
     parts = [sl.tensor for sl in s.slots] + ([s.final.tensor] if s.final is not None else [])
     ids = [int(v) for v in s.ids[:n].tolist()] if s.ids is not None else None

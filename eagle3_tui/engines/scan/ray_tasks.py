@@ -32,7 +32,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import eagle3_tui
 from eagle3_tui.engines.read import torch_gate
@@ -208,11 +208,12 @@ def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_ma
     torch_gate.trust_data(trust_data)
 
     # rows: a count, or (rows, byte budget[, pair]) as scan_tree hands them to its executor
+    more_: list[Any]
     rows, *more_ = rows if isinstance(rows, (tuple, list)) else (rows,)
     more = dict(zip(("budget", "pair"), more_))
     with one_torch_thread():
-        return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter, vocab_mapping=vocab_mapping,
-                          **more)
+        return [cast(dict, scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter,
+                                     vocab_mapping=vocab_mapping, **more))
                 for rel, size, mtime in batch]
 
 

@@ -41,7 +41,7 @@ import stat as stat_mod
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read import torch_gate
@@ -155,8 +155,9 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     if not looks_like_sample and not _known_magic(head, size):
         return _error(base, "not a sample file", not_sample=True)
     try:
-        return {**base, **measure(path, size, head, full=full, rows=rows, budget=budget, drafter=drafter,
-                                   vocab_mapping=vocab_mapping, pair=pair)}
+        measured = cast(dict, measure(path, size, head, full=full, rows=rows, budget=budget, drafter=drafter,
+                                      vocab_mapping=vocab_mapping, pair=pair))
+        return cast(ScanRecord, {**base, **measured})
     except NotASample as err:
         return _error(base, str(err), not_sample=True)
     except SampleError as err:
@@ -336,7 +337,7 @@ def scan_tree(
         if (k is not None and tuple(k[:2]) == (size, mtime) and k[2] in ("*", identity)
                 and (len(k) < 4 or k[3] == stamps[rel])):
             state.files_done += 1
-            state.bytes_done += size
+            state.bytes_done += size or 0
             yield {"path": rel, "size": size, "mtime": mtime, "stamp": stamps[rel], "cached": True}
         else:
             todo.append((rel, size, mtime))

@@ -146,7 +146,7 @@ def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     return torch.tensor(picked, dtype=torch.long)
 
 
-def rows_pass(parts: list, pick, t: int):
+def rows_pass(parts: Any, pick, t: int):
     """One pass over the rows (all of them, or `pick`) of P parts of equal width.
 
     Returns norms [P, R] (float32), the cosine between neighbouring parts per row [P-1, R]
@@ -226,7 +226,8 @@ def parts_apart(parts: list, pick, t: int, n_slots: int, has_final: bool):
     for i in range(len(parts) - 1):
         if parts[i].shape[1] == parts[i + 1].shape[1]:
             _, c, *_ = rows_pass([parts[i], parts[i + 1]], pick, t)
-            cos[i] = c[0]
+            if cos is not None:
+                cos[i] = c[0]
     return norms, cos, nan, inf, first, None
 
 
@@ -358,8 +359,8 @@ def signature(norms, cos, rows, n_slots: int, has_final: bool, slots_same_width:
         keep = ~massive_rows(vn)
         kept = int(keep.sum())
         plain = (vn[:, keep].sum(1) / kept).tolist()
-        means = (pick(cos)[:, keep].sum(1) / kept).tolist() if cos is not None else []
-        return _signature_of(plain, [_finite(v) for v in means], n_slots, has_final, slots_same_width, count - kept)
+        kept_means = (pick(cos)[:, keep].sum(1) / kept).tolist() if cos is not None else []
+        return _signature_of(plain, [_finite(v) for v in kept_means], n_slots, has_final, slots_same_width, count - kept)
     big = massive_rows(torch.where(torch.isfinite(vn), vn, math.nan))
     fin = torch.isfinite(vn) & ~big
     plain = torch.where(fin.any(1), torch.where(fin, vn, 0.0).sum(1) / fin.sum(1).clamp_min(1), math.nan).tolist()
@@ -389,8 +390,10 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
     indices), when the parts hold no data (engines/scan/budget.py): both rows are there.
 
     The stored bytes, not float32 ones: half the bytes to hash for a bf16 sample (the hash was a
-    fifth of a quick scan's CPU on a 64 MiB one), and no conversion to make."""
-    h = hashlib.blake2b(digest_size=12)
+    fifth of a quick scan's CPU on a 64 MiB one), and no conversion to make. SHA-256 cut to 96
+    bits: the CPU's SHA instructions make it twice blake2b's speed here (54 vs 105 us for a
+    64 MiB bf16 sample's 80 KiB); it finds copies, it defends against no one."""
+    h = hashlib.sha256()
     if ids is not None:
         h.update(ids.contiguous().numpy())
     # lazy: torch: loaded when used, never at start-up
@@ -405,7 +408,7 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
             h.update(f"{tuple(x.shape)} {x.dtype}".encode())
             for j in at_read:
                 h.update(block[i, j] if block is not None else got[i][j].view(torch.uint8).numpy())
-        return h.hexdigest()
+        return h.hexdigest()[:24]
     for x in parts:
         h.update(f"{tuple(x.shape)} {x.dtype}".encode())
         if rows is not None:
@@ -413,7 +416,7 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
             for r in rows:
                 row = stored[r]
                 h.update(row if row.flags.c_contiguous else row.copy())  # a transposed part
-    return h.hexdigest()
+    return h.hexdigest()[:24]
 
 
 _SAME_SIZE_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
