@@ -137,3 +137,18 @@ def test_every_entry_is_complete():
            if not (isinstance(e, FindingCode) and CODE.fullmatch(e.code) and e.severity in ORDER and e.title
                    and e.meaning and "\n" not in e.meaning and e.raised_by)]
     assert not bad, bad
+
+
+def test_a_finding_is_built_only_for_a_registered_code_at_its_level_or_below():
+    """The static walk above sees literal codes; `finding` itself holds the rest (composed codes,
+    severities chosen at run time): it refuses what the registry does not promise."""
+    import pytest
+
+    from eagle3_tui.engines.results import finding
+
+    built = finding("scale_mismatch", "info", "ratio 2.0", factor=2.0)
+    assert built == {"code": "scale_mismatch", "severity": "info", "message": "ratio 2.0", "factor": 2.0}
+    with pytest.raises(ValueError, match="not in engines/finding_codes.py"):
+        finding("scale_mismatched", "warning", "a typo of a registered code")
+    with pytest.raises(ValueError, match="at most 'warning'"):
+        finding("scale_mismatch", "error", "more severe than the docs say")

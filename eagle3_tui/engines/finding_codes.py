@@ -1,13 +1,14 @@
 """Every finding code the package raises, once: its code, the most severe level it is raised at,
 its title in a few words (what the views show beside the code) and what it means in one line.
 
-A finding itself is built by `results.finding(code, severity, message, ...)` where it is seen;
-this is the list readers look codes up in (the compare view's titles, the layers step's set of
-identify's own codes), and the list tests/test_finding_codes.py holds against the code (every
+A finding itself is built by `results.finding(code, severity, message, ...)` where it is seen,
+which refuses a code not listed here or raised more severely than listed; this is also the list
+readers look codes up in (the compare view's titles, the layers step's set of identify's own
+codes), and the list tests/test_finding_codes.py holds against the code (every
 code raised is here, every code here is raised), docs/findings.md and the README (both ways).
 A new code: one line here, one row in docs/findings.md, its mention in the README.
 
-Standard library only (below every other module of the engines).
+Standard library only (the ground floor of the engines: results.py builds on it).
 """
 
 from __future__ import annotations

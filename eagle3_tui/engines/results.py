@@ -6,8 +6,8 @@ remote agent can send it as one JSON line and the CLI can print it as it is; the
 say what those dicts hold, and the engines, the sources and the views use them in their
 signatures. A file that cannot be used is always {"path", "error"} (+ "not_sample" and
 "contents" for a readable file that is not a sample), made by `error_result`, whatever engine
-met it (from a SampleError or NotASample, declared here: the ground floor of the engines, importing
-nothing of the package); a finding is always {"code", "severity", "message", ...details}, made by `finding`.
+met it (from a SampleError or NotASample, declared here, one floor above the finding codes, the
+only module of the package it imports); a finding is always {"code", "severity", "message", ...details}, made by `finding`.
 
 Standard library only (shipped to the remote box with the engines).
 """
@@ -15,6 +15,8 @@ Standard library only (shipped to the remote box with the engines).
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
+
+from eagle3_tui.engines.finding_codes import CODES
 
 
 class SampleError(Exception):
@@ -54,7 +56,17 @@ class Finding(TypedDict, total=False):
 
 
 def finding(code: str, severity: Severity, message: str, **details: Any) -> Finding:
-    """{"code", "severity", "message", **details}: the one way a finding is built."""
+    """{"code", "severity", "message", **details}: the one way a finding is built.
+
+    The code must be registered (engines/finding_codes.py) and raised no more severely than its
+    entry says: every command's findings pass here, so a new code nobody registered, or an error
+    raised where the registry (and docs/findings.md) promise a warning, fails the first test that
+    meets it instead of reaching a user's screen untitled."""
+    entry = CODES.get(code)
+    if entry is None:
+        raise ValueError(f"finding code {code!r} is not in engines/finding_codes.py")
+    if SEVERITY_ORDER[severity] < SEVERITY_ORDER[entry.severity]:
+        raise ValueError(f"finding {code!r} raised as {severity!r}; the registry says at most {entry.severity!r}")
     return {"code": code, "severity": severity, "message": message, **details}  # type: ignore[typeddict-item]
 
 
