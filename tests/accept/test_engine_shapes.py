@@ -39,8 +39,9 @@ def _published(weights: dict) -> dict:
             for k, v in weights.items()}
 
 
-def _layer(g: torch.Generator, i: int, norm: str) -> dict:
-    """A later decoder layer (q/k/v take H), small enough that the drafter still drafts."""
+def _layer(g: torch.Generator, i: int, norm: str, out: float = 0.4) -> dict:
+    """A later decoder layer (q/k/v take H), small enough that the drafter still drafts; `out` scales
+    what it adds to the residual."""
     p = f"layers.{i}."
 
     def n(*shape, std):
@@ -51,11 +52,11 @@ def _layer(g: torch.Generator, i: int, norm: str) -> dict:
         p + "self_attn.q_proj.weight": n(HEADS * HEAD_DIM, H, std=1 / math.sqrt(H)),
         p + "self_attn.k_proj.weight": n(KV_HEADS * HEAD_DIM, H, std=1 / math.sqrt(H)),
         p + "self_attn.v_proj.weight": n(KV_HEADS * HEAD_DIM, H, std=1 / math.sqrt(H)),
-        p + "self_attn.o_proj.weight": n(H, HEADS * HEAD_DIM, std=0.4 / math.sqrt(H)),
+        p + "self_attn.o_proj.weight": n(H, HEADS * HEAD_DIM, std=out / math.sqrt(H)),
         p + "post_attention_layernorm.weight": 1 + n(H, std=0.1),
         p + "mlp.gate_proj.weight": n(MLP, H, std=1 / math.sqrt(H)),
         p + "mlp.up_proj.weight": n(MLP, H, std=1 / math.sqrt(H)),
-        p + "mlp.down_proj.weight": n(H, MLP, std=0.4 / math.sqrt(MLP)),
+        p + "mlp.down_proj.weight": n(H, MLP, std=out / math.sqrt(MLP)),
     }
 
 
@@ -79,7 +80,7 @@ def _build(trained, root):
     base = _published(trained.weights)
     cases = {}
 
-    w = {**base, **_layer(g, 1, "hidden_norm")}
+    w = {**base, **_layer(g, 1, "hidden_norm", out=1.5)}
     cfg = {**config(), "num_hidden_layers": 2}
     cases["SGLang, 2 layers"] = (w, cfg, None, {"layers": 2, "k": 3}, AUX, "layers", ", 2 layers, 3 aux states")
 
@@ -99,7 +100,7 @@ def _build(trained, root):
     cases["norm_before_residual"] = (w, cfg, None, {"layers": 1, "k": 3, "norm_before_residual": True}, AUX,
                                      "norm_before_residual", "speculators, 1 layer, norm_before_residual")
 
-    w = {**base, **_layer(g, 1, "hidden_norm")}
+    w = {**base, **_layer(g, 1, "hidden_norm", out=1.5)}
     cases["ModelOpt, 2 layers"] = (w, {**config(), "num_hidden_layers": 2},
                                    lambda k: "eagle_lm_head.weight" if k == "lm_head.weight" else "eagle_module." + k,
                                    {"layers": 2, "k": 3}, AUX, "layers", "ModelOpt, 2 layers")
