@@ -5,10 +5,22 @@ real family (`real_target` is parametrized)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from tests.helpers.autouse import _no_ssh_agent, _one_torch_thread  # noqa: F401 - autouse fixtures
+
+
+def pytest_collection_modifyitems(config, items):
+    """A module's tests here share module fixtures that run the real model (the faulty captures, the
+    30 correct pairs, the scan datasets): under xdist's loadgroup each worker that ran one of them
+    built them again. One group per module keeps them in one worker, built once."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.parent == here and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"real-{item.path.stem}"))
 
 
 def mid_layer_states(target, ids: list[int], dtype) -> list[torch.Tensor]:
