@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import (
     AcceptResult,
+    CapturePrint,
     ComparisonResult,
     IdentifyOptions,
     IdentifyResult,
@@ -242,7 +243,7 @@ class Source(ABC):
         are fine or when this source cannot tell (they are then checked when used)."""
         return {}
 
-    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+    async def pair_print(self, path: str, widths: list[int]) -> CapturePrint:
         """What pairing needs of a capture (engines/scan/pairprint.py capture_print): its ids
         and its rows projected for each of the dataset's `widths`; {"path", "error"} when the
         file cannot be used."""

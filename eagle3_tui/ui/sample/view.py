@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
-from eagle3_tui.engines.results import Summary
+from eagle3_tui.engines.results import Summary, VocabFileInfo
 from eagle3_tui.names import printable
 from eagle3_tui.ui.shared import acceptance, norm_marks
 from eagle3_tui.ui.shared.format import (
@@ -430,7 +430,7 @@ def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
     return f"~{got.get('nearest', '?')}*", "sample--warn"
 
 
-def _render_vocab_mapping(out: Text, vm: dict[str, Any], label: Style, dim: Style) -> None:
+def _render_vocab_mapping(out: Text, vm: VocabFileInfo, label: Style, dim: Style) -> None:
     """A drafter's vocab_mapping.pt: how many target tokens the drafter can propose."""
     out.append("Draft vocabulary", label)
     out.append(" (vocab_mapping.pt)\n", dim)
