@@ -51,6 +51,9 @@ class Finding(TypedDict, total=False):
     agree: list[str]  # layers_checked: suspects found at the majority's boundaries
     verified: bool  # signature_outliers: every file it named was found at the majority's layers
     group: str  # the layers' and acceptance's findings: the group of files they are about
+    follows: str | None  # layer_convention: the reading the slots follow ("output", "input", "mixed", ...)
+    ids: list[int]  # layer_convention: the layer ids read
+    ids_from: str  # layer_convention: where they were found
     a_id: int  # token_divergence: the ids where A and B part (engines/compare/align.py)
     b_id: int
     a_text: str  # with a tokenizer (engines/read/tokens.py annotate_comparison)
@@ -143,6 +146,15 @@ class PairExplanation(TypedDict):
     message: str
 
 
+class ConventionBrief(TypedDict):
+    """What a brief keeps of the layer_convention finding (identify.py brief)."""
+
+    follows: str | None  # "output" | "input" | "hf_hidden_states" | "mixed" | None (no reading fits)
+    ids: list[int] | None
+    ids_from: str | None
+    message: str | None
+
+
 class IdentifyBrief(TypedDict, total=False):
     """What summary --model and compare --model carry of an identification (identify.py brief),
     or {"model", "error"}."""
@@ -152,7 +164,7 @@ class IdentifyBrief(TypedDict, total=False):
     tokens: int | None
     slots: list[IdentifiedBrief]
     final: IdentifiedBrief | None
-    convention: dict[str, object] | None  # the layer_convention finding's follows, ids, ids_from, message
+    convention: ConventionBrief | None  # the layer_convention finding's follows, ids, ids_from, message
     findings: list[dict[str, object]]  # severity, code, message of the warnings and errors
     error: str
     # summary["identify"] (identify.py attach) also keeps the identify result's own facts
@@ -621,6 +633,7 @@ class ScanRecord(TypedDict, total=False):
     error: str
     not_sample: bool
     cached: bool
+    lost: bool  # scan --ray: its batch did not come back (engines/scan/ray_tasks.py lost_record)
     computed: str  # "local" | "remote"
     mode: str  # "quick" | "full"
     schema: str

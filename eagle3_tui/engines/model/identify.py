@@ -211,7 +211,8 @@ def brief(result: IdentifyResult) -> IdentifyBrief:
         "model": result.get("model"), "layers": result.get("layers"), "tokens": result.get("tokens"),
         "slots": [short(s) for s in result["slots"]],
         "final": short(final) if final else None,
-        "convention": {k: conv.get(k) for k in ("follows", "ids", "ids_from", "message")} if conv else None,
+        "convention": {"follows": conv.get("follows"), "ids": conv.get("ids"), "ids_from": conv.get("ids_from"),
+                       "message": conv.get("message")} if conv else None,
         # what the CLI prints under FINDINGS, but the per-slot verdicts the rows already say
         "findings": [{k: f.get(k) for k in ("severity", "code", "message")}
                      for f in result.get("findings", []) if f.get("severity") != "info"],

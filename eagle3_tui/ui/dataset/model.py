@@ -70,7 +70,8 @@ class Signature(_Fields):
 
 _INTERNED = ("shard", "schema", "dtype", "mode", "final_norm", "computed", "error")
 #: the scan record's fields the view does not keep (the CLI's report reads them)
-_NOT_KEPT = ("rows_read", "mapped", "accept", "pair")  # pair: only `pair` reads it
+#: pair: only `pair` reads it; lost: the record cache, before the view keeps the record
+_NOT_KEPT = ("rows_read", "mapped", "accept", "pair", "lost")
 
 
 class Record(_Fields):
