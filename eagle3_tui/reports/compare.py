@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from eagle3_tui.engines.results import ComparisonResult
+from eagle3_tui.engines.results import AcceptResult, ComparisonResult
 from eagle3_tui.reports.model import (
     Report,
     cell,
@@ -33,7 +33,7 @@ FIXED = {"cos_mean": 4, "cos_min": 4, "norm_ratio_median": 3, "norm_ratio_std": 
 ACCEPT_KEYS = ("top1", "tau", "steps", "rows", "rows_from", "order", "error")
 
 
-def compare_report(result: ComparisonResult, *, where: str, acceptance: dict[str, Any] | None = None,
+def compare_report(result: ComparisonResult, *, where: str, acceptance: Mapping[str, AcceptResult | None] | None = None,
                    created: datetime | None = None) -> Report:
     """`acceptance`: {"a", "b", "fixed"} results of the drafter (None: no --drafter)."""
     a: Mapping[str, object] = result.get("a") or {}
