@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from eagle3_tui.engines.model.capture_faults import TOLERANCE, TOLERANCE_FP8  # noqa: F401 - the match bounds
 from eagle3_tui.engines.model.conventions import ConfigError, drafter_layer_ids, explain_pair, num_layers, text_config
-from eagle3_tui.engines.model.folder_config import read_model_config
+from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
 from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's door, re-exported for callers
     INSTALL,
     IdentifyError,
@@ -78,7 +78,7 @@ def identify_file(
             ids = other.ids[: other.valid_len]
         return identify(sample, model, config=config, ids=ids, tokens=tokens, device=device,
                         drafter_ids=drafter_ids, cancel=cancel)
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         return {"path": path, "model": model, **error_result(path, str(err))}
     except MemoryError as err:
         return {"path": path, "model": model, **error_result(path, err)}
@@ -263,7 +263,7 @@ def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None
         config = model_config(model)
         if slots is None and hidden is None:  # a bare capture is split by the model's width
             sample = _resplit(sample, text_config(config)["hidden_size"])
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         problem = str(err)
     try:
         summary = summarize(sample, k=k, cancel=cancel)
@@ -280,7 +280,7 @@ def _identify_or_error(sample: Sample, model: str, config, *, ids=None, device: 
                        cancel: threading.Event | None = None) -> IdentifyResult:
     try:
         return identify(sample, model, config=config, ids=ids, device=device, cancel=cancel)
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         return {"path": sample.path, "model": model, **error_result(sample.path, str(err))}
     except MemoryError as err:
         return {"path": sample.path, "model": model, **error_result(sample.path, err)}
@@ -294,7 +294,7 @@ def identify_pair(a: Sample, b: Sample, model: str, *, device: str = "auto",
     "explained" (conventions.explain_pair)."""
     try:
         config = model_config(model)
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         return {"model": model, "error": str(err)}
     out: IdentifyPair = {"model": model}
     out["a"] = brief(_identify_or_error(a, model, config, device=device, cancel=cancel))
