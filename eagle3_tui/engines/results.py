@@ -372,6 +372,17 @@ class FolderCheck(TypedDict):
     problems: dict[str, str]
 
 
+class Runtime(TypedDict):
+    """Which Python and torch computed a source's results (engines/read/torch_gate.py runtime,
+    Source.runtime): summary --json, scan --json's summary, the TUI header."""
+
+    computed: str  # "local" | "remote"
+    python: str | None
+    executable: str | None
+    torch: str | None  # its version, None without torch
+    pickles: str  # "loaded safely" | "refused (torch below 2.10)" | "loaded unsafely (--trust-data)" | ...
+
+
 class ErrorResult(TypedDict, total=False):
     path: str
     error: str  # one line for the user
