@@ -165,7 +165,7 @@ class IdentifyBrief(TypedDict, total=False):
     slots: list[IdentifiedBrief]
     final: IdentifiedBrief | None
     convention: ConventionBrief | None  # the layer_convention finding's follows, ids, ids_from, message
-    findings: list[dict[str, object]]  # severity, code, message of the warnings and errors
+    findings: list[Finding]  # severity, code, message of the warnings and errors
     error: str
     # summary["identify"] (identify.py attach) also keeps the identify result's own facts
     path: str

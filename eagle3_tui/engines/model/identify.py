@@ -21,7 +21,7 @@ optional `model` extra), and this module is shipped to the remote box with the r
 from __future__ import annotations
 
 import threading
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from eagle3_tui.engines.model.capture_faults import TOLERANCE, TOLERANCE_FP8  # noqa: F401 - the match bounds
 from eagle3_tui.engines.model.conventions import ConfigError, drafter_layer_ids, explain_pair, num_layers, text_config
@@ -41,6 +41,7 @@ from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled, summarize
 from eagle3_tui.engines.results import (
+    Finding,
     IdentifiedBrief,
     IdentifiedPart,
     IdentifyBrief,
@@ -214,7 +215,8 @@ def brief(result: IdentifyResult) -> IdentifyBrief:
         "convention": {"follows": conv.get("follows"), "ids": conv.get("ids"), "ids_from": conv.get("ids_from"),
                        "message": conv.get("message")} if conv else None,
         # what the CLI prints under FINDINGS, but the per-slot verdicts the rows already say
-        "findings": [{k: f.get(k) for k in ("severity", "code", "message")}
+        # each a Finding of its three first keys (severity first, as the JSON has always had them)
+        "findings": [cast(Finding, {k: f.get(k) for k in ("severity", "code", "message")})
                      for f in result.get("findings", []) if f.get("severity") != "info"],
     }
 
