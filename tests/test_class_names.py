@@ -30,3 +30,25 @@ def test_no_class_name_is_defined_twice():
             where[name].append(f"{path.relative_to(ROOT)}:{line}")
     twice = {name: places for name, places in where.items() if len(places) > 1}
     assert not twice, f"class names defined more than once (rename one, or keep one and import it): {twice}"
+
+
+def test_no_class_below_the_ui_inherits_from_two_of_ours():
+    """A class outside ui/ has at most one base class defined in the package (an error is one kind
+    of error, a step one object): the except clauses that catch it say so by name. The UI's
+    widgets may mix in Textual's classes and their own."""
+    ours = set()
+    trees = {}
+    for path in sorted((ROOT / "eagle3_tui").rglob("*.py")):
+        trees[path] = ast.parse(path.read_text(), filename=str(path))
+        ours |= {name.rsplit(".", 1)[-1] for name, _ in _classes(trees[path])}
+    mixed = []
+    for path, tree in trees.items():
+        if (ROOT / "eagle3_tui" / "ui") in path.parents:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else None
+                         for b in node.bases]
+                if len([b for b in bases if b in ours]) > 1:
+                    mixed.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}({', '.join(map(str, bases))})")
+    assert not mixed, f"classes below the UI with two bases of ours: {mixed}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TypedDict
 
 from eagle3_tui.bookmarks.headline import Headline, headline_text
 
@@ -18,6 +18,21 @@ class BookmarkError(Exception):
 
 class BookmarkStoreRefused(BookmarkError):
     """The database file is damaged, foreign or newer; it was left exactly as it was."""
+
+
+class BookmarkJson(TypedDict):
+    """A bookmark as `bookmarks --json` and the export write it."""
+
+    target: str
+    host: str | None
+    user: str | None
+    port: int | None
+    path: str
+    note: str
+    tags: list[str]
+    created: str  # ISO 8601
+    updated: str
+    headline: Headline | None
 
 
 @dataclass(frozen=True)
@@ -37,7 +52,7 @@ class Bookmark:
     def headline_text(self) -> str:
         return headline_text(self.headline)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BookmarkJson:
         return {
             "target": self.target,
             "host": self.host,

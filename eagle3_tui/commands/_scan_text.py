@@ -4,7 +4,7 @@ samples a quick scan read (NaN/Inf were looked for in those only)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from eagle3_tui.dataset.pipeline import progress_text
 from eagle3_tui.engines.results import ScanProgressData
@@ -15,7 +15,15 @@ def progress_line(p: ScanProgressData) -> str:
     return "scanning:" + progress_text(p)
 
 
-def rows_read(fresh, options) -> dict[str, Any]:
+class RowsRead(TypedDict, total=False):
+    """How much of the samples a quick scan read (nothing for a full scan)."""
+
+    budget: int  # bytes a quick scan reads of a sample at most
+    rows_read: int
+    rows_total: int
+
+
+def rows_read(fresh, options) -> RowsRead:
     """How much of the samples a quick scan read: its rows (NaN/Inf were looked for there only)."""
     samples = [r for r in fresh if "error" not in r and r.get("rows_read") is not None]
     if options.full or not samples:

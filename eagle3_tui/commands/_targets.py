@@ -11,17 +11,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterator
-from typing import Any, overload
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar, overload
 
 from eagle3_tui.commands._options import say
 from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
 from eagle3_tui.engines.results import Summary, error_result
 from eagle3_tui.engines.scan.agreement import check_drafter
-from eagle3_tui.sources.base import SourceError
+from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.sources.tokenizer import TokenizerChoice
-from eagle3_tui.target import TargetError, parse_target
+from eagle3_tui.target import Target, TargetError, parse_target
+
+_R = TypeVar("_R")
 
 # Progress chatter from the SSH source; shown on a terminal, left out of logs and pipes.
 _PROGRESS = ("connecting to ", "starting agent", "connected (", "fetching ")
@@ -70,11 +72,11 @@ def run_interruptibly(loop: asyncio.AbstractEventLoop, coro):
         raise
 
 
-def run_on_source(target, args: argparse.Namespace, call):
+def run_on_source(target: Target, args: argparse.Namespace, call: Callable[[Source], Awaitable[_R]]) -> _R:
     """Open the Source of `target`'s machine with the command line's options, connect, return
     `await call(source)`, close. A refused connection is explained on stderr and raised again;
     ctrl+c cancels the computation (see run_interruptibly)."""
-    async def run():
+    async def run() -> _R:
         source = open_cli_source(target, args)
         try:
             await source.connect()

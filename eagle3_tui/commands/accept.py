@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.engines.results import AcceptResult
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     return 2 if "error" in result else 0
 
 
-def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str, Any]:
+def accept_target(args: argparse.Namespace, order: list[int] | None) -> AcceptResult:
     """Run the drafter where the sample is, through that machine's Source."""
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import options_on_host, run_on_source
@@ -80,6 +80,7 @@ def accept_target(args: argparse.Namespace, order: list[int] | None) -> dict[str
     # `host:path` of the sample's own host, on that machine; another host is refused
     folders = options_on_host(args, target, {"drafter": "--drafter", "model": "--model", "ids_from": "--ids-from"})
     drafter, model, ids_from = folders["drafter"], folders["model"], folders["ids_from"]
+    assert drafter is not None  # --drafter is required
     extra = {"ids_from": ids_from} if ids_from else {}
     result = run_on_source(target, args, lambda source: source.accept(
         target.path, drafter, model=model, steps=args.steps, all_rows=args.all_rows, order=order, **extra))
@@ -91,12 +92,13 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
-def format_result(r: dict[str, Any]) -> str:
-    info = r.get("drafter_info") or {}
+def format_result(r: AcceptResult) -> str:
+    info = r.get("drafter_info")
+    shape = (info.get("shape") or info.get("layout", "?")) if info else "?"
     k = len(r["steps"])
     lines = [
         f"{printable(r['path'])}",
-        f"  drafter {r['drafter']} ({info.get('shape') or info.get('layout', '?')}; H {info.get('hidden')})",
+        f"  drafter {r['drafter']} ({shape}; H {info.get('hidden') if info else None})",
         f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']}; targets from "
         f"{'the target model head' if r['target_source'] == 'model' else 'the sample ids'})"
         + (f", computed {r['computed']}" if r.get("computed") else ""),
@@ -109,9 +111,10 @@ def format_result(r: dict[str, Any]) -> str:
     lines += [f"  note: {n}" for n in r.get("notes", [])]
     misses = [t for t in r["per_token"] if not t["hit"]][:8]
     if misses:
-        def text(t: dict[str, Any], key: str) -> str:
-            return repr(t[key + "_text"]) if t.get(key + "_text") is not None else str(t[key])
+        def text(name: str | None, i: int) -> str:
+            return repr(name) if name is not None else str(i)
 
         lines.append("  first misses (row: draft -> target, p):")
-        lines += [f"    {t['row']}: {text(t, 'draft')} -> {text(t, 'target')}, p {t['p']:.2f}" for t in misses]
+        lines += [f"    {t['row']}: {text(t.get('draft_text'), t['draft'])} -> {text(t.get('target_text'), t['target'])}, "
+                  f"p {t['p']:.2f}" for t in misses]
     return "\n".join(lines)

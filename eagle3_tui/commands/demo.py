@@ -8,8 +8,12 @@ import argparse
 import importlib.util
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from eagle3_tui.commands import tui
+
+if TYPE_CHECKING:
+    from eagle3_tui.demo.dataset import DemoManifest
 
 DEFAULT_DIR = "eagle3-demo"
 
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_real(directory: str, args: argparse.Namespace) -> dict | None:
+def _write_real(directory: str, args: argparse.Namespace) -> DemoManifest | None:
     """The real demo (demo/real_demo.py) with a progress line per step on stderr, or None after
     one line saying what to install when the [real] extra is missing."""
     # lazy: pulls torch in, kept off --help's imports
@@ -72,19 +76,19 @@ def _write_real(directory: str, args: argparse.Namespace) -> dict | None:
                            say=lambda line: print(f"demo --real {line}", file=sys.stderr, flush=True))
 
 
-def tui_argv(manifest: dict) -> list[str]:
+def tui_argv(manifest: DemoManifest) -> list[str]:
     """The TUI's arguments for the written demo: the folder, its tokenizer, its target model (the
     layers: `I`, the dataset view), its drafter if any."""
     d = manifest["dir"]
     argv = [d, "--tokenizer", os.path.join(d, os.path.dirname(manifest["tokenizer"]))]
     if manifest.get("target_model"):
         argv += ["--model", os.path.join(d, manifest["target_model"])]
-    if manifest.get("drafter"):
-        argv += ["--drafter", os.path.join(d, manifest["drafter"])]
+    if drafter := manifest.get("drafter"):
+        argv += ["--drafter", os.path.join(d, drafter)]
     return argv
 
 
-def _print_written(manifest: dict) -> None:
+def _print_written(manifest: DemoManifest) -> None:
     d = manifest["dir"]
     train, infer = manifest["train"], manifest["infer"]
     ok = [c for c in infer if not c["expect"]]
@@ -107,7 +111,7 @@ def _print_written(manifest: dict) -> None:
         print(f"  eagle3-tui compare {os.path.join(d, c['train'])} {os.path.join(d, c['file'])}")
     model = os.path.join(d, manifest["target_model"])
     print(f"  eagle3-tui identify {os.path.join(d, train[0])} --model {model}")
-    if manifest.get("drafter"):
-        print(f"  eagle3-tui accept {os.path.join(d, train[0])} --drafter {os.path.join(d, manifest['drafter'])}")
+    if drafter := manifest.get("drafter"):
+        print(f"  eagle3-tui accept {os.path.join(d, train[0])} --drafter {os.path.join(d, drafter)}")
     print(f"  eagle3-tui scan {os.path.join(d, 'train')}")
     print(f"  eagle3-tui {' '.join(tui_argv(manifest))}")

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
-from eagle3_tui.engines.results import blocking
+from eagle3_tui.engines.results import IdentifyResult, blocking
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 
@@ -56,14 +55,14 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-def exit_code(result: dict[str, Any]) -> int:
+def exit_code(result: IdentifyResult) -> int:
     if "error" in result:
         return 2
 
     return 1 if blocking(result["findings"]) else 0
 
 
-def identify_target(args: argparse.Namespace) -> dict[str, Any]:
+def identify_target(args: argparse.Namespace) -> IdentifyResult:
     """Identify where the sample and the model are, through that machine's Source."""
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import options_on_host, run_on_source
@@ -87,7 +86,7 @@ def _f(v: float | None, digits: int = 4) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def format_identify(r: dict[str, Any]) -> str:
+def format_identify(r: IdentifyResult) -> str:
     out = [printable(r["path"])]
     facts = [f"model {r['model']}", f"L {r['layers']}", f"{r['tokens']} tokens", f"H {r['hidden']}"]
     if r.get("device"):
@@ -111,8 +110,9 @@ def format_identify(r: dict[str, Any]) -> str:
             continue
         b = (str(s["boundary"]) if s["boundary"] is not None
              else "post-norm" if s.get("norm") == "post" else f"({s['nearest']})")
-        second = s.get("second") or {}
-        up = f"b={second['boundary']} {_f(second.get('cosine'), 3)}" if second.get("boundary") is not None else "-"
+        second = s.get("second")
+        up = (f"b={second['boundary']} {_f(second.get('cosine'), 3)}"
+              if second and second.get("boundary") is not None else "-")
         out.append(cols.format(s["label"], b, _f(s["cosine"]), _f(s["norm_ratio"], 3), up,
                                _f(s.get("margin"), 3), s["status"]))
     fin = r.get("final")

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.userdirs import writes_inside
+
+if TYPE_CHECKING:
+    from eagle3_tui.dataset.pair import PairResult
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     return 2 if "error" in result else 0 if result["matches"] else 1
 
 
-def pair_target(args: argparse.Namespace) -> dict[str, Any]:
+def pair_target(args: argparse.Namespace) -> PairResult:
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import on_host, run_on_source
     from eagle3_tui.dataset.pair import pair_capture
@@ -72,12 +75,12 @@ _HOW = {"exact": "the same token ids", "prefix": "its ids begin the sample", "ho
         "head": "a shared head of ids", "states": "hidden states"}
 
 
-def format_result(r: dict[str, Any]) -> str:
+def format_result(r: PairResult) -> str:
     by = "token ids" if r.get("paired_by", "ids" if r.get("capture_ids") else "states") == "ids" else (
         f"hidden states (the capture: {r['capture_ids_blank']})" if r.get("capture_ids_blank")
         else "hidden states (the capture has no token ids)" if not r.get("capture_ids")
         else "hidden states (the samples' records have no token ids)")
-    n = r.get("capture_tokens")
+    n: int | str | None = r.get("capture_tokens")  # the refusal's words below replace it
     lines = [f"{printable(r['capture'])}: {n} token{'' if n == 1 else 's'}, paired by {by} with {printable(r['dataset'])}",
              f"  {r['files']} files, {r['files_read']} read ({r['files'] - r['files_read']} from the cache)"]
     if r.get("refused"):  # they decide what can be matched: said, and how many

@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TypedDict
 
 from eagle3_tui.commands._options import add_connection_arguments, below_one, say, to_json_ready, with_trust_note
 from eagle3_tui.commands._ray import add_ray_arguments, scan_source
@@ -36,7 +36,7 @@ from eagle3_tui.dataset.pipeline import DatasetPipeline
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import full_record
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import ScanProgressData, blocking
+from eagle3_tui.engines.results import Runtime, ScanProgressData, blocking
 from eagle3_tui.engines.scan.options import (
     ACCEPT_FILES,
     CHUNK_FILES,
@@ -265,7 +265,7 @@ class _Shown:
         self.layers: pl.Layers | None = None
         self.acceptance: pl.Acceptance | None = None
         self.finished: pl.Finished | None = None
-        self.runtime: dict[str, Any] = {}
+        self.runtime: Runtime | None = None  # set once the pipeline ended, before report()
 
     def event(self, event: pl.Event | DatasetRecord, pipeline: DatasetPipeline) -> bool:
         """Show one event; False for the ones the caller acts on."""
@@ -307,6 +307,7 @@ class _Shown:
     def report(self, pipeline, seconds: float) -> int:
         args, fin, lay, acc, ended = self.args, self.finished, self.layers, self.acceptance, self.ended
         assert fin is not None and ended is not None, "the report follows the pipeline's ScanEnded and Finished"
+        assert self.runtime is not None, "run() asks the source its runtime before the report"
         records, findings = pipeline.records, fin.findings
         summary = _summary(records, seconds, fin.stopped is not None or ended.outcome != "done", self.options,
                            self.workers)
@@ -360,14 +361,42 @@ def _json_line(record: DatasetRecord) -> str:
         return json_for_terminal(json.dumps(to_json_ready(record))) + "\n"
 
 
-def _loads(records, runtime: dict[str, Any]) -> dict[str, Any]:
+class ScanLoads(TypedDict, total=False):
+    runtime: Runtime  # which Python and torch read the files
+    refused: str  # why pickles were not read (a torch below 2.10), once
+
+
+class ScanSummary(TypedDict, total=False):
+    """`scan --json`'s last line's "summary" (and the text report's counts): the counts, what a
+    quick scan read (RowsRead), the scan's end, which Python and torch read (ScanLoads)."""
+
+    files: int
+    samples: int
+    errors: int  # unreadable files (not those holding something else)
+    not_samples: int
+    cached: int  # records from the cache
+    bytes_read: int
+    bytes_total: int
+    seconds: float
+    mode: str
+    workers: int
+    budget: int
+    rows_read: int
+    rows_total: int
+    interrupted: bool
+    connection_lost: str | None  # the scan ended "lost": why
+    runtime: Runtime
+    refused: str
+
+
+def _loads(records, runtime: Runtime) -> ScanLoads:
     """"runtime" (which Python and torch read), and "refused": once, why pickles were not read."""
     refused = [r["error"] for r in records if torch_gate.refused(r.get("error"))]
     return {"runtime": runtime, **({"refused": f"{len(refused)} pickle files not read: {refused[0]}"}
                                             if refused else {})}
 
 
-def _summary(records, seconds: float, interrupted: bool, options, workers: int = 0) -> dict[str, Any]:
+def _summary(records, seconds: float, interrupted: bool, options, workers: int = 0) -> ScanSummary:
     fresh = [r for r in records if not r.get("cached")]
     return {
         "files": len(records),

@@ -135,7 +135,7 @@ def format_summary(r: Summary) -> str:
         rows.append(cols.format(part["label"], where, *(_num(v) for v in numbers), part["nan"], part["inf"]))
     ident = r.get("identify")
     if ident and not ident.get("error"):
-        conv = (ident.get("convention") or {}).get("message")
+        conv = c["message"] if (c := ident.get("convention")) else None
         rows.append(f"  *: identified against {printable(str(ident.get('model')))} (L = {ident.get('layers')}, "
                     f"{ident.get('tokens')} tokens); ~n*: matches no boundary, n is the nearest")
         if conv:

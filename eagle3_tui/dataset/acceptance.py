@@ -143,8 +143,8 @@ def _kept(r: AcceptResult) -> AcceptScore:
         kept["error"] = r["error"]
     if "computed" in r:
         kept["computed"] = r["computed"]
-    if (shape := (r.get("drafter_info") or {}).get("shape")):
-        kept["shape"] = shape
+    if (info := r.get("drafter_info")) and info.get("shape"):
+        kept["shape"] = info["shape"]
     return kept
 
 

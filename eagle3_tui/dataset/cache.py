@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, ScanOptions
@@ -29,7 +29,7 @@ from eagle3_tui.userdirs import cache_dir
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord
-    from eagle3_tui.engines.results import Finding
+    from eagle3_tui.engines.results import Finding, RecordPrint
 
 SCHEMA = 9  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);
@@ -185,7 +185,7 @@ class ScanCache:
         return {row[0]: row[1:] for row in cur}
 
     def pairs(self, host: str, root: str, full: bool, rows: int,
-              budget: int = DEFAULT_BUDGET) -> dict[str, dict[str, Any]]:
+              budget: int = DEFAULT_BUDGET) -> dict[str, RecordPrint]:
         """rel path -> the "pair" field of the records known() gives (what `pair` matches on)."""
         cur = self._usable("pair", host, root, full, rows, budget, " AND pair IS NOT NULL")
         return {rel: json.loads(text) for rel, text in cur}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any
+from typing import TypedDict
 
 #: family-wise false-alarm rate for a clean dataset with a Gaussian bulk
 ALPHA = 0.01
@@ -60,7 +60,14 @@ def chi2_quantile(p: float, k: int) -> float:
     return k * max(0.0, 1.0 - a + z * math.sqrt(a)) ** 3
 
 
-def outliers(values: list[list[float]]) -> dict[str, Any] | None:
+class Outliers(TypedDict):
+    scores: list[float]  # per file, in robust SDs
+    threshold: float  # the limit a file's score goes past
+    alone: float  # the limit a single file (a cluster of one) must pass
+    clusters: list[list[int]]  # file indices, each a group that stands out together
+
+
+def outliers(values: list[list[float]]) -> Outliers | None:
     """{"scores": [per file, robust SD], "threshold", "clusters": [[file indices]]} or None when
     there are too few files or no feature varies. values: n x d, NaN where a file has none."""
     n = len(values)

@@ -26,20 +26,16 @@ import base64
 import os
 from collections.abc import Callable
 from itertools import pairwise
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import scan_dataset
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import ScanProgressData
+from eagle3_tui.engines.results import CapturePrint, RecordPrint, ScanProgressData
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
 from eagle3_tui.sources.base import Source
-
-#: a record's "pair" field, or a capture's print (engines/scan/pairprint.py), as JSON: "ids", "n",
-#: "ids_hash", "heads", "w", "pos", "rows" (the capture's: rows per width)
-PairPrint = dict[str, Any]
 
 
 class Match(TypedDict, total=False):
@@ -61,7 +57,7 @@ class PairResult(TypedDict, total=False):
     capture_ids: bool
     capture_tokens: int
     paired_by: str
-    capture_ids_blank: int
+    capture_ids_blank: str  # why the capture's ids carry no information (engines/read/sample.py blank_ids)
     files: int
     files_read: int
     bytes_read: int
@@ -86,7 +82,7 @@ def _head(a: list[int], b: list[int]) -> int:
     return i
 
 
-def match_ids(cap: list[int], p: PairPrint) -> Match | None:
+def match_ids(cap: list[int], p: RecordPrint) -> Match | None:
     """How the capture's valid ids `cap` meet a record's "pair" field, or None (nothing shared)."""
     rec = decode_ids(p.get("ids"))
     if rec is None or not cap:
@@ -124,17 +120,18 @@ def _unit(x):
     return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
 
 
-def match_states(capture: PairPrint, p: PairPrint) -> Match | None:
+def match_states(capture: CapturePrint, p: RecordPrint) -> Match | None:
     """How the capture's projected rows meet a record's, or None (no width in common)."""
     widths = p.get("w") or []
-    if not p.get("rows") or not capture.get("pos"):
+    rows = p.get("rows")
+    if not rows or not capture.get("pos"):
         return None
     # the record's positions the capture reaches (it keeps every row: pairprint.capture_print)
     reach = len(capture["pos"])
     at = [i for i, q in enumerate(p["pos"]) if q < reach]
     if not at:
         return None
-    rec = _unit(_rows(p["rows"], len(widths), len(p["pos"]))[:, at])
+    rec = _unit(_rows(rows, len(widths), len(p["pos"]))[:, at])
     cap_at = [p["pos"][i] for i in at]
     best = None
     for w in sorted(set(widths)):
@@ -162,7 +159,7 @@ def match_states(capture: PairPrint, p: PairPrint) -> Match | None:
 # ----------------------------------------------------------------------------- ranking
 
 
-def rank(capture: PairPrint, records: list[DatasetRecord], *, top: int = TOP,
+def rank(capture: CapturePrint, records: list[DatasetRecord], *, top: int = TOP,
          exclude: frozenset[str] = frozenset()) -> list[Match]:
     """The best `top` matches of a capture (pairprint.capture_print) among scan records."""
     usable = [r for r in records if r.get("pair") and r["path"] not in exclude]

@@ -24,12 +24,12 @@ import os
 import sqlite3
 from collections.abc import AsyncGenerator
 from functools import partial
-from typing import Any, cast
+from typing import cast
 
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.findings import dataset_findings as judge
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
-from eagle3_tui.engines.results import Finding, ScanProgressItem
+from eagle3_tui.engines.results import Finding, RecordPrint, ScanProgressItem
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import Source
 
@@ -60,7 +60,7 @@ async def scan_dataset(
     told: dict[str, tuple[int, float | None, str | None, str | None]] = {
         rel: (k[0], k[1], "*" if k[4] else k[5], k[6]) for rel, k in known.items()}
     told.update((rel, (size, mtime, "*", stamp)) for rel, (size, mtime, stamp) in skip.items() if size is not None)
-    prints: dict[str, dict[str, Any]] | None = None
+    prints: dict[str, RecordPrint] | None = None
     try:
         async for got in source.scan(path, **options.as_request(), known=told):
             # a TypedDict union is not narrowed by a key (mypy narrows @final ones only): said here, once

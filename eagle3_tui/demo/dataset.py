@@ -20,7 +20,7 @@ import json
 import os
 import random
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import torch
 
@@ -46,6 +46,9 @@ from eagle3_tui.demo.readme import tiny_model_lines, write_readme
 from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
 from eagle3_tui.engines.read.load import load_sample
 
+if TYPE_CHECKING:
+    from typing import Unpack
+
 # Synthetic prompts of random ids in a toy template, for test data that needs no text
 # (tests import these); the demo itself is made of tokenized chats.
 PAD, BOS, EOS = 0, 1, 2
@@ -55,6 +58,54 @@ ASSISTANT = [6, 13, 7]  # <|assistant|> header; the response follows
 FIRST_WORD = 20  # ordinary tokens are drawn from [FIRST_WORD, vocab)
 
 
+class CaptureFacts(TypedDict, total=False):
+    """What a faulty capture's finding must say (tests/compare/test_demo_claims.py checks it)."""
+
+    prompt_len: int  # the prompt the capture stops at
+    factor: float  # scale_mismatch: B = factor x A
+    position: int  # token_divergence: where the ids part
+    offset: int  # token_shift: B row t is A row t + offset
+    nan: int  # nonfinite: the counts and the first row
+    inf: int
+    first: int
+    shift: str  # slot_mismatch: "shallower" | "deeper"
+    shift_slots: int
+
+
+class DemoCaptureJson(CaptureFacts, total=False):
+    """One capture of write_demo's manifest ("infer")."""
+
+    file: str
+    train: str
+    format: str
+    expect: str | None
+    note: str
+
+
+class DemoModelInfo(TypedDict):
+    layers: int
+    hidden: int
+    vocab: int
+    aux_boundaries: list[int]
+
+
+class DemoManifest(TypedDict):
+    """What write_demo (and write_real_demo) return: what was written where."""
+
+    dir: str
+    seed: int
+    model: DemoModelInfo
+    train: list[str]  # relative paths
+    train_pt: list[str]
+    train_other: list[str]
+    tokenizer: str
+    drafter: str | None  # the drafter's folder (relative), None without one
+    infer: list[DemoCaptureJson]
+    target_model: str
+    other: list[str]
+    bytes: int  # the total size written
+
+
 @dataclass
 class DemoCapture:
     file: str  # relative to DIR
@@ -62,7 +113,7 @@ class DemoCapture:
     format: str
     expect: str | None  # the finding code compare must report (None: correctly wired)
     note: str
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: CaptureFacts = field(default_factory=lambda: CaptureFacts())
 
 
 def _make_prompt(rng: random.Random, vocab: int) -> Prompt:
@@ -135,7 +186,7 @@ class _Demo:
         return torch.cat([states[b] for b in boundaries], dim=-1)
 
     def infer(self, name: str, idx: int, obj: Any, *, fmt: str, expect: str | None, note: str,
-              **extra) -> None:
+              **extra: Unpack[CaptureFacts]) -> None:
         """Write capture `name` of training sample `idx` and record what it is."""
         path = os.path.join(self.dir, "infer", name)
         if name.endswith(".safetensors"):
@@ -355,7 +406,7 @@ def _check_target(directory: str) -> None:
         raise FileExistsError(f"{directory}: not empty and not a demo dataset; choose another folder")
 
 
-def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> dict[str, Any]:
+def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> DemoManifest:
     """Write the demo dataset into `directory` (new, empty, or an earlier demo) and return a manifest
     (with `drafter`, also a trained drafter in DIR/drafter: a few seconds more):
     {"dir", "seed", "train": [rel paths], "train_pt": [...], "infer": [{"file", "train", "format",
@@ -390,7 +441,7 @@ def write_parts(demo: _Demo, say=lambda _s: None) -> None:
     _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
 
 
-def manifest(demo: _Demo, drafter_dir: str | None) -> dict[str, Any]:
+def manifest(demo: _Demo, drafter_dir: str | None) -> DemoManifest:
     """What write_demo returns (see there), for a written demo."""
     directory = demo.dir
     total = 0

@@ -16,7 +16,7 @@ import random
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 
@@ -125,7 +125,7 @@ class RealDemo(base._Demo):
 
 
 def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
-                    say: Callable[[str], None] = lambda _s: None, cache: Path | None = None) -> dict[str, Any]:
+                    say: Callable[[str], None] = lambda _s: None, cache: Path | None = None) -> base.DemoManifest:
     """Write the real demo into `directory` (new, empty, or an earlier demo) and return write_demo's
     manifest. Builds (once) the model folder and the model's answers, cached under the user cache
     dir (or `cache`). Raises RuntimeError with the install line when the extra is missing."""

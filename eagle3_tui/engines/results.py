@@ -14,7 +14,7 @@ Standard library only (shipped to the remote box with the engines).
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, Union, cast
 
 from eagle3_tui.engines.finding_codes import CODES
 
@@ -53,6 +53,13 @@ class Finding(TypedDict, total=False):
     agree: list[str]  # layers_checked: suspects found at the majority's boundaries
     verified: bool  # signature_outliers: every file it named was found at the majority's layers
     group: str  # the layers' and acceptance's findings: the group of files they are about
+    follows: str | None  # layer_convention: the reading the slots follow ("output", "input", "mixed", ...)
+    ids: list[int]  # layer_convention: the layer ids read
+    ids_from: str  # layer_convention: where they were found
+    a_id: int  # token_divergence: the ids where A and B part (engines/compare/align.py)
+    b_id: int
+    a_text: str  # with a tokenizer (engines/read/tokens.py annotate_comparison)
+    b_text: str
 
 
 def finding(code: str, severity: Severity, message: str, **details: Any) -> Finding:
@@ -151,6 +158,15 @@ class PairExplanation(TypedDict):
     message: str
 
 
+class ConventionBrief(TypedDict):
+    """What a brief keeps of the layer_convention finding (identify.py brief)."""
+
+    follows: str | None  # "output" | "input" | "hf_hidden_states" | "mixed" | None (no reading fits)
+    ids: list[int] | None
+    ids_from: str | None
+    message: str | None
+
+
 class IdentifyBrief(TypedDict, total=False):
     """What summary --model and compare --model carry of an identification (identify.py brief),
     or {"model", "error"}."""
@@ -160,8 +176,8 @@ class IdentifyBrief(TypedDict, total=False):
     tokens: int | None
     slots: list[IdentifiedBrief]
     final: IdentifiedBrief | None
-    convention: dict[str, object] | None  # the layer_convention finding's follows, ids, ids_from, message
-    findings: list[dict[str, object]]  # severity, code, message of the warnings and errors
+    convention: ConventionBrief | None  # the layer_convention finding's follows, ids, ids_from, message
+    findings: list[Finding]  # severity, code, message of the warnings and errors
     error: str
     # summary["identify"] (identify.py attach) also keeps the identify result's own facts
     path: str
@@ -233,6 +249,152 @@ class AcceptOptions(TypedDict, total=False):
     ids_from: str
 
 
+class TextRun(TypedDict, total=False):
+    """One run of a summary's "runs" (engines/read/tokens.py TokenText.runs): equal loss mask over
+    the valid rows, decoded as one piece; the padding as one run with "pad" and no text."""
+
+    start: int
+    end: int  # exclusive
+    loss: bool
+    text: str
+    pad: bool  # the trailing padding
+
+
+class LossSpan(TypedDict):
+    """A maximal run of loss mask 1, decoded as one piece (a summary's "loss_spans")."""
+
+    start: int
+    end: int
+    text: str
+
+
+class VocabFileInfo(TypedDict):
+    """What a vocab_mapping.pt holds (engines/read/vocab_file.py describe_file), in the summary of
+    this non-sample."""
+
+    draft: int
+    target: int
+    share: float | None  # of the target vocabulary
+    identity: bool  # draft == target
+    first_ids: list[int]  # the target ids of the first draft ids
+
+
+class AcceptToken(TypedDict, total=False):
+    """accept's step 1 on one scored row (engines/model/accept.py _per_token)."""
+
+    row: int
+    target: int  # ids[row + 2]
+    draft: int  # the drafter's guess
+    p: float  # its probability
+    hit: bool
+    accepted: int  # draft tokens accepted from this row on
+    target_text: str | None  # with the model's vocabulary, or a tokenizer (engines/read/tokens.py)
+    draft_text: str | None
+
+
+class DrafterInfo(TypedDict):
+    """What accept says of the drafter it ran (engines/model/drafter.py Drafter.describe)."""
+
+    path: str
+    layout: str  # "SpecForge" | "speculators" | "ModelOpt"
+    shape: str  # Drafter.words
+    layers: int
+    hidden: int
+    target_hidden: int
+    k: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    draft_vocab: int
+    fc_norm: bool
+    norm_before_fc: bool
+    norm_before_residual: bool
+    logits_normed: bool
+    feed_normed: bool
+    embed_from: str
+    notes: list[str]
+
+
+class ScanSignature(TypedDict, total=False):
+    """A scan record's layer signature (engines/scan/rows.py signature): cheap numbers that tell
+    capture layers apart across files."""
+
+    rel_final: list[float | None]  # each slot's norm relative to the final state's
+    cos_next: list[float | None]  # the mean cosine between neighbouring slots
+    cos_final: float | None
+    massive: int  # massive-activation rows set aside
+
+
+class RecordPrint(TypedDict, total=False):
+    """A scan record's "pair" (engines/scan/pairprint.py record_print): what `pair` matches a
+    capture on."""
+
+    n: int  # valid rows
+    ids: str | None  # the first PAIR_IDS ids, int32 base64
+    ids_hash: str | None  # the digest of every valid id
+    heads: dict[str, str]  # prefix length -> its digest
+    pos: list[int]  # the rows projected
+    w: list[int]  # each part's width
+    rows: str | None  # int8 [parts, pos, PROJ] base64
+
+
+class CapturePrint(TypedDict, total=False):
+    """What pairing needs of a capture (engines/scan/pairprint.py capture_print, Source.pair_print),
+    or {"path", "error"} (error_result)."""
+
+    path: str
+    n: int
+    ids: list[int] | None  # every valid id (None: no ids, or all one value)
+    pos: list[int]
+    rows: dict[str, str]  # width -> int8 [parts, pos, PROJ] base64
+    tokens: int
+    ids_blank: str  # why its ids carry no information (all one value: engines/read/sample.py blank_ids)
+    error: str
+    not_sample: bool
+    contents: dict[str, str]
+    computed: str
+
+
+class ScanAccept(TypedDict, total=False):
+    """A scan record's "accept" (engines/scan/agreement.py record_acceptance): the drafter's top-1
+    on the file, or {"error"}."""
+
+    top1: float | None
+    rows: int  # rows scored
+    prefix: int | None  # the rows a quick scan ran on (None: all)
+    shape: str  # the drafter's words
+    error: str
+
+
+# "in" is a keyword: the functional form. A scan record's loss tokens in/out of the draft
+# vocabulary (engines/model/vocab.py loss_counts), with the mapping's identity (records.py)
+DraftVocabCounts = TypedDict("DraftVocabCounts", {"in": int, "out": int, "mapping": str}, total=False)
+
+
+class ScanVocabPart(TypedDict, total=False):
+    """The part of a scan record engines/model/vocab.py scan_counts owns (nothing without a mapping)."""
+
+    draft_vocab: DraftVocabCounts
+
+
+class FolderCheck(TypedDict):
+    """The agent's check_folders answer (sources/agent.py): engines/model/folder_check.py's
+    problems, "model" | "drafter" -> one line."""
+
+    problems: dict[str, str]
+
+
+class Runtime(TypedDict):
+    """Which Python and torch computed a source's results (engines/read/torch_gate.py runtime,
+    Source.runtime): summary --json, scan --json's summary, the TUI header."""
+
+    computed: str  # "local" | "remote"
+    python: str | None
+    executable: str | None
+    torch: str | None  # its version, None without torch
+    pickles: str  # "loaded safely" | "refused (torch below 2.10)" | "loaded unsafely (--trust-data)" | ...
+
+
 class ErrorResult(TypedDict, total=False):
     path: str
     error: str  # one line for the user
@@ -286,7 +448,8 @@ class Summary(TypedDict, total=False):
     computed: str
     # with a tokenizer (engines/read/tokens.py)
     text: list[str]
-    loss_spans: list[dict[str, Any]]
+    runs: list[TextRun]  # the whole sample's text, run by run (the sample view's text)
+    loss_spans: list[LossSpan]
     text_error: str
     tokenizer: str  # the tokenizer.json the text is from
     # with a model (engines/model/identify.py summarize_identified): {"model", ...} or {"model", "error"}
@@ -295,7 +458,7 @@ class Summary(TypedDict, total=False):
     error: str
     not_sample: bool
     contents: dict[str, str]
-    vocab_mapping: dict[str, Any]  # a vocab_mapping.pt: what it holds
+    vocab_mapping: VocabFileInfo  # a vocab_mapping.pt: what it holds
     vocab_mapping_error: str
     # with a vocab_mapping.pt (engines/model/vocab.py annotate_summary)
     vocab: SampleVocab
@@ -450,12 +613,12 @@ class AcceptResult(TypedDict, total=False):
     top1: float | None
     steps: list[float | None]  # acceptance per draft step
     tau: float | None  # mean accepted length
-    per_token: list[dict[str, Any]]  # row, target, draft, p, hit, accepted (+ texts)
+    per_token: list[AcceptToken]  # row, target, draft, p, hit, accepted (+ texts)
     target_source: str
     rows_from: str  # "loss mask" | "all rows"
     valid_tokens: int
     order: list[int] | None
-    drafter_info: dict[str, Any]
+    drafter_info: DrafterInfo
     notes: list[str]
     error: str
     computed: str
@@ -493,6 +656,7 @@ class ScanRecord(TypedDict, total=False):
     error: str
     not_sample: bool
     cached: bool
+    lost: bool  # scan --ray: its batch did not come back (engines/scan/ray_tasks.py lost_record)
     computed: str  # "local" | "remote"
     mode: str  # "quick" | "full"
     schema: str
@@ -508,14 +672,19 @@ class ScanRecord(TypedDict, total=False):
     final_norm: str | None
     slots: list[SlotRecord]
     final: SlotRecord | None
-    signature: dict[str, Any]  # rel_final [k], cos_next [k-1], cos_final
+    signature: ScanSignature  # rel_final [k], cos_next [k-1], cos_final
     fingerprint: str
-    pair: dict[str, Any]  # the first ids and a few projected rows (engines/scan/pairprint.py)
+    pair: RecordPrint  # the first ids and a few projected rows (engines/scan/pairprint.py)
     rows_read: int
     bytes_read: int
     mapped: bool
-    accept: dict[str, Any]  # scan --drafter: the drafter's top-1 on this file, or {"error"}
-    draft_vocab: dict[str, Any]  # loss tokens in/out of the draft vocabulary, with a mapping
+    accept: ScanAccept  # scan --drafter: the drafter's top-1 on this file, or {"error"}
+    draft_vocab: DraftVocabCounts  # loss tokens in/out of the draft vocabulary, with a mapping
+
+
+#: the results that carry token text (engines/read/tokens.py annotate): a summary's tokens, a
+#: comparison's aligned rows, a drafter's guesses
+TextResult = Union[Summary, ComparisonResult, AcceptResult]
 
 
 class ScanProgressData(TypedDict, total=False):
@@ -543,11 +712,11 @@ def error_result(path: str, error: BaseException | str, **extra: Any) -> ErrorRe
     """{"path", "error", ...} for a file that cannot be used. From an exception: a NotASample
     carries "not_sample" and its "contents"; a MemoryError says so; anything that is not one of
     our own errors keeps its type in the message (a last resort: one line, never a traceback)."""
-    out: dict[str, Any] = {"path": path, **extra}
+    out = cast(ErrorResult, {"path": path, **extra})  # extra: what the caller's own shape adds (a scan record's place)
     if isinstance(error, str):
         out["error"] = error
     elif isinstance(error, NotASample):
-        out.update(error=str(error), not_sample=True, contents=error.contents)
+        out["error"], out["not_sample"], out["contents"] = str(error), True, error.contents
     elif isinstance(error, SampleError):
         out["error"] = str(error)
     elif isinstance(error, MemoryError):
@@ -556,7 +725,7 @@ def error_result(path: str, error: BaseException | str, **extra: Any) -> ErrorRe
         text = str(error).strip()
         text = text.splitlines()[0][:200] if text else ""
         out["error"] = f"unexpected {type(error).__name__} while reading this file: {text}".rstrip(": ")
-    return out  # type: ignore[return-value]
+    return out
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
-from eagle3_tui.engines.results import ComparisonResult
+from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Finding, PairMetrics, SideHeader
 from eagle3_tui.reports.model import (
+    Envelope,
     Report,
     cell,
     code,
@@ -33,32 +34,70 @@ FIXED = {"cos_mean": 4, "cos_min": 4, "norm_ratio_median": 3, "norm_ratio_std": 
 ACCEPT_KEYS = ("top1", "tau", "steps", "rows", "rows_from", "order", "error")
 
 
-def compare_report(result: ComparisonResult, *, where: str, acceptance: dict[str, Any] | None = None,
+class AlignmentRow(TypedDict):
+    """The alignment's ALIGN_KEYS (None where it has not that key)."""
+
+    method: str | None
+    offset: int | None
+    length: int | None
+    a_start: int | None
+    b_start: int | None
+    b_end: int | None
+    diverges_at: int | None
+    on_padding: int | None
+
+
+class CompareReport(Envelope):
+    """The compare view's export (its JSON), after the envelope's keys."""
+
+    a: SideHeader  # its SIDE_KEYS
+    b: SideHeader
+    error: str | None
+    findings: list[Finding]
+    alignment: AlignmentRow | None
+    slots: list[PairMetrics]  # each pair's numbers (scalars: no per-token lists)
+    final: PairMetrics | None
+    matrix: list[list[float | None]] | None
+    acceptance: dict[str, AcceptResult | None] | None  # "a", "b", "fixed": their ACCEPT_KEYS
+
+
+def compare_report(result: ComparisonResult, *, where: str, acceptance: Mapping[str, AcceptResult | None] | None = None,
                    created: datetime | None = None) -> Report:
     """`acceptance`: {"a", "b", "fixed"} results of the drafter (None: no --drafter)."""
-    a: Mapping[str, object] = result.get("a") or {}
-    b: Mapping[str, object] = result.get("b") or {}
-    data = envelope("compare", where, created)
-    data["a"] = {k: a[k] for k in SIDE_KEYS if k in a}
-    data["b"] = {k: b[k] for k in SIDE_KEYS if k in b}
-    data["error"] = result.get("error")
-    data["findings"] = list(result.get("findings") or [])
-    data["alignment"] = {k: (result.get("alignment") or {}).get(k) for k in ALIGN_KEYS} if result.get("alignment") else None
-    data["slots"] = [scalars(s) for s in result.get("slots") or []]
-    data["final"] = scalars(result.get("final"))
-    data["matrix"] = result.get("matrix")
-    data["acceptance"] = None if acceptance is None else {
-        side: None if r is None else {k: r.get(k) for k in ACCEPT_KEYS if k in r}
-        for side, r in acceptance.items()}
+    a: SideHeader = result.get("a") or {}
+    b: SideHeader = result.get("b") or {}
+    al = result.get("alignment")
+    # the sides, pairs and acceptance keep some of their keys: what they are stays what it was
+    data: CompareReport = {
+        **envelope("compare", where, created),
+        "a": cast(SideHeader, _keep(a, SIDE_KEYS)),
+        "b": cast(SideHeader, _keep(b, SIDE_KEYS)),
+        "error": result.get("error"),
+        "findings": list(result.get("findings") or []),
+        "alignment": {"method": al.get("method"), "offset": al.get("offset"), "length": al.get("length"),
+                      "a_start": al.get("a_start"), "b_start": al.get("b_start"), "b_end": al.get("b_end"),
+                      "diverges_at": al.get("diverges_at"), "on_padding": al.get("on_padding")} if al else None,
+        "slots": [cast(PairMetrics, scalars(s)) for s in result.get("slots") or []],
+        "final": cast("PairMetrics | None", scalars(result.get("final"))),
+        "matrix": result.get("matrix"),
+        "acceptance": None if acceptance is None else {
+            side: None if r is None else cast(AcceptResult, {k: r.get(k) for k in ACCEPT_KEYS if k in r})
+            for side, r in acceptance.items()},
+    }
     subject = f"{_name(a)}-vs-{_name(b)}"
     return Report("compare", subject, data, _markdown(data))
+
+
+def _keep(d: Mapping[str, object], keys: tuple[str, ...]) -> dict[str, object]:
+    """`d`'s `keys` it has, in the order of `keys`."""
+    return {k: d[k] for k in keys if k in d}
 
 
 def _name(side: Mapping[str, object]) -> str:
     return posixpath.basename(str(side.get("path") or "?"))
 
 
-def _pair(m: dict[str, Any]) -> list[Any]:
+def _pair(m: PairMetrics) -> list[Any]:
     out: list[Any] = []
     for _, key in PAIR_COLUMNS:
         v = m.get(key)
@@ -70,11 +109,10 @@ def _pair(m: dict[str, Any]) -> list[Any]:
     return out
 
 
-def _markdown(d: dict[str, Any]) -> str:
+def _markdown(d: CompareReport) -> str:
     out = [f"# eagle3-tui compare: {cell(_name(d['a']))} (A, training) vs {cell(_name(d['b']))} (B, inference)",
            "", f"Exported {d['created']} · computed on {cell(d['where'])}", ""]
-    for side, label in (("a", "A (training)"), ("b", "B (inference)")):
-        s = d[side]
+    for s, label in ((d["a"], "A (training)"), (d["b"], "B (inference)")):
         out.append(f"- **{label}**: {code(s.get('path', '?'))} · {cell(str(s.get('schema', '?')))} · "
                    f"T {num(s.get('tokens'))} (valid {num(s.get('valid_tokens'))}) · H {num(s.get('hidden'))} · "
                    f"k {num(s.get('k'))} · {cell(str(s.get('dtype', '?')))}")

@@ -6,16 +6,64 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from eagle3_tui.engines.results import Finding
-from eagle3_tui.reports.model import Report, cell, code, envelope, findings_lines, table
+from eagle3_tui.reports.model import Envelope, Report, cell, code, envelope, findings_lines, table
 
 #: a record's fields a file row of the report keeps (the JSON's "files" entries)
 FILE_KEYS = ("path", "status", "error", "schema", "tokens", "valid_tokens", "padding", "loss_ones", "k", "hidden",
              "dtype", "final_norm", "mode", "fingerprint")
 #: at most this many files are listed (the findings' own paths are never cut)
 MAX_FILES = 1000
+
+
+class DatasetCounts(TypedDict):
+    files: int
+    unreadable: int
+    not_samples: int
+    cached: int  # records from the record cache
+
+
+class PartNorms(TypedDict):
+    norm_mean: float | None
+    norm_max: float | None
+    nan: int | None
+    inf: int | None
+    first_nonfinite_row: int | None
+
+
+class FileRow(TypedDict, total=False):
+    """A file the findings name: its record's FILE_KEYS (those set) and its parts' norms."""
+
+    path: str
+    status: str  # the view's verdict of the file
+    error: str
+    schema: str
+    tokens: int
+    valid_tokens: int
+    padding: int
+    loss_ones: int
+    k: int
+    hidden: int
+    dtype: str
+    final_norm: str
+    mode: str
+    fingerprint: str
+    slots: list[PartNorms]
+    final: PartNorms | None
+
+
+class DatasetReport(Envelope):
+    """The dataset view's export (its JSON), after the envelope's keys."""
+
+    folder: str
+    state: str  # "done", "cancelled", "scanning"...
+    counts: DatasetCounts
+    findings: list[Finding]
+    files: list[FileRow]  # at most MAX_FILES
+    layers: Sequence[Mapping[str, Any]] | None  # --model: the layers' entries
+    serving: dict[str, Any] | None  # serve-check --json (dataset/serving.py, above this layer) + "drafter_path"
 
 
 def dataset_report(folder: str, *, where: str, findings: list[Finding], records: Iterable[Any],
@@ -27,19 +75,21 @@ def dataset_report(folder: str, *, where: str, findings: list[Finding], records:
     or {"drafter_path", "error"})."""
     records = list(records)
     named = {p for f in findings for p in _paths(f)}
-    data = envelope("dataset", where, created)
-    data["folder"] = folder
-    data["state"] = state
-    data["counts"] = {
-        "files": len(records),
-        "unreadable": sum(1 for r in records if r.get("error") and not r.get("not_sample")),
-        "not_samples": sum(1 for r in records if r.get("not_sample")),
-        "cached": sum(1 for r in records if r.get("cached")),
+    data: DatasetReport = {
+        **envelope("dataset", where, created),
+        "folder": folder,
+        "state": state,
+        "counts": {
+            "files": len(records),
+            "unreadable": sum(1 for r in records if r.get("error") and not r.get("not_sample")),
+            "not_samples": sum(1 for r in records if r.get("not_sample")),
+            "cached": sum(1 for r in records if r.get("cached")),
+        },
+        "findings": list(findings),
+        "files": [_file(r) for r in records if r.get("path") in named][:MAX_FILES],
+        "layers": layers or None,
+        "serving": serving,
     }
-    data["findings"] = list(findings)
-    data["files"] = [_file(r) for r in records if r.get("path") in named][:MAX_FILES]
-    data["layers"] = layers or None
-    data["serving"] = serving
     subject = posixpath.basename(folder.rstrip("/")) or "dataset"
     return Report("dataset", subject, data, _markdown(data, layer_lines or []))
 
@@ -50,20 +100,21 @@ def _paths(f: Mapping[str, Any]) -> list[str]:
     return [p for group in f.get("groups") or () for p in group]
 
 
-def _norms(part: Any) -> dict[str, Any] | None:
-    if part is None:
-        return None
-    return {k: part.get(k) for k in ("norm_mean", "norm_max", "nan", "inf", "first_nonfinite_row")}
+def _norms(part: Any) -> PartNorms:
+    """A part of a record (SlotRecord, or the view's SlotStats: anything with .get)."""
+    return {"norm_mean": part.get("norm_mean"), "norm_max": part.get("norm_max"), "nan": part.get("nan"),
+            "inf": part.get("inf"), "first_nonfinite_row": part.get("first_nonfinite_row")}
 
 
-def _file(r: Any) -> dict[str, Any]:
-    out = {k: r.get(k) for k in FILE_KEYS if r.get(k) is not None}
+def _file(r: Any) -> FileRow:
+    """A record (a ScanRecord, or the view's Record) as a file row: the FILE_KEYS it has, its parts' norms."""
+    out = cast(FileRow, {k: r.get(k) for k in FILE_KEYS if r.get(k) is not None})
     out["slots"] = [_norms(s) for s in r.get("slots") or ()]
-    out["final"] = _norms(r.get("final"))
+    out["final"] = _norms(final) if (final := r.get("final")) is not None else None
     return out
 
 
-def _markdown(d: dict[str, Any], layer_lines: list[str]) -> str:
+def _markdown(d: DatasetReport, layer_lines: list[str]) -> str:
     c = d["counts"]
     out = [f"# eagle3-tui dataset: {code(d['folder'])}", "",
            f"Exported {d['created']} · scanned on {cell(d['where'])} · scan {cell(d['state'])}", "",
@@ -76,7 +127,7 @@ def _markdown(d: dict[str, Any], layer_lines: list[str]) -> str:
             means = [s.get("norm_mean") for s in f["slots"]]
             rows.append([f.get("path"), f.get("status"), f.get("tokens"), f.get("valid_tokens"),
                          " / ".join("–" if m is None else f"{m:.4g}" for m in means) or "–",
-                         (f.get("final") or {}).get("norm_mean"), f.get("error") or ""])
+                         fin["norm_mean"] if (fin := f.get("final")) else None, f.get("error") or ""])
         out += ["", "## Files the findings name", "",
                 *table(["file", "status", "T", "valid T", "slot norm means", "final norm mean", "error"], rows)]
     if layer_lines:

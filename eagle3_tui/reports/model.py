@@ -4,17 +4,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Union
 
 from eagle3_tui.engines.results import Finding
+
+if TYPE_CHECKING:
+    from eagle3_tui.reports.compare import CompareReport
+    from eagle3_tui.reports.dataset import DatasetReport
+    from eagle3_tui.reports.sample import SampleReport
 
 #: the JSON's "format" and "version": a script checks both before it reads the rest
 FORMAT = "eagle3-tui-export"
 VERSION = 1
 #: one table of a report shows at most this many rows (the JSON holds them all)
 MAX_TABLE_ROWS = 50
+
+
+class Envelope(TypedDict):
+    """The keys every export's JSON starts with (each view's report adds its own after them)."""
+
+    format: str  # FORMAT
+    version: int  # VERSION
+    view: str  # "compare" | "sample" | "dataset"
+    created: str  # ISO 8601, UTC
+    where: str  # the machine that computed it
+
+
+#: an export's JSON object: one view's
+ReportData = Union["CompareReport", "SampleReport", "DatasetReport"]
 
 
 @dataclass
@@ -24,11 +43,11 @@ class Report:
 
     view: str
     subject: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: ReportData
     markdown: str = ""
 
 
-def envelope(view: str, where: str, created: datetime | None = None) -> dict[str, Any]:
+def envelope(view: str, where: str, created: datetime | None = None) -> Envelope:
     """The keys every export's JSON starts with."""
     when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc)
     return {"format": FORMAT, "version": VERSION, "view": view,

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import cast
 
-from eagle3_tui.engines.results import AcceptResult, Summary
+from eagle3_tui.engines.results import AcceptResult, Finding, IdentifyBrief, PartSummary, Summary
 from eagle3_tui.reports.model import (
+    Envelope,
     Report,
     cell,
     code,
@@ -30,34 +30,51 @@ PART_COLUMNS = (("b", "boundary"), ("norm mean", "norm_mean"), ("norm min", "nor
 ACCEPT_KEYS = ("drafter", "top1", "tau", "steps", "rows", "rows_from", "notes", "error")
 
 
+class SampleReport(Envelope):
+    """The sample view's export (its JSON), after the envelope's keys."""
+
+    sample: Summary  # the summary's HEADER_KEYS
+    error: str | None
+    findings: list[Finding]  # identify's warnings and errors (IdentifyBrief's)
+    warnings: list[str]
+    assumptions: list[str]
+    parts: list[PartSummary]  # each part's numbers (scalars: no per-token lists), labelled
+    identify: IdentifyBrief | None  # without its findings (above)
+    acceptance: AcceptResult | None  # its ACCEPT_KEYS
+
+
 def sample_report(summary: Summary, *, where: str, acceptance: AcceptResult | None = None,
                   created: datetime | None = None) -> Report:
-    data = envelope("sample", where, created)
-    data["sample"] = {k: summary.get(k) for k in HEADER_KEYS if k in summary}
-    data["error"] = summary.get("error")
-    ident = summary.get("identify") or {}
-    data["findings"] = list(ident.get("findings") or [])
-    data["warnings"] = [str(w) for w in summary.get("warnings") or []]
-    data["assumptions"] = [str(a) for a in summary.get("assumptions") or []]
-    data["parts"] = [_part(p, p.get("label") or f"aux{i}") for i, p in enumerate(summary.get("slots") or [])]
-    if summary.get("final") is not None:
-        data["parts"].append(_part(summary["final"], "final"))  # type: ignore[arg-type]
-    data["identify"] = {k: v for k, v in ident.items() if k != "findings"} or None
-    data["acceptance"] = None if acceptance is None else {k: acceptance.get(k) for k in ACCEPT_KEYS
-                                                          if k in acceptance}
+    ident: IdentifyBrief = summary.get("identify") or {}
+    parts = [_part(p, p.get("label") or f"aux{i}") for i, p in enumerate(summary.get("slots") or [])]
+    if (final := summary.get("final")) is not None:
+        parts.append(_part(final, "final"))
+    # the header, identify and acceptance keep some of their keys: what they are stays what it was
+    data: SampleReport = {
+        **envelope("sample", where, created),
+        "sample": cast(Summary, {k: summary.get(k) for k in HEADER_KEYS if k in summary}),
+        "error": summary.get("error"),
+        "findings": list(ident.get("findings") or []),
+        "warnings": [str(w) for w in summary.get("warnings") or []],
+        "assumptions": [str(a) for a in summary.get("assumptions") or []],
+        "parts": parts,
+        "identify": cast(IdentifyBrief, {k: v for k, v in ident.items() if k != "findings"}) or None,
+        "acceptance": None if acceptance is None else cast(AcceptResult, {k: acceptance.get(k) for k in ACCEPT_KEYS
+                                                                          if k in acceptance}),
+    }
     name = posixpath.basename(str(summary.get("path") or "sample"))
     return Report("sample", name, data, _markdown(data, name))
 
 
-def _part(part: Mapping[str, Any], label: str) -> dict[str, Any]:
-    out = scalars(part) or {}
+def _part(part: PartSummary, label: str) -> PartSummary:
+    out = cast(PartSummary, scalars(part) or {})  # the part's numbers, without its per-token lists
     out["label"] = label
-    if isinstance(part.get("identified"), dict):
-        out["identified"] = part["identified"]
+    if isinstance(identified := part.get("identified"), dict):
+        out["identified"] = identified
     return out
 
 
-def _markdown(d: dict[str, Any], name: str) -> str:
+def _markdown(d: SampleReport, name: str) -> str:
     s = d["sample"]
     out = [f"# eagle3-tui sample: {cell(name)}", "", f"Exported {d['created']} · computed on {cell(d['where'])}", "",
            f"- path: {code(s.get('path', '?'))}"]
@@ -78,7 +95,7 @@ def _markdown(d: dict[str, Any], name: str) -> str:
     rows = []
     for p in d["parts"]:
         ident = p.get("identified") or {}
-        b = p.get("boundary")
+        b: int | str | None = p.get("boundary")
         if ident:
             at = ident.get("boundary") if ident.get("boundary") is not None else ident.get("norm") or "?"
             cos = ident.get("cosine")
@@ -91,8 +108,8 @@ def _markdown(d: dict[str, Any], name: str) -> str:
         out += ["", "## Identified (I)", "", "b*: the boundary of the model the states match"
                 + (f" (model {code(i.get('model', '?'))}, L = {num(i.get('layers'))})" if not i.get("error") else
                    f": not identified: {cell(i['error'])}")]
-        if (i.get("convention") or {}).get("message"):
-            out += ["", f"Layer ids: {cell(i['convention']['message'])}"]
+        if (conv := i.get("convention")) and conv.get("message"):
+            out += ["", f"Layer ids: {cell(conv['message'])}"]
     acc = d["acceptance"]
     if acc:
         out += ["", "## Drafter acceptance", "",

@@ -49,7 +49,7 @@ class Reply(TypedDict, total=False):
     """One JSON line of the agent (sources/agent.py), answering request "id"."""
 
     id: int
-    result: dict[str, Any]  # an engine's result (summary, comparison, ...), its TypedDict by op (ssh.py _answer)
+    result: dict[str, Any]  # a parsed JSON line: an engine's result, its TypedDict by op (ssh.py _remote)
     entry: list[Any]  # stat: Entry's fields
     page: list[Any]  # ls: entries' fields; scan: records
     progress: ScanProgressData  # scan

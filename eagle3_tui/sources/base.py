@@ -12,14 +12,16 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results import (
     AcceptResult,
+    CapturePrint,
     ComparisonResult,
     IdentifyOptions,
     IdentifyResult,
+    Runtime,
     ScanProgressItem,
     ScanRecord,
     Summary,
@@ -47,6 +49,15 @@ def natural_key(name: str) -> tuple:
     return tuple(parts)
 
 
+class EntryJson(TypedDict):
+    """An Entry as `ls --json` writes it."""
+
+    name: str
+    kind: str
+    size: int | None
+    mtime: float | None
+
+
 @dataclass(frozen=True)
 class Entry:
     name: str
@@ -54,7 +65,7 @@ class Entry:
     size: int | None = None
     mtime: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EntryJson:
         return {"name": self.name, "kind": self.kind, "size": self.size, "mtime": self.mtime}
 
 
@@ -180,10 +191,10 @@ class Source(ABC):
         """Whether runtime() is known yet (an SSH box: once its agent's hello came, or it has none)."""
         return True
 
-    def runtime(self) -> dict[str, Any]:
+    def runtime(self) -> Runtime:
         """Which Python and torch compute this source's results: {"computed", "python",
         "executable", "torch", "pickles"} (summary --json, scan --json's summary, the TUI header)."""
-        return torch_gate.runtime(self.computed)
+        return cast(Runtime, torch_gate.runtime(self.computed))  # torch_gate's dict is that shape
 
     async def connect(self) -> None:  # noqa: B027 - local sources have nothing to do
         """Open the connection (no-op for local)."""
@@ -242,7 +253,7 @@ class Source(ABC):
         are fine or when this source cannot tell (they are then checked when used)."""
         return {}
 
-    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
+    async def pair_print(self, path: str, widths: list[int]) -> CapturePrint:
         """What pairing needs of a capture (engines/scan/pairprint.py capture_print): its ids
         and its rows projected for each of the dataset's `widths`; {"path", "error"} when the
         file cannot be used."""

@@ -14,6 +14,7 @@ from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.json_file import kind_problem
 from eagle3_tui.engines.results import (
     AcceptResult,
+    CapturePrint,
     ComparisonResult,
     IdentifyOptions,
     IdentifyResult,
@@ -187,8 +188,8 @@ class LocalSource(Source):
 
         return await asyncio.to_thread(check_folders, model, drafter)
 
-    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
-        def run() -> dict[str, Any]:
+    async def pair_print(self, path: str, widths: list[int]) -> CapturePrint:
+        def run() -> CapturePrint:
             from eagle3_tui.engines.scan.pairprint import capture_print  # lazy: engine
 
             return capture_print(path, widths)

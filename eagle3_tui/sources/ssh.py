@@ -29,7 +29,9 @@ import asyncssh
 from eagle3_tui.engines.read.tokens import TOKENIZER_FILE
 from eagle3_tui.engines.results import (
     AcceptResult,
+    CapturePrint,
     ComparisonResult,
+    FolderCheck,
     IdentifyOptions,
     IdentifyResult,
     ScanProgressItem,
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
 
 #: the results the box may leave for this machine to decode
 _Decoded = TypeVar("_Decoded", Summary, ComparisonResult)
+#: what an agent's request answers: an engine's result, a capture's print, the folders' problems
+_Answer = TypeVar("_Answer", Summary, ComparisonResult, IdentifyResult, AcceptResult, CapturePrint, FolderCheck)
 
 
 class SshSource(SshSession):
@@ -144,9 +148,9 @@ class SshSource(SshSession):
             args["tokenizer"] = tokenizer
         if model:
             args["model"] = model
-        remote = await self._remote("summarize", f"summarising {path}", args)
+        remote = await self._remote(Summary, "summarize", f"summarising {path}", args)
         if remote is not None:
-            return await self._with_text(_answer(Summary, remote), tokenizer, "tokenizer" in args)
+            return await self._with_text(remote, tokenizer, "tokenizer" in args)
         local = await self._local_copy(path)
         if isinstance(local, str):
             return {**error_result(path, local, computed="local")}
@@ -157,12 +161,12 @@ class SshSource(SshSession):
 
     async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
         """On the box, by the agent; {} when it cannot run there (they are checked when used)."""
-        result = await self._remote("check_folders", "checking the model and drafter folders",
+        result = await self._remote(FolderCheck, "check_folders", "checking the model and drafter folders",
                                     {"model": model, "drafter": drafter})
         return dict(result.get("problems") or {}) if result is not None else {}
 
-    async def pair_print(self, path: str, widths: list[int]) -> dict[str, Any]:
-        remote = await self._remote("pair_print", f"reading {path}", {"path": path, "widths": widths})
+    async def pair_print(self, path: str, widths: list[int]) -> CapturePrint:
+        remote = await self._remote(CapturePrint, "pair_print", f"reading {path}", {"path": path, "widths": widths})
         if remote is not None:
             return remote
         local = await self._local_copy(path)
@@ -182,9 +186,9 @@ class SshSource(SshSession):
             args["tokenizer"] = tokenizer
         if model:
             args["model"] = model
-        remote = await self._remote("compare", f"comparing {a} and {b}", args)
+        remote = await self._remote(ComparisonResult, "compare", f"comparing {a} and {b}", args)
         if remote is not None:
-            return await self._with_text(_answer(ComparisonResult, remote), tokenizer, "tokenizer" in args)
+            return await self._with_text(remote, tokenizer, "tokenizer" in args)
         local_a, local_b = await self._local_copy(a), await self._local_copy(b)
         if isinstance(local_a, str) or isinstance(local_b, str):
             # the shape compare_files gives when a side cannot be loaded
@@ -240,11 +244,12 @@ class SshSource(SshSession):
 
     async def identify(self, path: str, *, model: str, **options: Unpack[IdentifyOptions]) -> IdentifyResult:
         # The model lives on the box: without torch there, there is nothing to fall back to.
-        remote = await self._remote("identify", f"identifying {path}", {"path": path, "model": model, **options})
+        remote = await self._remote(IdentifyResult, "identify", f"identifying {path}",
+                                    {"path": path, "model": model, **options})
         if remote is not None:
             if "error" in remote:
                 remote.setdefault("model", model)
-            return _answer(IdentifyResult, remote)
+            return remote
         return {"path": path, "model": model, "computed": "local", **error_result(path, self._no_model_run())}
 
     def _no_model_run(self) -> str:
@@ -258,10 +263,10 @@ class SshSource(SshSession):
     ) -> AcceptResult:
         args = {"path": path, "drafter": drafter, "model": model, "steps": steps, "all_rows": all_rows,
                 "order": order, **({"ids_from": ids_from} if ids_from else {})}
-        remote = await self._remote("accept", f"running the drafter on {path}", args)
+        remote = await self._remote(AcceptResult, "accept", f"running the drafter on {path}", args)
         if remote is not None:
             remote.setdefault("drafter", drafter)
-            return _answer(AcceptResult, remote)
+            return remote
         # No SFTP fallback: a drafter (and its target's embedding) can be gigabytes; it runs where it is.
         return {"path": path, "drafter": drafter, "computed": "local",
                 **error_result(path, f"cannot run the drafter on {self.target.host}: no usable Python with torch "
@@ -310,10 +315,12 @@ class SshSource(SshSession):
             self._forget()
             raise ConnectionGone(f"{self.where}: connection lost while scanning {path}") from None
 
-    async def _remote(self, op: str, what: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """The agent's answer, or None when this box cannot compute (then we compute here)."""
+    async def _remote(self, shape: type[_Answer], op: str, what: str, args: dict[str, Any]) -> _Answer | None:
+        """The agent's answer, or None when this box cannot compute (then we compute here). The
+        box runs the same engine (sources/agent.py): its JSON line is that engine's dict, `shape`
+        (or {"path", "error"}, which every shape allows)."""
 
-        async def attempt() -> dict[str, Any] | None:
+        async def attempt() -> _Answer | None:
             if self._agent is None or not self._remote_compute:
                 return None
             try:
@@ -324,10 +331,10 @@ class SshSource(SshSession):
                     self._status(f"cannot compute on {self.target.host} ({err}): computing locally", once=True)
                     return None
                 path = args.get("path") or args.get("a") or ""
-                return {**error_result(path, str(err), computed="remote")}
+                return cast(_Answer, error_result(path, str(err), computed="remote"))
             result = reply["result"]
             result["computed"] = "remote"
-            return result
+            return cast(_Answer, result)
 
         return await self._retrying(what, attempt)
 
@@ -396,12 +403,6 @@ def _as_oserror(err: AgentError) -> OSError:
     if err.errno is not None:
         return OSError(err.errno, str(err))
     return OSError(errno_mod.EIO, str(err))
-
-
-def _answer(shape: type[EngineResult], reply: dict[str, Any]) -> EngineResult:
-    """The agent's answer as the result it is: the box runs the same engine (sources/agent.py),
-    and its JSON line is that engine's dict."""
-    return cast(EngineResult, reply)
 
 
 def _restore_paths(result: EngineResult, cached_to_remote: dict[str, str]) -> EngineResult:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import errno as errno_mod
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import asyncssh
 
 from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.results import Runtime
 from eagle3_tui.sources.agent_client import AgentClient, AgentLost, AgentUnavailable
 from eagle3_tui.sources.base import ConnectionLost, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt
@@ -192,12 +193,13 @@ class SshSession(Source):
     def runtime_known(self) -> bool:
         return self._agent is not None or (self._agent_task is not None and self._agent_task.done())
 
-    def runtime(self) -> dict:
+    def runtime(self) -> Runtime:
         """Which Python and torch computed this source's results (the agent's, or this machine's)."""
         if self.computed == "local" or self._agent is None:
             return super().runtime()
         hello = self._agent.hello
-        return torch_gate.runtime("remote", hello.get("python"), hello.get("executable"), hello.get("torch"))
+        return cast(Runtime, torch_gate.runtime("remote", hello.get("python"), hello.get("executable"),
+                                                hello.get("torch")))
 
     def _forget(self) -> None:
         """Drop every handle on a connection that is gone; the next call reconnects."""

@@ -13,7 +13,7 @@ In sources/ so that both commands/ and ui/ may import it (tests/test_layers.py).
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, cast
+from typing import TypeVar
 
 from eagle3_tui.engines.read.tokens import annotate
 from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
@@ -27,9 +27,8 @@ TextResult = TypeVar("TextResult", Summary, ComparisonResult, AcceptResult)
 
 def with_token_text(result: TextResult, tokenizer: str | None) -> TextResult:
     """`result` with its token text when `tokenizer` (a path here) is given, or why not in
-    "text_error": engines/read/tokens.py annotate, which adds it to the dict it is handed (typed
-    there as a plain dict)."""
-    annotate(cast("dict[str, Any]", result), tokenizer)
+    "text_error": engines/read/tokens.py annotate, which adds it to the dict it is handed."""
+    annotate(result, tokenizer)
     return result
 
 

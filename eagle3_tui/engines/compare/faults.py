@@ -8,15 +8,15 @@ Runs on the remote box too (shipped by the agent): the standard library only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from eagle3_tui.engines.model.capture_faults import common_lag, own_boundary, what_is_wrong
+from eagle3_tui.engines.results import IdentifiedBrief, IdentifyBrief, IdentifyPair
 
 
-def report_faults(identified: dict[str, Any], add: Callable[..., None]) -> None:
+def report_faults(identified: IdentifyPair, add: Callable[..., None]) -> None:
     """One finding per faulty part (code capture_fault), or one for a side whose every part is
     shifted by the same rows (capture_lag)."""
-    sides = {tag: identified.get(tag.lower()) or {} for tag in ("A", "B")}
+    sides: dict[str, IdentifyBrief] = {"A": identified.get("a") or {}, "B": identified.get("b") or {}}
     if any("error" in side or "slots" not in side for side in sides.values()):
         return
     for tag, other in (("A", "B"), ("B", "A")):
@@ -40,7 +40,7 @@ def report_faults(identified: dict[str, Any], add: Callable[..., None]) -> None:
             if not fault:
                 continue
             own = own_boundary(fault)
-            mate = other_parts.get(name) or {}
+            mate: IdentifiedBrief = other_parts.get(name) or {}
             where = "the final state" if name == "final" else f"b = {own}"
             if mate.get("boundary") == own and own is not None or (name == "final" and mate.get("norm")):
                 text = f"{tag} {_label(name)} is {other}'s {where} {what_is_wrong(fault)}"
@@ -50,10 +50,11 @@ def report_faults(identified: dict[str, Any], add: Callable[..., None]) -> None:
                 side=tag.lower(), slot=name, fault=fault)
 
 
-def _parts(side: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
-    out: list[tuple[Any, dict[str, Any]]] = list(enumerate(side.get("slots") or []))
-    if side.get("final"):
-        out.append(("final", side["final"]))
+def _parts(side: IdentifyBrief) -> list[tuple[int | str, IdentifiedBrief]]:
+    """(slot index, or "final"; its brief) of each part of a side."""
+    out: list[tuple[int | str, IdentifiedBrief]] = list(enumerate(side.get("slots") or []))
+    if final := side.get("final"):
+        out.append(("final", final))
     return out
 
 

@@ -9,7 +9,7 @@ Runs on the remote box too (shipped by the agent): torch and the standard librar
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from eagle3_tui.engines.compare.identified import IdentifiedSides
 from eagle3_tui.engines.compare.metrics import Measures, factor_text, nonfinite_counts, norm_fit, num
@@ -106,7 +106,7 @@ class Judge:
         if kb != ka:  # width_mismatch already said what is wrong; the numbers stay in the matrix
             self.judge_final(m)
             return
-        mismatched: list[dict[str, Any]] = []
+        mismatched: list[SlotMiss] = []
         mapping: list[int | None] = []
         scaled: list[tuple[int, float]] = []
         normed = False
@@ -242,7 +242,7 @@ class Judge:
                      **details)
         return whole_side
 
-    def judge_layers(self, matrix: torch.Tensor, mapping: list[int | None], mismatched: list[dict[str, Any]],
+    def judge_layers(self, matrix: torch.Tensor, mapping: list[int | None], mismatched: list[SlotMiss],
                      normed: bool) -> None:
         """Name what the slot -> slot matches say: a reordering, a layer shift, or other layers.
 
@@ -279,8 +279,8 @@ class Judge:
                 {"slot": j, "nearest": i, "cosine": num(matrix[j, i]), "holds": i} for j, i in moved.items()
             ], key=lambda m: m["slot"])
             direction = "shallower" if d < 0 else "deeper"
-            shift = {"direction": direction, "slots": d, "boundaries": self.boundary_shift(d),
-                     "told_by": "exact matches"}
+            shift: LayerShift = {"direction": direction, "slots": d, "boundaries": self.boundary_shift(d),
+                                 "told_by": "exact matches"}
             holds = ", ".join(f"B{j} = A{i} ({matrix[j, i]:.3f})" for j, i in sorted(moved.items()))
             rest = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
             exact = self.identified.said_exactly()
@@ -294,7 +294,7 @@ class Judge:
         if not mismatched:
             return
         parts = ", ".join(f"B{m['slot']}~A{m['nearest']} {m['cosine']:.3f}" for m in mismatched)
-        details: dict[str, Any] = {"slots": mismatched}
+        details: MismatchDetails = {"slots": mismatched}
         tail = "captured at other layers, e.g. layer ids read under the other convention"
         if len(mismatched) == kb and not matched:
             adjacent = _shift_direction(matrix)
@@ -410,7 +410,7 @@ class Judge:
     def check_padding_flags(self, pad_rows: int) -> None:
         """`pad_rows`: B rows on A's padding, as the alignment found them and the main pass kept them."""
         notes: list[str] = []
-        details: dict[str, Any] = {}
+        details: PaddingDetails = {}
         if pad_rows:
             notes.append(f"B's last {pad_rows} aligned rows fall on A's padding (A has {self.sides.a_valid} valid of "
                          f"{self.sides.a.tokens} rows): padding taken as real tokens; only A's valid rows were compared")
@@ -419,7 +419,10 @@ class Judge:
             bad = _mask_on_padding(s)
             if bad:
                 notes.append(f"{side}'s loss_mask is 1 on {bad} trailing rows with id 0 (padding)")
-                details[f"{side.lower()}_loss_mask_on_padding"] = bad
+                if side == "A":
+                    details["a_loss_mask_on_padding"] = bad
+                else:
+                    details["b_loss_mask_on_padding"] = bad
         if notes:
             self.add("padding", "warning", "; ".join(notes), **details)
 
@@ -429,9 +432,48 @@ class _Noisy(TypedDict):
     siblings: dict[int, float]  # the other matched slots' own
 
 
+class SlotMiss(TypedDict, total=False):
+    """A B slot at no A position (slot_mismatch's "slots"): the A slot nearest it, and the one it
+    holds exactly when it is A's at another position."""
+
+    slot: int
+    nearest: int
+    cosine: float | None
+    holds: int
+
+
+class LayerShift(TypedDict):
+    """slot_mismatch's "shift": every B slot a boundary off A's."""
+
+    direction: str  # "deeper" | "shallower"
+    slots: int | None  # B slot j holds A slot j + slots (None: told by the adjacent-slot cosines)
+    boundaries: int | None  # B's boundary minus A's, when it is one number
+    told_by: str  # "exact matches" | "adjacent-slot cosines"
+
+
+class MismatchDetails(TypedDict, total=False):
+    slots: list[SlotMiss]
+    shift: LayerShift
+
+
+class PaddingDetails(TypedDict, total=False):
+    rows: int  # B rows on A's padding
+    a_loss_mask_on_padding: int
+    b_loss_mask_on_padding: int
+
+
+class NormFitDetails(TypedDict):
+    after_norm: str  # "a" | "b": the side taken after the norm
+    norm_kind: str
+    fit_residual: float | None
+    ratio_cv: float | None
+    a_norm_cv: float | None
+    b_norm_cv: float | None
+
+
 class _NormFit(TypedDict):
     message: str
-    details: dict[str, Any]
+    details: NormFitDetails
 
 
 def _shift_direction(matrix: torch.Tensor) -> str | None:

@@ -6,33 +6,47 @@ Runs on the remote box too (shipped by the agent): the standard library only.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TypedDict
 
 from eagle3_tui.engines.compare.faults import report_faults
 from eagle3_tui.engines.compare.sides import FindingList
-from eagle3_tui.engines.results import IdentifyPair
+from eagle3_tui.engines.results import IdentifyBrief, IdentifyPair
+
+
+class SlotBoundaries(TypedDict):
+    """Both sides' per-slot boundaries as the target model identified them."""
+
+    a: list[int | None]
+    b: list[int | None]
+
+
+class IdentifiedDetails(TypedDict, total=False):
+    """What IdentifiedSides.details adds to a finding's details: nothing without identified boundaries."""
+
+    identified: SlotBoundaries
 
 
 class IdentifiedSides:
     """{"a": brief, "b": brief, "explained", "model", ...} from identify_pair, or None (no --model)."""
 
     def __init__(self, identified: IdentifyPair | None):
-        # read by key, side by side ("a"/"b" from a loop), as the agent's JSON reads
-        self.identified = cast("dict[str, Any] | None", identified)
+        self.identified: IdentifyPair = identified or {}
+        #: A's and B's briefs ({} when the pair has none)
+        self.a: IdentifyBrief = self.identified.get("a") or {}
+        self.b: IdentifyBrief = self.identified.get("b") or {}
 
     def boundaries(self) -> tuple[list[int | None], list[int | None]] | None:
         """(A's, B's) per-slot boundaries identified against the target model (the final norm's
         output as L + 1), or None without a model or when either side could not be identified."""
-        ident = self.identified or {}
-        sides = [ident.get(k) or {} for k in ("a", "b")]
-        if "error" in ident or any("error" in side or "slots" not in side for side in sides):
+        sides = (self.a, self.b)
+        if "error" in self.identified or any("error" in side or "slots" not in side for side in sides):
             return None
-        post = (sides[0].get("layers") or 0) + 1
+        post = (self.a.get("layers") or 0) + 1
         a_b, b_b = ([post if x.get("norm") == "post" else x.get("boundary") for x in side["slots"]]
                     for side in sides)
         return a_b, b_b
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> IdentifiedDetails:
         """{"identified": {"a": [...], "b": [...]}} beside a finding's details, or {} (not identified)."""
         got = self.boundaries()
         return {} if got is None else {"identified": {"a": got[0], "b": got[1]}}
@@ -41,11 +55,11 @@ class IdentifiedSides:
         """": B slot 0 is b = 3, A slot 0 is b = 2: every B slot one boundary deeper: <why>", or ""
         without identified boundaries."""
         got = self.boundaries()
-        ident = self.identified or {}
+        ident = self.identified
         if got is None:
             return ""
         a_b, b_b = got
-        post = (ident["a"].get("layers") or 0) + 1
+        post = (self.a.get("layers") or 0) + 1
 
         def b(x: int | None) -> str:
             return "none" if x is None else "post-norm" if x == post else str(x)
@@ -69,8 +83,8 @@ class IdentifiedSides:
     def report(self, findings: FindingList) -> None:
         """One finding that says where both sides were identified (or why they could not be), after
         the capture faults identify found on either side (faults.py)."""
-        ident = self.identified or {}
-        problems = [f"{k.upper()}: {ident[k]['error']}" for k in ("a", "b") if "error" in (ident.get(k) or {})]
+        ident = self.identified
+        problems = [f"{tag}: {side['error']}" for tag, side in (("A", self.a), ("B", self.b)) if "error" in side]
         if "error" in ident or problems:
             findings.add("identify_failed", "warning",
                      f"--model {ident.get('model')}: " + (ident.get("error") or "; ".join(problems)) +
@@ -79,25 +93,27 @@ class IdentifiedSides:
         got = self.boundaries()
         if got is None:
             return
-        post = (ident["a"].get("layers") or 0) + 1
+        post = (self.a.get("layers") or 0) + 1
 
-        def side(tag: str, bounds: list[int | None]) -> str:
+        def side(tag: str, brief: IdentifyBrief, bounds: list[int | None]) -> str:
             shown = ", ".join("?" if x is None else "post" if x == post else str(x) for x in bounds)
-            conv = ident[tag.lower()].get("convention") or {}
+            conv = brief.get("convention")
+            follows, ids, ids_from = (conv["follows"], conv["ids"], conv["ids_from"]) if conv else (None, None, None)
             explained = ident.get("explained")
             if explained:  # the one id set that explains both sides names both readings
-                conv = {"follows": explained[tag.lower()], "ids": explained["ids"], "ids_from": explained["ids_from"]}
+                follows = explained["a"] if tag == "A" else explained["b"]
+                ids, ids_from = explained["ids"], explained["ids_from"]
             how = ""
-            if conv.get("follows") in ("output", "input", "hf_hidden_states"):
+            if follows in ("output", "input", "hf_hidden_states"):
                 reading = {"output": "output of layer", "input": "input of layer",
-                           "hf_hidden_states": "HF hidden_states[k]"}[conv["follows"]]
-                how = f" ({conv.get('ids_from')} {conv.get('ids')} read as {reading})"
-            elif conv.get("follows") == "mixed":
+                           "hf_hidden_states": "HF hidden_states[k]"}[follows]
+                how = f" ({ids_from} {ids} read as {reading})"
+            elif follows == "mixed":
                 how = " (a mix of readings)"
             return f"{tag} slots b {{{shown}}}{how}"
 
         report_faults(ident, findings.add)
         findings.add("slots_identified", "info",
-                 f"identified against {ident.get('model')} (L = {post - 1}): {side('A', got[0])}, "
-                 f"{side('B', got[1])}" + ("; B run on A's token ids" if ident.get("b_ids_from") == "a" else ""),
+                 f"identified against {ident.get('model')} (L = {post - 1}): {side('A', self.a, got[0])}, "
+                 f"{side('B', self.b, got[1])}" + ("; B run on A's token ids" if ident.get("b_ids_from") == "a" else ""),
                  a=got[0], b=got[1])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import (
@@ -354,7 +354,23 @@ def in_workers(work, chunks: list[int], *, workers: int, force_thread: bool = Fa
         raise errors[0]
 
 
-def nonfinite_counts(sample: Sample, known=None) -> dict[str, Any]:
+class PartNonfinite(TypedDict):
+    nan: int
+    inf: int
+    first_row: int  # the first row that has one
+
+
+class NonfiniteCounts(TypedDict):
+    """NaN/Inf counts of a sample (nonfinite_counts): the nonfinite finding's details per side."""
+
+    nan: int
+    inf: int
+    first_row: int | None
+    first_part: str | None  # the label of the part of the first row
+    parts: dict[str, PartNonfinite]  # by part label, those that have one
+
+
+def nonfinite_counts(sample: Sample, known=None) -> NonfiniteCounts:
     """NaN/Inf counts of every part of `sample`, with the first row that has one.
 
     known = (first row, squared row norms [n, parts]) for rows already reduced by the main pass:
@@ -370,7 +386,7 @@ def nonfinite_counts(sample: Sample, known=None) -> dict[str, Any]:
     parts = [(s.label, s.tensor) for s in sample.slots]
     if sample.final is not None:
         parts.append(("final", sample.final.tensor))
-    per: dict[str, Any] = {}
+    per: dict[str, PartNonfinite] = {}
     for p, (label, t) in enumerate(parts):
         rows = t.shape[0]
         suspects: list[int] = []

@@ -54,7 +54,7 @@ from eagle3_tui.engines.read.borrow_ids import borrow_ids
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.stats import Cancelled
-from eagle3_tui.engines.results import AcceptResult, error_result
+from eagle3_tui.engines.results import AcceptResult, AcceptToken, error_result
 
 QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
 ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logits
@@ -196,15 +196,15 @@ def _scored_rows(sample: Sample, n: int, all_rows: bool, notes: list[str]):
     return None, "all rows"
 
 
-def _per_token(rows0, targets, first, hit0, lead, vocab) -> list[dict]:
+def _per_token(rows0, targets, first, hit0, lead, vocab) -> list[AcceptToken]:
     """Step 1 per scored row: the target, the draft, its probability, hit, tokens accepted."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
     draft0, p0 = first
-    out = []
+    out: list[AcceptToken] = []
     for r in torch.nonzero(rows0).flatten().tolist():
-        entry = {"row": r, "target": int(targets[r + 2]), "draft": int(draft0[r]), "p": round(float(p0[r]), 5),
+        entry: AcceptToken = {"row": r, "target": int(targets[r + 2]), "draft": int(draft0[r]), "p": round(float(p0[r]), 5),
                  "hit": bool(hit0[r]), "accepted": int(lead[r])}
         if vocab is not None:
             entry["target_text"] = vocab.get(entry["target"])

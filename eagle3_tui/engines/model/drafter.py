@@ -51,6 +51,7 @@ from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, No
 from eagle3_tui.engines.read.load import read_object
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
 from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.engines.results import DrafterInfo
 
 if TYPE_CHECKING:
     from torch import Tensor  # the weights; torch itself is imported where they are read
@@ -111,7 +112,7 @@ class Drafter:
         """'SpecForge, 1 layer, fc_norm, 3 aux states, draft vocab 4096': said on every output."""
         return self.shape.words(self.layout, self.k, self.draft_vocab)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> DrafterInfo:
         sh = self.shape
         return {"path": self.path, "layout": self.layout, "shape": self.words, "layers": sh.layers,
                 "hidden": self.hidden, "target_hidden": self.target_hidden, "k": self.k, "heads": self.heads,

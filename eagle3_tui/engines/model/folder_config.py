@@ -44,7 +44,8 @@ HEADER_LIMIT = 100 * 1024 * 1024
 
 
 class ConfigError(Exception):
-    """A config file that cannot be read. One line for the user."""
+    """A drafter's config.json that names no layer ids (conventions.drafter_layer_ids). One line
+    for the user. A config value or file that cannot be used is a FolderConfigError."""
 
 
 def read_json(path: str, what: str) -> dict[str, Any]:
@@ -69,8 +70,12 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-class FolderConfigError(ConfigError, SampleError):
-    """A folder config value that cannot be used. One line for the user."""
+class FolderConfigError(SampleError):
+    """A folder config value (or config file) that cannot be used. One line for the user.
+
+    A SampleError: the engines that load a drafter or a model on the way to a sample's result
+    (accept, scan --drafter, the scan's records) report it as they report a file they cannot use.
+    Not a ConfigError: the few places that catch that (identify) name both."""
 
 
 # --------------------------------------------------------------------------- typed values
@@ -175,7 +180,7 @@ def weight_shapes(folder: str) -> dict[str, list[int]] | None:
     if os.path.isfile(index):
         try:
             files = sorted({str(f) for f in read_json(index, f"model {folder}")["weight_map"].values()})
-        except (KeyError, TypeError, AttributeError, ConfigError):
+        except (KeyError, TypeError, AttributeError, FolderConfigError):
             raise FolderConfigError(f"{index}: unreadable shard index (no weight_map of names to files)") from None
     else:
         files = sorted(n for n in os.listdir(folder) if n.endswith(".safetensors"))
@@ -282,7 +287,7 @@ def model_tied(folder: str) -> bool:
     then looked for by name)."""
     try:
         raw = read_json(os.path.join(folder, "config.json"), f"model {folder}")
-    except ConfigError:
+    except FolderConfigError:
         return False
     return flag(f"model {folder}", raw, "tie_word_embeddings", default=False)
 

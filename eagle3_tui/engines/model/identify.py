@@ -21,11 +21,11 @@ optional `model` extra), and this module is shipped to the remote box with the r
 from __future__ import annotations
 
 import threading
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from eagle3_tui.engines.model.capture_faults import TOLERANCE, TOLERANCE_FP8  # noqa: F401 - the match bounds
 from eagle3_tui.engines.model.conventions import ConfigError, drafter_layer_ids, explain_pair, num_layers, text_config
-from eagle3_tui.engines.model.folder_config import read_model_config
+from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
 from eagle3_tui.engines.model.identify_run import (  # noqa: F401 - the model's door, re-exported for callers
     INSTALL,
     IdentifyError,
@@ -41,6 +41,7 @@ from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled, summarize
 from eagle3_tui.engines.results import (
+    Finding,
     IdentifiedBrief,
     IdentifiedPart,
     IdentifyBrief,
@@ -78,7 +79,7 @@ def identify_file(
             ids = other.ids[: other.valid_len]
         return identify(sample, model, config=config, ids=ids, tokens=tokens, device=device,
                         drafter_ids=drafter_ids, cancel=cancel)
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         return {"path": path, "model": model, **error_result(path, str(err))}
     except MemoryError as err:
         return {"path": path, "model": model, **error_result(path, err)}
@@ -211,9 +212,11 @@ def brief(result: IdentifyResult) -> IdentifyBrief:
         "model": result.get("model"), "layers": result.get("layers"), "tokens": result.get("tokens"),
         "slots": [short(s) for s in result["slots"]],
         "final": short(final) if final else None,
-        "convention": {k: conv.get(k) for k in ("follows", "ids", "ids_from", "message")} if conv else None,
+        "convention": {"follows": conv.get("follows"), "ids": conv.get("ids"), "ids_from": conv.get("ids_from"),
+                       "message": conv.get("message")} if conv else None,
         # what the CLI prints under FINDINGS, but the per-slot verdicts the rows already say
-        "findings": [{k: f.get(k) for k in ("severity", "code", "message")}
+        # each a Finding of its three first keys (severity first, as the JSON has always had them)
+        "findings": [cast(Finding, {k: f.get(k) for k in ("severity", "code", "message")})
                      for f in result.get("findings", []) if f.get("severity") != "info"],
     }
 
@@ -262,7 +265,7 @@ def summarize_identified(path: str, model: str, *, k: int = 5, slots: int | None
         config = model_config(model)
         if slots is None and hidden is None:  # a bare capture is split by the model's width
             sample = _resplit(sample, text_config(config)["hidden_size"])
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         problem = str(err)
     try:
         summary = summarize(sample, k=k, cancel=cancel)
@@ -279,7 +282,7 @@ def _identify_or_error(sample: Sample, model: str, config, *, ids=None, device: 
                        cancel: threading.Event | None = None) -> IdentifyResult:
     try:
         return identify(sample, model, config=config, ids=ids, device=device, cancel=cancel)
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         return {"path": sample.path, "model": model, **error_result(sample.path, str(err))}
     except MemoryError as err:
         return {"path": sample.path, "model": model, **error_result(sample.path, err)}
@@ -293,7 +296,7 @@ def identify_pair(a: Sample, b: Sample, model: str, *, device: str = "auto",
     "explained" (conventions.explain_pair)."""
     try:
         config = model_config(model)
-    except (IdentifyError, ConfigError) as err:
+    except (IdentifyError, ConfigError, FolderConfigError) as err:
         return {"model": model, "error": str(err)}
     out: IdentifyPair = {"model": model}
     out["a"] = brief(_identify_or_error(a, model, config, device=device, cancel=cancel))

@@ -22,7 +22,17 @@ from eagle3_tui.engines.read.vocab_file import (  # noqa: F401 - the file's read
     load_mapping,
     mapping_from,
 )
-from eagle3_tui.engines.results import Finding, OutOfVocab, SampleVocab, ScanRecord, Severity, Summary, finding
+from eagle3_tui.engines.results import (
+    DraftVocabCounts,
+    Finding,
+    OutOfVocab,
+    SampleVocab,
+    ScanRecord,
+    ScanVocabPart,
+    Severity,
+    Summary,
+    finding,
+)
 
 FILE_NAME = "vocab_mapping.pt"
 #: below this share of loss tokens in the draft vocabulary, scan warns
@@ -71,14 +81,14 @@ def loss_ids(ids: Any, mask: Any, valid: int) -> Any:
     return ids[mask[:valid].ne(0)]
 
 
-def loss_counts(mapping: VocabMapping, ids: Any, mask: Any, valid: int) -> dict[str, int]:
+def loss_counts(mapping: VocabMapping, ids: Any, mask: Any, valid: int) -> DraftVocabCounts:
     """{"in", "out"}: loss tokens of one sample inside / outside the draft vocabulary."""
     picked = loss_ids(ids, mask, valid)
     inside = int(mapping.in_draft(picked).sum())
     return {"in": inside, "out": int(picked.numel()) - inside}
 
 
-def scan_counts(path: str | None, ids: Any, mask: Any, valid: int) -> dict[str, Any]:
+def scan_counts(path: str | None, ids: Any, mask: Any, valid: int) -> ScanVocabPart:
     """The part of a scan record this module owns: {"draft_vocab": {"in", "out"}} when a mapping
     is in use and the file has ids, else nothing. A broken mapping is reported once by the scan,
     not per file."""

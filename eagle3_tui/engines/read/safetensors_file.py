@@ -11,9 +11,12 @@ import json
 import mmap
 import struct
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.engines.read.sample import SampleError
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 _DTYPES = {
     "F64": "float64",
@@ -42,7 +45,7 @@ def looks_like_safetensors(head: bytes, file_size: int) -> bool:
     return n >= 2 and head[8:9] in (b"{", b"[")
 
 
-def read_safetensors(path: str) -> tuple[dict[str, Any], dict[str, str]]:
+def read_safetensors(path: str) -> tuple[dict[str, Tensor], dict[str, str]]:
     """Return ({name: tensor}, metadata). Raises SampleError on a malformed file."""
     # lazy: torch: loaded when used, never at start-up
     import torch
@@ -73,7 +76,7 @@ def read_safetensors(path: str) -> tuple[dict[str, Any], dict[str, str]]:
         raise SampleError(
             f"corrupt safetensors file: __metadata__ is a {_json_kind(metadata)}, not an object"
         )
-    tensors: dict[str, Any] = {}
+    tensors: dict[str, Tensor] = {}
     for name, info in header.items():
         dtype, shape, begin, end = _entry(name, info)
         dtype = getattr(torch, dtype)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, cast
 
 from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, parse_json, read_bytes
 from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.engines.results import AcceptResult, ComparisonResult, LossSpan, Summary, TextResult, TextRun
 
 TOKENIZER_FILE = "tokenizer.json"
 _VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}
@@ -81,9 +82,9 @@ def cached_tokenizer(path: str) -> TokenText:
     return _loaded[key]
 
 
-def annotate(result: dict[str, Any], tokenizer: str | None) -> dict[str, Any]:
-    """A summary or comparison with its token text when `tokenizer` is given (a path here);
-    a tokenizer that cannot be used says why in "text_error", the numbers stay."""
+def annotate(result: TextResult, tokenizer: str | None) -> TextResult:
+    """A summary, comparison or acceptance result with its token text when `tokenizer` is given
+    (a path here); a tokenizer that cannot be used says why in "text_error", the numbers stay."""
     if not tokenizer or "error" in result:
         return result
     try:
@@ -92,20 +93,26 @@ def annotate(result: dict[str, Any], tokenizer: str | None) -> dict[str, Any]:
         result["text_error"] = str(err)
         return result
     if "per_token" in result:  # before "rows": an acceptance result counts its rows there
-        return annotate_accept(result, tok)
+        return annotate_accept(cast(AcceptResult, result), tok)
     if "rows" in result:
-        return annotate_comparison(result, tok)
-    return annotate_summary(result, tok)
+        return annotate_comparison(cast(ComparisonResult, result), tok)
+    return annotate_summary(cast(Summary, result), tok)
 
 
-def annotate_accept(result: dict[str, Any], tok: TokenText) -> dict[str, Any]:
+def annotate_accept(result: AcceptResult, tok: TokenText) -> AcceptResult:
     """A drafter's acceptance result with the text of each scored row's target and guess (ids the
     tokenizer does not know keep their id alone)."""
+
+    def text(v: object, had: str | None) -> str | None:
+        return tok.token(v) if had is None and isinstance(v, int) and 0 <= v < tok.vocab_size else None
+
     for entry in result.get("per_token") or []:
-        for key in ("target", "draft"):
-            v = entry.get(key)
-            if isinstance(v, int) and 0 <= v < tok.vocab_size and entry.get(f"{key}_text") is None:
-                entry[f"{key}_text"] = tok.token(v)
+        target = text(entry.get("target"), entry.get("target_text"))
+        if target is not None:
+            entry["target_text"] = target
+        draft = text(entry.get("draft"), entry.get("draft_text"))
+        if draft is not None:
+            entry["draft_text"] = draft
     return result
 
 
@@ -206,11 +213,12 @@ class TokenText:
     def decode(self, ids: list[int]) -> str:
         return safe_text(self.tokenizer.decode(list(ids), skip_special_tokens=False))
 
-    def loss_spans(self, ids: list[int], mask: list[int] | None, valid: int) -> list[dict[str, Any]]:
+    def loss_spans(self, ids: list[int], mask: list[int] | None, valid: int) -> list[LossSpan]:
         """Maximal runs of loss mask 1 over the valid rows, each decoded as one piece."""
         if mask is None:
             return []
-        spans, start = [], None
+        spans: list[LossSpan] = []
+        start = None
         for t in range(min(valid, len(mask)) + 1):
             on = t < valid and bool(mask[t])
             if on and start is None:
@@ -220,11 +228,11 @@ class TokenText:
                 start = None
         return spans
 
-    def runs(self, ids: list[int], mask: list[int] | None, valid: int) -> list[dict[str, Any]]:
+    def runs(self, ids: list[int], mask: list[int] | None, valid: int) -> list[TextRun]:
         """The whole sample as consecutive runs {"start", "end", "loss", "text"}: maximal runs of
         equal loss mask over the valid rows, each decoded as one piece (the loss runs are exactly
         the loss_spans), then the padding as one run with "pad": True and no text."""
-        out: list[dict[str, Any]] = []
+        out: list[TextRun] = []
         start = 0
         valid = min(valid, len(ids))
         for t in range(1, valid + 1):
@@ -237,7 +245,7 @@ class TokenText:
         return out
 
 
-def annotate_summary(summary: dict[str, Any], tok: TokenText) -> dict[str, Any]:
+def annotate_summary(summary: Summary, tok: TokenText) -> Summary:
     """Add "text" (one string per token) and "loss_spans" to a summary that carries ids; a
     tokenizer that does not fit the ids says so in "text_error" instead of giving wrong text."""
     ids = summary.get("ids")
@@ -250,30 +258,30 @@ def annotate_summary(summary: dict[str, Any], tok: TokenText) -> dict[str, Any]:
         return summary
     summary["text"] = tok.tokens(ids)
     valid = summary.get("valid_tokens", len(ids))
-    summary["runs"] = tok.runs(ids, summary.get("mask"), valid)
-    summary["loss_spans"] = [{"start": r["start"], "end": r["end"], "text": r["text"]}
-                             for r in summary["runs"] if r["loss"]]
+    runs = summary["runs"] = tok.runs(ids, summary.get("mask"), valid)
+    summary["loss_spans"] = [{"start": r["start"], "end": r["end"], "text": r["text"]} for r in runs if r["loss"]]
     summary["tokenizer"] = tok.file
     return summary
 
 
-def annotate_comparison(result: dict[str, Any], tok: TokenText) -> dict[str, Any]:
+def annotate_comparison(result: ComparisonResult, tok: TokenText) -> ComparisonResult:
     """Add the text of both sides' aligned ids ("rows": "a_text", "b_text") to a comparison."""
     rows = result.get("rows")
     if "error" in result or not rows:
         return result
+    a_ids, b_ids = rows.get("a_ids"), rows.get("b_ids")
     try:
-        for side in ("a", "b"):
-            ids = rows.get(f"{side}_ids")
-            if ids is not None:
-                tok.check(ids, what=side.upper())
+        if a_ids is not None:
+            tok.check(a_ids, what="A")
+        if b_ids is not None:
+            tok.check(b_ids, what="B")
     except TokenizerError as err:
         result["text_error"] = str(err)
         return result
-    for side in ("a", "b"):
-        ids = rows.get(f"{side}_ids")
-        if ids is not None:
-            rows[f"{side}_text"] = tok.tokens(ids)
+    if a_ids is not None:
+        rows["a_text"] = tok.tokens(a_ids)
+    if b_ids is not None:
+        rows["b_text"] = tok.tokens(b_ids)
     for f in result.get("findings", []):
         if f.get("code") == "token_divergence" and f.get("a_id") is not None and f.get("b_id") is not None:
             f["a_text"], f["b_text"] = tok.token(f["a_id"]), tok.token(f["b_id"])

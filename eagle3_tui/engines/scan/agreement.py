@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from eagle3_tui.engines.read.sample import SampleError
-from eagle3_tui.engines.results import Finding, ScanRecord, finding
+from eagle3_tui.engines.results import Finding, ScanAccept, ScanRecord, finding
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)
@@ -70,7 +69,7 @@ def quick_prefix(sample, rows: int) -> int | None:
 
 
 def record_acceptance(sample, drafter: str, *, model: str | None = None, full: bool = False,
-                      rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+                      rows: int = DEFAULT_ROWS) -> ScanAccept:
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.engines.model.accept import accept, cached_drafter
 
@@ -85,6 +84,12 @@ def record_acceptance(sample, drafter: str, *, model: str | None = None, full: b
             "prefix": prefix, "shape": d.words}
 
 
+def _top1(r: ScanRecord) -> float | None:
+    """A record's drafter top-1, None when the drafter did not score it (or it holds no "accept")."""
+    a = r.get("accept")
+    return a.get("top1") if isinstance(a, dict) else None
+
+
 def _median(xs: list[float]) -> float:
     xs = sorted(xs)
     m = len(xs) // 2
@@ -94,8 +99,7 @@ def _median(xs: list[float]) -> float:
 def low_acceptance(samples: Sequence[ScanRecord]) -> list[Finding]:
     """Finding `low_acceptance`: files whose drafter top-1 is far below the dataset's median
     (median and MAD: a few broken files do not move the yardstick they are measured with)."""
-    scored = [(r["path"], r["accept"]["top1"]) for r in samples
-              if isinstance(r.get("accept"), dict) and r["accept"].get("top1") is not None]
+    scored = [(r["path"], top1) for r in samples if (top1 := _top1(r)) is not None]
     if len(scored) < MIN_FILES:
         return []
     values = [v for _, v in scored]
@@ -114,12 +118,12 @@ def low_acceptance(samples: Sequence[ScanRecord]) -> list[Finding]:
                     paths=[p for p, _ in low], median=med, mad=mad, limit=limit)]
 
 
-def summary_line(records: list[dict[str, Any]]) -> str | None:
+def summary_line(records: Sequence[ScanRecord]) -> str | None:
     """One line for the scan report: the dataset's drafter top-1, or None without --drafter."""
     results = [r["accept"] for r in records if isinstance(r.get("accept"), dict)]
     if not results:
         return None
-    values = [a["top1"] for a in results if a.get("top1") is not None]
+    values = [top1 for a in results if (top1 := a.get("top1")) is not None]
     errors = [a["error"] for a in results if a.get("error")]
     shape = next((a["shape"] for a in results if a.get("shape")), None)
     text = f"drafter top-1{f' ({shape})' if shape else ''}: "

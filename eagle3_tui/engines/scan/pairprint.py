@@ -24,11 +24,11 @@ import base64
 import hashlib
 import struct
 from functools import lru_cache
-from typing import Any, cast
+from typing import cast
 
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError, blank_ids
-from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.results import CapturePrint, RecordPrint, error_result
 
 #: token ids a record keeps (the head a capture's prompt is matched on, exactly)
 PAIR_IDS = 256
@@ -64,7 +64,7 @@ def head_lengths(n: int) -> list[int]:
     return out
 
 
-def ids_part(ids: list[int] | None) -> dict[str, Any]:
+def ids_part(ids: list[int] | None) -> RecordPrint:
     if ids is None:
         return {"ids": None, "ids_hash": None, "heads": {}}
     head = ids[:PAIR_IDS]
@@ -114,7 +114,7 @@ def project(parts: list, pos: list[int]):
     return out
 
 
-def record_print(ids, parts: list, valid: int, read=None) -> dict[str, Any]:
+def record_print(ids, parts: list, valid: int, read=None) -> RecordPrint:
     """The record's "pair" field (see the module docstring). read: (rows of each part, their
     positions) when a byte budget read only those rows: the print keeps the valid ones of them
     instead of positions(valid), so pairing costs no byte past the budget."""
@@ -133,7 +133,7 @@ def record_print(ids, parts: list, valid: int, read=None) -> dict[str, Any]:
 
 
 def capture_print(path: str, widths: list[int], slots: int | None = None,
-                  hidden: int | None = None) -> dict[str, Any]:
+                  hidden: int | None = None) -> CapturePrint:
     """What pairing needs of a capture: its valid ids (all of them) and, for each width in
     `widths` (the dataset's), its rows at positions(n) cut into parts of that width."""
     # lazy: torch: loaded when used, never at start-up
@@ -142,7 +142,7 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
     try:
         s = load_sample(path, slots=slots, hidden=hidden)
     except (SampleError, MemoryError) as err:
-        return cast(dict, error_result(path, err))
+        return cast(CapturePrint, error_result(path, err))
     n = s.valid_len
     parts = [sl.tensor for sl in s.slots] + ([s.final.tensor] if s.final is not None else [])
     ids = [int(v) for v in s.ids[:n].tolist()] if s.ids is not None else None
@@ -152,7 +152,7 @@ def capture_print(path: str, widths: list[int], slots: int | None = None,
     # every row (up to MAX_POS): a record keeps positions(n) or, under a byte budget, the rows
     # the scan read; the capture's rows at either are picked out when matching (dataset/pair.py)
     pos = list(range(min(n, MAX_POS)))
-    by_width: dict[str, Any] = {}
+    by_width: dict[str, str] = {}
     for w in sorted(set(widths)):
         cut = [x for x in parts if x.shape[1] == w]
         if not cut:  # a bare capture split by guesswork: cut the whole width again at w

@@ -32,11 +32,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 import eagle3_tui
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import error_result
+from eagle3_tui.engines.results import ScanRecord, error_result
 from eagle3_tui.engines.scan.options import CHUNK_FILES
 from eagle3_tui.engines.scan.records import Listed, file_index, one_torch_thread, scan_file, walk
 
@@ -201,7 +201,7 @@ def batch_size(files: int, cpus: int) -> int:
 
 
 def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_mapping,
-                trust_data: bool = False) -> list[dict[str, Any]]:
+                trust_data: bool = False) -> list[ScanRecord]:
     """One task: the records of a batch of files, by scan_file, as the local pool reads them.
     The node's own torch passes the gate (engines/read/torch_gate.py) or refuses each pickle;
     trust_data: the driver's --trust-data."""
@@ -212,8 +212,8 @@ def _read_batch(root: str, batch: list, full: bool, rows: int, drafter, vocab_ma
     rows, *more_ = rows if isinstance(rows, (tuple, list)) else (rows,)
     more = dict(zip(("budget", "pair"), more_))
     with one_torch_thread():
-        return [cast(dict, scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter,
-                                     vocab_mapping=vocab_mapping, **more))
+        return [scan_file(root, rel, size, mtime, full=full, rows=rows, drafter=drafter,
+                          vocab_mapping=vocab_mapping, **more)
                 for rel, size, mtime in batch]
 
 
@@ -227,10 +227,12 @@ def _list_here(root: str) -> list | None:
 # ----------------------------------------------------------------------- the executor
 
 
-def lost_record(rel: str, size: int | None, mtime: float | None, reason: str) -> dict[str, Any]:
+def lost_record(rel: str, size: int | None, mtime: float | None, reason: str) -> ScanRecord:
     """The record of a file whose batch did not come back: where it is, and why."""
-    return error_result(rel, reason, index=file_index(rel.rsplit("/", 1)[-1]),  # type: ignore[return-value]
-                        shard=rel.rsplit("/", 1)[0] if "/" in rel else "", size=size, mtime=mtime, lost=True)
+    # error_result's {"path", "error"} with the record's place: a ScanRecord of a file that cannot be used
+    return cast(ScanRecord, error_result(rel, reason, index=file_index(rel.rsplit("/", 1)[-1]),
+                                         shard=rel.rsplit("/", 1)[0] if "/" in rel else "", size=size, mtime=mtime,
+                                         lost=True))
 
 
 def lost_reason(err: BaseException) -> str:
@@ -247,6 +249,14 @@ def lost_reason(err: BaseException) -> str:
             return f"not read on the Ray cluster: {text} (after {TASK_RETRIES} retries)"
     first = str(err).strip().splitlines()[-1][:200] if str(err).strip() else type(err).__name__
     return f"not read on the Ray cluster: {first}"
+
+
+class TaskOptions(TypedDict, total=False):
+    """The Ray task options a batch (or a node's listing) is sent with (RayScan._task_options)."""
+
+    num_cpus: int
+    max_retries: int
+    scheduling_strategy: Any  # ray's NodeAffinitySchedulingStrategy: ray is imported only when used
 
 
 class RayScan:
@@ -268,9 +278,9 @@ class RayScan:
         batches = -(-files // batch_size(files, self.cpus()))
         return max(1, min(requested or self.cpus(), self.cpus(), batches))
 
-    def _task_options(self, node: str | None) -> dict[str, Any]:
+    def _task_options(self, node: str | None) -> TaskOptions:
         """One CPU, retried on a lost worker or node; pinned to `node` (not soft) when given."""
-        options: dict[str, Any] = {"num_cpus": 1, "max_retries": TASK_RETRIES}
+        options: TaskOptions = {"num_cpus": 1, "max_retries": TASK_RETRIES}
         if node is not None:
             # lazy: ray (optional or heavy): loaded only when used
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -303,7 +313,7 @@ class RayScan:
         if not found:
             raise FileNotFoundError(errno.ENOENT, "on no node of the Ray cluster", root)
 
-    def run(self, root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterator[dict[str, Any]]:
+    def run(self, root, todo, full, rows, workers, cancel, drafter=None, vocab_mapping=None) -> Iterator[ScanRecord]:
         size = self.batch or batch_size(len(todo), self.cpus())
         queue = deque(self._batches(todo, size))
         window = max(1, workers) * IN_FLIGHT_PER_CPU
@@ -338,7 +348,7 @@ class RayScan:
             for i in range(0, len(items), size):
                 yield node, items[i : i + size]
 
-    def _records(self, ref, batch: list) -> list[dict[str, Any]]:
+    def _records(self, ref, batch: list) -> list[ScanRecord]:
         try:
             return self.ray.get(ref)
         except self.ray.exceptions.RayError as err:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from eagle3_tui.reports.compare import compare_report
 from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
 
 if TYPE_CHECKING:
-    from eagle3_tui.engines.results import ComparisonResult
+    from eagle3_tui.engines.results import AcceptResult, ComparisonResult
     from eagle3_tui.sources.base import Source
     from eagle3_tui.target import Target
     from eagle3_tui.ui.shared.acceptance import Shown
@@ -41,9 +41,9 @@ class CompareExporter(Exporter):
         view = self.view
         if view.running or view.result is None:
             return "nothing to export yet: the comparison is running (or was cancelled: r runs it again)"
-        accepted: dict[str, Any] | None = None
-        if view.drafter is not None:
-            accepted = {side: r for side, r in view.acceptance_results().items()
+        accepted: dict[str, AcceptResult | None] | None = None
+        if view.drafter is not None:  # what is no longer running is Source.accept's result
+            accepted = {side: cast("AcceptResult", r) for side, r in view.acceptance_results().items()
                         if r is not None and not r.get("running")}
         return compare_report(view.result, where=view.where, acceptance=accepted)
 

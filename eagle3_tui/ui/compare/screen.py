@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -128,10 +128,9 @@ class CompareScreen(Screen[None]):
     async def run_compare(self, a: str, b: str, generation: int) -> None:
         result: ComparisonResult
         try:
-            extra: dict[str, Any] = {"model": self.model} if self.model else {}
             choice, data = self.tokenizer, self.data
             on_source = choice.on_source(data) if choice is not None else None
-            result = await self.source.compare(a, b, tokenizer=on_source, **extra)
+            result = await self.source.compare(a, b, tokenizer=on_source, model=self.model or None)
             if choice is not None and data is not None:
                 # a tokenizer here and the data on a box: the ids came back, decode them here
                 result = await asyncio.to_thread(choice.finish, result, data)

@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from eagle3_tui.dataset.marks import STATUS_RANK, raised, status_of
 from eagle3_tui.dataset.shapes import AcceptScore, DatasetRecord
-from eagle3_tui.engines.results import ScanRecord, SlotRecord
+from eagle3_tui.engines.results import DraftVocabCounts, ScanRecord, ScanSignature, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
 
@@ -62,7 +62,7 @@ class SlotStats(_Fields):
 class Signature(_Fields):
     __slots__ = ("cos_final", "cos_next", "rel_final")
 
-    def __init__(self, d: dict[str, Any]) -> None:
+    def __init__(self, d: ScanSignature) -> None:
         self.rel_final = tuple(d.get("rel_final") or ())
         self.cos_next = tuple(d.get("cos_next") or ())
         self.cos_final = d.get("cos_final")
@@ -70,7 +70,8 @@ class Signature(_Fields):
 
 _INTERNED = ("shard", "schema", "dtype", "mode", "final_norm", "computed", "error")
 #: the scan record's fields the view does not keep (the CLI's report reads them)
-_NOT_KEPT = ("rows_read", "mapped", "accept", "pair")  # pair: only `pair` reads it
+#: pair: only `pair` reads it; lost: the record cache, before the view keeps the record
+_NOT_KEPT = ("rows_read", "mapped", "accept", "pair", "lost")
 
 
 class Record(_Fields):
@@ -112,7 +113,7 @@ class Record(_Fields):
     signature: Signature
     fingerprint: str
     bytes_read: int
-    draft_vocab: dict[str, Any]  # with a vocab mapping: the findings' draft_vocab and the cache's digest read it
+    draft_vocab: DraftVocabCounts  # with a vocab mapping: the findings' draft_vocab and the cache's digest read it
     status: str | None
     top1: float | None
 
@@ -128,7 +129,7 @@ class Record(_Fields):
         if "final" in d:
             self.final = SlotStats(d["final"]) if d["final"] else None
         if "signature" in d:
-            self.signature = Signature(d["signature"] or {})
+            self.signature = Signature(d["signature"] or ScanSignature())
 
 
 _RECORD_FIELDS = frozenset(Record.__slots__)

@@ -27,7 +27,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from eagle3_tui.engines.read.tokens import visible
-from eagle3_tui.engines.results import Summary
+from eagle3_tui.engines.results import SampleVocab, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.shared.format import num
@@ -136,17 +136,18 @@ def _short(message: str) -> str:
     return head + sep + rest
 
 
-def _vocab_line(v: dict[str, Any], warn: Style, dim: Style) -> Text:
+def _vocab_line(v: SampleVocab, warn: Style, dim: Style) -> Text:
     # lazy: vocab.py (stdlib-only at import: no torch) costs ~12 ms the first frame does not pay
     from eagle3_tui.engines.model.vocab import WARN_BELOW
 
     line = Text(no_wrap=False, overflow="fold")
     total = v["in"] + v["out"]
-    if v.get("coverage") is None:
+    coverage = v.get("coverage")
+    if coverage is None:
         line.append(f"draft vocab ({v['draft']:,} tokens): no loss tokens to check", dim)
         return line
-    style = warn if v["coverage"] < WARN_BELOW else dim
-    line.append(f"draft vocab: {v['coverage']:.1%} of {total:,} loss tokens", style)
+    style = warn if coverage < WARN_BELOW else dim
+    line.append(f"draft vocab: {coverage:.1%} of {total:,} loss tokens", style)
     if v["out"]:
         line.append(f" · {v['out']:,} outside: ", style)
         shown = [f"{o.get('text', o['id'])}@{o['index']}" for o in v["oov"]]

@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
-from eagle3_tui.engines.results import Summary
+from eagle3_tui.engines.results import IdentifiedBrief, Summary, VocabFileInfo
 from eagle3_tui.names import printable
 from eagle3_tui.ui.shared import acceptance, norm_marks
 from eagle3_tui.ui.shared.format import (
@@ -394,7 +394,7 @@ class SampleView(Widget):
             out.append("\n")
 
 
-def _boundary_words(got: dict[str, Any], layers: int | None) -> tuple[str, str]:
+def _boundary_words(got: IdentifiedBrief, layers: int | None) -> tuple[str, str]:
     """'b 3 · output of layer 2' for an identified slot, with its style; the final norm's output,
     the last layer's output, the embeddings, or the nearest boundary when none matches."""
     b = got.get("boundary")
@@ -413,7 +413,7 @@ def _boundary_words(got: dict[str, Any], layers: int | None) -> tuple[str, str]:
     return words, ("sample--warn" if got.get("status") == "scaled" else "sample--ok")
 
 
-def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
+def _identified_b(got: IdentifiedBrief, said: int | None) -> tuple[str, str]:
     """(b column text, style) of an identified slot: 2* (the file said nothing or the same),
     post* after the final norm, ~3* when no boundary matches (3 the nearest), 3≠2* when the file's
     own label disagrees with the states; a capture fault its short name (5+1*: b = 5 one token
@@ -430,7 +430,7 @@ def _identified_b(got: dict[str, Any], said: int | None) -> tuple[str, str]:
     return f"~{got.get('nearest', '?')}*", "sample--warn"
 
 
-def _render_vocab_mapping(out: Text, vm: dict[str, Any], label: Style, dim: Style) -> None:
+def _render_vocab_mapping(out: Text, vm: VocabFileInfo, label: Style, dim: Style) -> None:
     """A drafter's vocab_mapping.pt: how many target tokens the drafter can propose."""
     out.append("Draft vocabulary", label)
     out.append(" (vocab_mapping.pt)\n", dim)
