@@ -6,6 +6,7 @@ Shipped to the box with the scan: torch and the standard library only.
 
 from __future__ import annotations
 
+import bisect
 import copy
 from typing import Any
 
@@ -37,18 +38,20 @@ PREAD_MIN_BYTES = 16 << 20
 
 def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None,
-            counted: bool = True, pair: bool = False) -> ScanRecord:
+            counted: bool = True, pair: bool = False, fd: int | None = None) -> ScanRecord:
     """The measured fields of a sample's scan record (records.py adds its place in the tree).
     A quick scan of a sample larger than `budget` reads its structure and rows with a counting
     reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
-    False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py)."""
+    False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py).
+    fd: the file open already, readahead off (records._head): the counting reader reads with it
+    (the caller closes it)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
     reader = sample = None
     if counted and not full and size > budget and drafter is None and (mapped or head.startswith(ZIP_MAGIC)):
-        reader, sample = _structure_only(path, head)
+        reader, sample = _structure_only(path, head, fd)
     if sample is None:
         sample = load_sample(path)
     n_slots = len(sample.slots)
@@ -65,7 +68,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     per_part = _fit(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
     # a sample larger than the budget gets picked rows, however few elements its rows hold (the
     # shortcut of pick_rows for those, every row, is for its CPU, not its bytes)
-    pick = None if per_part is None else _pick(t, valid, per_part)
+    pick, picked = (None, None) if per_part is None else _pick(t, valid, per_part)  # picked: pick as a list
     if reader is not None and pick is None:  # every row after all: read through the mapping
         reader.close()
         return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False,
@@ -73,20 +76,20 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     quick = not full and pick is not None
 
     try:
-        rows_of = None if reader is None else reader.block(parts, pick) if pick is not None else None
+        rows_of = None if reader is None else reader.block(parts, picked) if pick is not None else None
         if reader is not None and rows_of is None:
-            rows_of = reader.rows(parts, pick)
+            rows_of = reader.rows(parts, picked)
     finally:
         if reader is not None:
             reader.close()
-    stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
+    stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of, picked)
 
     pad = t - valid
     rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec, valid)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
-    read = (rows_of, pick) if rows_of is not None else None
+    read = (rows_of, picked) if rows_of is not None else None
     accepted: dict[str, Any] = {}
     if drafter is not None:
         accepted["accept"] = record_acceptance(sample, drafter[0], model=drafter[1], full=full, rows=rows)
@@ -99,7 +102,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "padding": pad,
         "padding_nonzero": any(pad_flags),
         "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad),
-        "loss_ones": int(torch.count_nonzero(mask[:valid])) if mask is not None else None,
+        "loss_ones": int(torch.count_nonzero(mask.narrow(0, 0, valid))) if mask is not None else None,
         "k": n_slots,
         "hidden": sample.hidden,
         "dtype": sample.dtype,
@@ -110,7 +113,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "fingerprint": fingerprint(ids, parts, valid, read=read),
         # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), when asked;
         # under a byte budget, of the rows it read (the same rows whether asked or not)
-        **({"pair": record_print(ids, parts, valid, read=read and (list(read[0]), read[1]))} if pair else {}),
+        **({"pair": record_print(ids, parts, valid, read=read and (list(read[0]), pick))} if pair else {}),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
@@ -132,9 +135,10 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
     return n, min(size, n * sum(x.shape[1] * x.element_size() for x in parts) + vec + PAGE)
 
 
-def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
+def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None, picked=None):
     """(per-part stats, signature) of a sample's parts. rows_of: the picked rows of each part,
-    read already (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part)."""
+    read already (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part);
+    picked: pick as a list."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
@@ -147,13 +151,13 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     if rows_of is not None:
         pass_ = rows_pass(rows_of, None, len(pick)) if same else parts_apart(rows_of, None, len(pick), n_slots, has_final)
         norms, cos, nan, inf, first, _ = pass_
-        first = [None if f is None else int(pick[f]) for f in first]
+        first = [None if f is None else picked[f] for f in first]
     elif parts and same:
         norms, cos, nan, inf, first, _ = rows_pass(parts, pick if quick else None, t)
     else:
         norms, cos, nan, inf, first, _ = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
-    picked_valid = int((pick < valid).sum()) if pick is not None else 0
+    picked_valid = bisect.bisect_left(picked, valid) if picked is not None else 0
     n_valid = picked_valid if quick else valid
     # signatures always come from the rows a quick scan reads, so quick and full records agree
     sig_rows = slice(0, n_valid) if quick or pick is None else pick[:picked_valid]
@@ -177,8 +181,8 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
 #: object to every file of a shard laid out alike), the Sample made of it (its ids and loss mask
 #: still structure-only), and what fit_rows answered for it: the same for the next such file
 _LAYOUT: list = [None, None, {}]
-#: (tokens, valid tokens, rows) -> pick_rows' answer (read only)
-_PICKS: dict[tuple[int, int, int], Any] = {}
+#: (tokens, valid tokens, rows) -> pick_rows' answer and the same as a list (read only)
+_PICKS: dict[tuple[int, int, int], tuple[Any, list[int] | None]] = {}
 
 
 def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool) -> int | None:
@@ -191,22 +195,25 @@ def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool)
     return _LAYOUT[2][key]
 
 
-def _pick(t: int, valid: int, per_part: int):
+def _pick(t: int, valid: int, per_part: int) -> tuple[Any, list[int] | None]:
+    """pick_rows' rows (a tensor, None for every row) and the same as a list."""
     key = (t, valid, per_part)
-    pick = _PICKS.get(key)
-    if pick is None:
+    got = _PICKS.get(key)
+    if got is None:
         if len(_PICKS) >= 256:
             _PICKS.clear()
-        pick = _PICKS[key] = pick_rows(t, valid, per_part)
-    return pick
+        pick = pick_rows(t, valid, per_part)
+        got = _PICKS[key] = (pick, None if pick is None else pick.tolist())
+    return got
 
 
-def _structure_only(path: str, head: bytes):
+def _structure_only(path: str, head: bytes, fd: int | None = None):
     """(counting reader, Sample whose parts are structure-only tensors and whose ids and loss mask
-    are read), or (None, None) when the file is not read so (the caller maps it)."""
+    are read), or (None, None) when the file is not read so (the caller maps it). fd: the file
+    open already (readahead off), the reader's to use and not to close."""
     reader = None
     try:
-        reader = Reader(path)
+        reader = Reader(path, fd=fd)
         found = structure(reader, head)
         if found is None:
             reader.close()

@@ -14,6 +14,7 @@ import math
 import mmap as mmap_mod
 import os
 import struct
+import threading
 import zipfile
 from typing import Any
 
@@ -163,14 +164,19 @@ def rows_pass(parts: Any, pick, t: int):
     step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
     if stacked or (n_rows <= step and len({x.dtype for x in parts}) == 1):
         # one chunk (every small file): no buffer, no copies into it, no slices to fill
-        chunk = (parts if stacked else torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts])).float()
+        if stacked and parts.dtype != torch.float32:
+            chunk = _scratch_float(parts)
+        else:
+            chunk = (parts if stacked else torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts])).float()
         n = torch.linalg.vector_norm(chunk, dim=-1)
         cos = None
         if n_parts > 1:
             # (a * b).sum(-1) is what linalg.vecdot computes for real tensors, the same bits, less dispatch
-            cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
+            prod = _scratch_product(chunk) if stacked else chunk[:-1] * chunk[1:]
+            m = n_parts - 1
+            cos = prod.sum(-1) / (n.narrow(0, 0, m) * n.narrow(0, 1, m)).clamp_min(1e-12)
         nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
-        return n, cos, nan, inf, first, chunk
+        return n, cos, nan, inf, first, None if stacked else chunk
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
     cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
     nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
@@ -188,6 +194,39 @@ def rows_pass(parts: Any, pick, t: int):
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
         _nonfinite(chunk, n, r0, pick, nan, inf, first)
     return norms, cos, nan, inf, first, None
+
+
+#: per thread: the float32 rows and the neighbours' products of the last stacked pass, reused by
+#: the next one of the same shape (a quick scan's files of one shard): no fresh megabyte to fault
+#: in and evict the caches with, per file
+_SCRATCH = threading.local()
+
+
+def _scratch_float(parts):
+    """parts.float() into the float32 tensor the last call of this shape and layout made (what
+    .float() makes: the same strides, the same conversion, the same bits)."""
+    held = getattr(_SCRATCH, "rows", None)
+    if held is None or held.shape != parts.shape or held.stride() != parts.stride():
+        held = _SCRATCH.rows = parts.float()
+        if held.stride() != parts.stride():  # not the layout asked: never reused
+            _SCRATCH.rows = None
+        return held
+    return held.copy_(parts)
+
+
+def _scratch_product(chunk):
+    """chunk[:-1] * chunk[1:] into the tensor the last call of this shape made."""
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    m = chunk.shape[0] - 1
+    a, b = chunk.narrow(0, 0, m), chunk.narrow(0, 1, m)  # chunk[:-1], chunk[1:] (narrow: less dispatch)
+    held = getattr(_SCRATCH, "product", None)
+    if held is None or held.shape != a.shape or getattr(_SCRATCH, "product_of", None) != a.stride():
+        held = _SCRATCH.product = a * b
+        _SCRATCH.product_of = a.stride()
+        return held
+    return torch.mul(a, b, out=held)
 
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
@@ -258,14 +297,15 @@ def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan
     finite norms make finite cosines. The massive-activation rows (massive_rows, the same rows
     and medians) are taken off the sums for norm_bulk and the signature."""
     p = len(norms)
-    meds = norms[:, :n_valid].median(1).values.tolist()  # torch's lower median, as massive_rows
     rows = norms.tolist()
-    cos_rows = cos[:, :n_valid].tolist() if cos is not None else []
+    cos_rows = [c[:n_valid] for c in cos.tolist()] if cos is not None else []
     sums = [sum(r[:n_valid]) for r in rows]
     pads = [sum(r[n_valid:]) for r in rows]
     cos_sums = [sum(c) for c in cos_rows]
     if not all(map(math.isfinite, sums + pads + cos_sums)):
         return None
+    # torch's lower median (massive_rows' nanmedian of finite norms), of the float32 values as such
+    meds = [sorted(r[:n_valid])[(n_valid - 1) // 2] for r in rows]
     tops = [max(r[:n_valid]) for r in rows]
     big: set[int] = set()
     if min(meds) > 0:  # a part with a median of 0: no yardstick
@@ -402,7 +442,8 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
     rows = sorted({0, valid - 1}) if valid else None
     if read is not None:
         got, picked = read
-        at_read = [picked.tolist().index(r) for r in rows] if rows is not None else []
+        picked = picked if isinstance(picked, list) else picked.tolist()
+        at_read = [picked.index(r) for r in rows] if rows is not None else []
         block = got.view(torch.uint8).numpy() if isinstance(got, torch.Tensor) else None
         for i, x in enumerate(parts):
             h.update(f"{tuple(x.shape)} {x.dtype}".encode())
