@@ -68,11 +68,13 @@ def _page_span(n: int) -> int:
 class Reader(io.RawIOBase):
     """A sample file read with pread, readahead off; `bytes` counts every byte read, page-widened.
     fd: the file open already with readahead off (records._head read its first bytes with it),
-    used and left open; else the reader opens the path and closes it."""
+    used and left open; else the reader opens the path and closes it. first: the file's first
+    bytes, read already with fd (a pread within them is served from them: page 0 is counted)."""
 
-    def __init__(self, path: str, fd: int | None = None):
+    def __init__(self, path: str, fd: int | None = None, first: builtins.bytes = b""):
         super().__init__()
         self.owned = fd is None
+        self.first = first if fd is not None else b""
         self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if fd is None else fd
         self.size = os.fstat(self.fd).st_size
         self.pos = 0
@@ -116,6 +118,8 @@ class Reader(io.RawIOBase):
 
     def pread(self, n: int, offset: int) -> builtins.bytes:  # (`bytes` is the count, in this class)
         """n bytes at offset; the pages they lie in are counted (what the kernel reads)."""
+        if offset == 0 and n <= len(self.first):
+            return self.first[:n]  # read by records._head with this descriptor, page 0 counted
         data = os.pread(self.fd, n, offset)
         if data:
             self.pages.update(range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1))

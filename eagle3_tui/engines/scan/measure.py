@@ -126,7 +126,7 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
           valid: int) -> tuple[int, int]:
     """(rows read per part, bytes read) of a sample: counted by the reader when it read them."""
     if reader is not None:
-        return len(pick), reader.bytes
+        return pick.shape[0], reader.bytes  # (shape, not len(): torch's __len__ is Python)
     if not quick or not mapped:
         return t, size
     # a quick read through the mapping (a file the reader could not take): the rows' share, with
@@ -149,7 +149,7 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     if rows_of is None and mapped and quick and parts and same and size >= PREAD_MIN_BYTES:
         rows_of = pread_rows(path, parts, pick)
     if rows_of is not None:
-        pass_ = rows_pass(rows_of, None, len(pick)) if same else parts_apart(rows_of, None, len(pick), n_slots, has_final)
+        pass_ = rows_pass(rows_of, None, len(picked)) if same else parts_apart(rows_of, None, len(picked), n_slots, has_final)
         norms, cos, nan, inf, first, _ = pass_
         first = [None if f is None else picked[f] for f in first]
     elif parts and same:
@@ -165,12 +165,12 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     # the usual case (every norm and cosine finite): on a small file the per-op cost of torch,
     # not the arithmetic, is what the statistics cost, so they come from one reduction
     summary = None
-    if len(norms) and n_valid and isinstance(sig_rows, slice):
+    if norms.shape[0] and n_valid and isinstance(sig_rows, slice):
         summary = finite_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
     if summary is not None:
         stats, sig = summary
     else:
-        finite = bool(len(norms)) and all_finite(norms, cos)
+        finite = bool(norms.shape[0]) and all_finite(norms, cos)
         positions = pick if quick else torch.arange(t)
         stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
         sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
@@ -213,7 +213,7 @@ def _structure_only(path: str, head: bytes, fd: int | None = None):
     open already (readahead off), the reader's to use and not to close."""
     reader = None
     try:
-        reader = Reader(path, fd=fd)
+        reader = Reader(path, fd=fd, first=head if fd is not None else b"")
         found = structure(reader, head)
         if found is None:
             reader.close()
@@ -247,7 +247,7 @@ def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    if ids is None or mask is None or pad or not len(ids) or int(ids[-1]):  # a last id not 0: no such run
+    if ids is None or mask is None or pad or not ids.shape[0] or int(ids[-1]):  # a last id not 0: no such run
         return 0
     nz = torch.nonzero(ids).flatten()
     tail_start = int(nz[-1]) + 1 if nz.numel() else 0

@@ -64,6 +64,8 @@ from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
 _SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
 _MAGIC = (b"PK\x03\x04", b"\x1f\x8b", b"\x80")
+#: what records._head reads of a file: its first page
+_HEAD_BYTES = 4096
 
 
 # ------------------------------------------------------------------------------- walking
@@ -173,17 +175,19 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
 
 
 def _head(path: str) -> tuple[int, bytes]:
-    """(an open descriptor, the first 16 bytes), readahead off: a buffered read of them marked
-    pages for readahead that a later read of the sample then pulled in (half a MiB of a 64 MiB
-    sample nobody asked for). The caller closes the descriptor; the counting reader
-    (engines/scan/budget.py) reads the sample with it (one open a file, not two).
+    """(an open descriptor, the first page), readahead off: a buffered read of the first bytes
+    marked pages for readahead that a later read of the sample then pulled in (half a MiB of a
+    64 MiB sample nobody asked for). The caller closes the descriptor; the counting reader
+    (engines/scan/budget.py) reads the sample with it (one open a file, not two) and takes the
+    page as read (torch's zip is read from its first page: the kernel reads a page whatever part
+    of it is asked, so asking for all of it costs no byte more than the 16 the format needs).
     O_NONBLOCK: should the file have been swapped for a FIFO since the listing, opening returns
     (and the read fails) instead of waiting for a writer."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if hasattr(os, "posix_fadvise"):
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-        return fd, os.pread(fd, 16, 0)
+        return fd, os.pread(fd, _HEAD_BYTES, 0)
     except BaseException:
         os.close(fd)
         raise

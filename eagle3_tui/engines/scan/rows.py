@@ -160,7 +160,7 @@ def rows_pass(parts: Any, pick, t: int):
 
     stacked = isinstance(parts, torch.Tensor)  # [P, R, H] already (budget.Reader.block)
     n_parts, h = (parts.shape[0], parts.shape[2]) if stacked else (len(parts), parts[0].shape[1])
-    n_rows = t if pick is None else len(pick)
+    n_rows = t if pick is None else pick.shape[0]
     step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
     if stacked or (n_rows <= step and len({x.dtype for x in parts}) == 1):
         # one chunk (every small file): no buffer, no copies into it, no slices to fill
@@ -296,7 +296,7 @@ def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan
     these). None when a norm is not finite (the sums say so: norms are >= 0), for the exact path;
     finite norms make finite cosines. The massive-activation rows (massive_rows, the same rows
     and medians) are taken off the sums for norm_bulk and the signature."""
-    p = len(norms)
+    p = norms.shape[0]
     rows = norms.tolist()
     cos_rows = [c[:n_valid] for c in cos.tolist()] if cos is not None else []
     sums = [sum(r[:n_valid]) for r in rows]
@@ -445,19 +445,34 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
         picked = picked if isinstance(picked, list) else picked.tolist()
         at_read = [picked.index(r) for r in rows] if rows is not None else []
         block = got.view(torch.uint8).numpy() if isinstance(got, torch.Tensor) else None
-        for i, x in enumerate(parts):
-            h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+        for i, part_head in enumerate(_part_heads(parts)):
+            h.update(part_head)
             for j in at_read:
                 h.update(block[i, j] if block is not None else got[i][j].view(torch.uint8).numpy())
         return h.hexdigest()[:24]
-    for x in parts:
-        h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+    for x, part_head in zip(parts, _part_heads(parts)):
+        h.update(part_head)
         if rows is not None:
             stored = _stored(x)
             for r in rows:
                 row = stored[r]
                 h.update(row if row.flags.c_contiguous else row.copy())  # a transposed part
     return h.hexdigest()[:24]
+
+
+#: the structure-only parts _part_heads was last asked about (the same tensors for every file of a
+#: shard laid out alike: engines/read/torch_zip.py) and its answer
+_LAST_HEADS: list = [((), [])]
+
+
+def _part_heads(parts: list) -> list[bytes]:
+    """What the fingerprint hashes before each part's rows: its shape and dtype."""
+    held, heads = _LAST_HEADS[0]
+    if len(held) != len(parts) or any(a is not b for a, b in zip(held, parts)):
+        heads = [f"{tuple(x.shape)} {x.dtype}".encode() for x in parts]
+        if all(x.device.type == "meta" for x in parts):  # never holds a mapped file's tensors
+            _LAST_HEADS[0] = (tuple(parts), heads)
+    return heads
 
 
 _SAME_SIZE_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
