@@ -46,7 +46,8 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py).
     fd: the file open already, readahead off (records._head): the counting reader reads with it
     (the caller closes it)."""
-    # lazy: torch: loaded when used, never at start-up
+    # lazy: torch and numpy (torch brings it): loaded when used, never at start-up
+    import numpy as np
     import torch
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
@@ -63,8 +64,13 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
         for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
             no_readahead(x)
-    t, valid = sample.tokens, sample.valid_len
     ids, mask = sample.ids, sample.loss_mask
+    ids_np, mask_np = _numpy(ids), _numpy(mask)
+    t = sample.tokens
+    # Sample.valid_len's answer; its usual case (a last id or mask not 0) from numpy views: indexing
+    # a tensor for one element costs microseconds of dispatch, thrice a file
+    plain = ids_np is not None and mask_np is not None and len(ids_np) and (int(ids_np[-1]) or int(mask_np[-1]))
+    valid = t if plain else sample.valid_len
     vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
     per_part = _fit(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
     # a sample larger than the budget gets picked rows, however few elements its rows hold (the
@@ -102,8 +108,9 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "valid_tokens": valid,
         "padding": pad,
         "padding_nonzero": any(pad_flags),
-        "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad),
-        "loss_ones": int(torch.count_nonzero(mask.narrow(0, 0, valid))) if mask is not None else None,
+        "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad, ids_np),
+        "loss_ones": (int(np.count_nonzero(mask_np[:valid])) if mask_np is not None
+                      else int(torch.count_nonzero(mask[:valid])) if mask is not None else None),
         "k": n_slots,
         "hidden": sample.hidden,
         "dtype": sample.dtype,
@@ -251,12 +258,26 @@ def _structure_only(path: str, head: bytes, fd: int | None = None):
         return None, None
 
 
-def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:
-    """Loss-masked rows in a trailing run of id 0 of at least two rows (padding with loss)."""
+def _numpy(x):
+    """A numpy view of tensor x (no copy), None when numpy has no such dtype (bf16) or x is not
+    a plain CPU tensor."""
+    if x is None:
+        return None
+    try:
+        return x.numpy()
+    except (RuntimeError, TypeError):
+        return None
+
+
+def _masked_zero_tail(ids, mask, t: int, pad: int, ids_np=None) -> int:
+    """Loss-masked rows in a trailing run of id 0 of at least two rows (padding with loss).
+    ids_np: a numpy view of ids (its last id read there)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    if ids is None or mask is None or pad or not ids.shape[0] or int(ids[-1]):  # a last id not 0: no such run
+    if ids is None or mask is None or pad or not ids.shape[0]:
+        return 0
+    if int(ids_np[-1] if ids_np is not None else ids[-1]):  # a last id not 0: no such run
         return 0
     nz = torch.nonzero(ids).flatten()
     tail_start = int(nz[-1]) + 1 if nz.numel() else 0

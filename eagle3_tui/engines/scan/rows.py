@@ -162,21 +162,32 @@ def rows_pass(parts: Any, pick, t: int):
     n_parts, h = (parts.shape[0], parts.shape[2]) if stacked else (len(parts), parts[0].shape[1])
     n_rows = t if pick is None else pick.shape[0]
     step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
-    if stacked or (n_rows <= step and len({x.dtype for x in parts}) == 1):
+    if stacked:  # a quick scan's rows (budget.Reader.block): into the thread's scratch tensors
+        chunk = _scratch_float(parts) if parts.dtype != torch.float32 else parts
+        n = torch.linalg.vector_norm(chunk, dim=-1)
+        flat = [v for row in n.tolist() for v in row]
+        top = max(flat, default=0.0)
+        if math.isfinite(sum(flat)) and top < _PLAIN_NORM:
+            # every norm finite, none so large that a product of two overflows: nothing to count,
+            # and the cosines' last three float32 operations in numpy, which rounds them as torch does
+            cos = _cosines(_scratch_product(chunk).sum(-1), n) if n_parts > 1 else None
+            return n, cos, [0] * n_parts, [0] * n_parts, [None] * n_parts, None
+        cos = None
+        if n_parts > 1:
+            m = n_parts - 1
+            cos = _scratch_product(chunk).sum(-1) / (n.narrow(0, 0, m) * n.narrow(0, 1, m)).clamp_min(1e-12)
+        nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
+        return n, cos, nan, inf, first, None
+    if n_rows <= step and len({x.dtype for x in parts}) == 1:
         # one chunk (every small file): no buffer, no copies into it, no slices to fill
-        if stacked and parts.dtype != torch.float32:
-            chunk = _scratch_float(parts)
-        else:
-            chunk = (parts if stacked else torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts])).float()
+        chunk = torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts]).float()
         n = torch.linalg.vector_norm(chunk, dim=-1)
         cos = None
         if n_parts > 1:
             # (a * b).sum(-1) is what linalg.vecdot computes for real tensors, the same bits, less dispatch
-            prod = _scratch_product(chunk) if stacked else chunk[:-1] * chunk[1:]
-            m = n_parts - 1
-            cos = prod.sum(-1) / (n.narrow(0, 0, m) * n.narrow(0, 1, m)).clamp_min(1e-12)
+            cos = (chunk[:-1] * chunk[1:]).sum(-1) / (n[:-1] * n[1:]).clamp_min(1e-12)
         nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
-        return n, cos, nan, inf, first, None if stacked else chunk
+        return n, cos, nan, inf, first, chunk
     norms = torch.empty(n_parts, n_rows, dtype=torch.float32)
     cos = torch.empty(n_parts - 1, n_rows, dtype=torch.float32) if n_parts > 1 else None
     nan, inf, first = [0] * n_parts, [0] * n_parts, [None] * n_parts
@@ -227,6 +238,23 @@ def _scratch_product(chunk):
         _SCRATCH.product_of = a.stride()
         return held
     return torch.mul(a, b, out=held)
+
+
+#: norms below this: the product of two is a finite float32 (rows_pass's numpy path)
+_PLAIN_NORM = 1e18
+
+
+def _cosines(dots, n):
+    """dots / (n[:-1] * n[1:]).clamp_min(1e-12) as torch computes it in float32 (the product, the
+    clamp and the quotient are each one correctly rounded float32 operation, in numpy as in torch),
+    without torch's per-op dispatch on a [P-1, R] tensor: for finite norms below _PLAIN_NORM (no
+    overflow, no NaN: numpy would warn)."""
+    # lazy: numpy and torch: loaded when used, never at start-up (torch brings numpy)
+    import numpy as np
+    import torch
+
+    nn = n.numpy()
+    return torch.from_numpy(dots.numpy() / np.maximum(nn[:-1] * nn[1:], np.float32(1e-12)))
 
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
