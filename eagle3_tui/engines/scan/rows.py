@@ -165,18 +165,34 @@ def rows_pass(parts: Any, pick, t: int):
     if stacked:  # a quick scan's rows (budget.Reader.block): into the thread's scratch tensors
         chunk = _scratch_float(parts) if parts.dtype != torch.float32 else parts
         n = torch.linalg.vector_norm(chunk, dim=-1)
-        flat = [v for row in n.tolist() for v in row]
-        top = max(flat, default=0.0)
-        if math.isfinite(sum(flat)) and top < _PLAIN_NORM:
-            # every norm finite, none so large that a product of two overflows: nothing to count,
-            # and the cosines' last three float32 operations in numpy, which rounds them as torch does
-            cos = _cosines(_scratch_product(chunk).sum(-1), n) if n_parts > 1 else None
-            return n, cos, [0] * n_parts, [0] * n_parts, [None] * n_parts, None
+        norm_rows = n.tolist()
+        flat = [v for row in norm_rows for v in row]
+        finite = math.isfinite(sum(flat))  # (float32 norms: their sum in a double cannot overflow)
+        nan, inf = [0] * n_parts, [0] * n_parts
+        first: list[int | None] = [None] * n_parts
+        if not finite:  # count them (_nonfinite's counts, in numpy: no torch kernel met for the first time)
+            # lazy: numpy: loaded when used, never at start-up (torch brings it)
+            import numpy as np
+
+            values = chunk.numpy()
+            for i, row in enumerate(norm_rows):
+                bad = [r for r, v in enumerate(row) if not math.isfinite(v)]
+                if bad:
+                    nan[i] = int(np.isnan(values[i]).sum())
+                    inf[i] = int(np.isinf(values[i]).sum())
+                    first[i] = bad[0] if pick is None else int(pick[bad[0]])
         cos = None
         if n_parts > 1:
-            m = n_parts - 1
-            cos = _scratch_product(chunk).sum(-1) / (n.narrow(0, 0, m) * n.narrow(0, 1, m)).clamp_min(1e-12)
-        nan, inf, first = _nonfinite(chunk, n, 0, pick, [0] * n_parts, [0] * n_parts, [None] * n_parts)
+            if chunk is parts:  # float32 rows read: the block itself, which the fingerprint reads next
+                products = _scratch_product(chunk)
+            else:
+                # part i's rows times part i+1's, written over part i's own (the scratch copy; part i
+                # is not read again): chunk[:-1] * chunk[1:] without a second buffer to fault in
+                for i in range(n_parts - 1):
+                    chunk[i].mul_(chunk[i + 1])
+                products = chunk.narrow(0, 0, n_parts - 1)
+            # the cosines' last three float32 operations in numpy, which rounds each as torch does
+            cos = _cosines(products.sum(-1), n, finite and max(flat) < _PLAIN_NORM)
         return n, cos, nan, inf, first, None
     if n_rows <= step and len({x.dtype for x in parts}) == 1:
         # one chunk (every small file): no buffer, no copies into it, no slices to fill
@@ -244,17 +260,21 @@ def _scratch_product(chunk):
 _PLAIN_NORM = 1e18
 
 
-def _cosines(dots, n):
+def _cosines(dots, n, plain: bool = True):
     """dots / (n[:-1] * n[1:]).clamp_min(1e-12) as torch computes it in float32 (the product, the
-    clamp and the quotient are each one correctly rounded float32 operation, in numpy as in torch),
-    without torch's per-op dispatch on a [P-1, R] tensor: for finite norms below _PLAIN_NORM (no
-    overflow, no NaN: numpy would warn)."""
+    clamp and the quotient are each one correctly rounded IEEE float32 operation, NaN and Inf
+    propagated alike, in numpy as in torch), without torch's per-op dispatch on a [P-1, R]
+    tensor. plain: the norms are finite and below _PLAIN_NORM (nothing overflows, no NaN), else
+    numpy's warnings about them are silenced."""
     # lazy: numpy and torch: loaded when used, never at start-up (torch brings numpy)
     import numpy as np
     import torch
 
     nn = n.numpy()
-    return torch.from_numpy(dots.numpy() / np.maximum(nn[:-1] * nn[1:], np.float32(1e-12)))
+    if plain:
+        return torch.from_numpy(dots.numpy() / np.maximum(nn[:-1] * nn[1:], np.float32(1e-12)))
+    with np.errstate(all="ignore"):
+        return torch.from_numpy(dots.numpy() / np.maximum(nn[:-1] * nn[1:], np.float32(1e-12)))
 
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
