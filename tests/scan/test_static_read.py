@@ -287,3 +287,30 @@ def _patched_directory_size(data: bytes, name: bytes) -> bytes:
     assert data[at : at + 4] == b"PK\x01\x02"
     size = int.from_bytes(data[at + 24 : at + 28], "little")
     return data[: at + 24] + (size + 1).to_bytes(4, "little") + data[at + 28 :]
+
+
+def test_a_block_still_held_is_never_read_over(tmp_path):
+    """The counting reader reuses its block buffer from file to file (no fresh half MiB a file),
+    but never while a tensor of the last block is alive: rows kept keep their values."""
+    names = []
+    for i in range(2):
+        ids, mask, aux, final = _states(30 + i, torch.bfloat16)
+        names.append(tmp_path / f"data_{i}.ckpt")
+        torch.save({"input_ids": ids, "loss_mask": mask, "aux_hidden_state": aux, "hidden_state": final}, names[-1])
+    rows = [0, 7, T - 1]
+    blocks = []
+    for path in names:
+        r = Reader(str(path))
+        try:
+            parts = torch_zip.read_structure(r.pread, r.size)
+            state = torch.load(path, weights_only=True)
+            whole = [state["aux_hidden_state"][:, i * H:(i + 1) * H] for i in range(K)] + [state["hidden_state"]]
+            meta = [parts["aux_hidden_state"][:, i * H:(i + 1) * H] for i in range(K)] + [parts["hidden_state"]]
+            blocks.append((r.block(meta, rows), whole))
+        finally:
+            r.close()
+    first, second = blocks
+    for block, whole in blocks:  # each as read, the first untouched by the second's reading
+        for p, x in enumerate(whole):
+            assert torch.equal(block[p], x[rows]), p
+    assert first[0].untyped_storage().data_ptr() != second[0].untyped_storage().data_ptr()

@@ -224,9 +224,11 @@ def _block_buffer(n: int) -> bytearray:
     """A bytearray of n bytes (contents undefined): the last one made in this thread when it is
     that size and no tensor or view of the last block refers to it, else a new one."""
     held = getattr(_BLOCKS, "buf", None)
-    # references: _BLOCKS' own, `held`, getrefcount's argument; any more is a tensor still alive
-    if held is None or len(held) != n or sys.getrefcount(held) > 3:
+    # more references than when it was made here (_BLOCKS' own, `held`, getrefcount's argument):
+    # a tensor or view of the last block is alive, and keeps its bytes
+    if held is None or len(held) != n or sys.getrefcount(held) > _BLOCKS.refs:
         held = _BLOCKS.buf = bytearray(n)
+        _BLOCKS.refs = sys.getrefcount(held)
     return held
 
 
