@@ -46,8 +46,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py).
     fd: the file open already, readahead off (records._head): the counting reader reads with it
     (the caller closes it)."""
-    # lazy: torch and numpy (torch brings it): loaded when used, never at start-up
-    import numpy as np
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
@@ -109,7 +108,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "padding": pad,
         "padding_nonzero": any(pad_flags),
         "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad, ids_np),
-        "loss_ones": (int(np.count_nonzero(mask_np[:valid])) if mask_np is not None
+        "loss_ones": (int((mask_np[:valid] != 0).sum()) if mask_np is not None
                       else int(torch.count_nonzero(mask[:valid])) if mask is not None else None),
         "k": n_slots,
         "hidden": sample.hidden,
@@ -262,18 +261,16 @@ def _valid_len(sample, ids_np, mask_np) -> int:
     """sample.valid_len (rows less the trailing run where both the id and the loss mask are 0),
     its trailing run found in numpy: the Python loop over 2,048 ids turned into lists cost ~50 us
     a padded file."""
-    # lazy: numpy: loaded when used, never at start-up (torch brings it)
-    import numpy as np
-
     if ids_np is None or mask_np is None or ids_np.ndim != 1 or mask_np.shape != ids_np.shape or not len(ids_np):
         return sample.valid_len
-    kept = np.flatnonzero((ids_np != 0) | (mask_np != 0))  # NaN is not 0, as in the loop
+    kept = ((ids_np != 0) | (mask_np != 0)).nonzero()[0]  # NaN is not 0, as in the loop
     return sample.tokens - (len(ids_np) - (int(kept[-1]) + 1 if len(kept) else 0))
 
 
 def _numpy(x):
     """A numpy view of tensor x (no copy), None when numpy has no such dtype (bf16) or x is not
-    a plain CPU tensor."""
+    a plain CPU tensor. (Arrays torch makes, used through their own methods: numpy is never
+    imported here, the agent ships torch and the standard library only.)"""
     if x is None:
         return None
     try:

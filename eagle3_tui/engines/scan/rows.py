@@ -170,16 +170,14 @@ def rows_pass(parts: Any, pick, t: int):
         finite = math.isfinite(sum(flat))  # (float32 norms: their sum in a double cannot overflow)
         nan, inf = [0] * n_parts, [0] * n_parts
         first: list[int | None] = [None] * n_parts
-        if not finite:  # count them (_nonfinite's counts, in numpy: no torch kernel met for the first time)
-            # lazy: numpy: loaded when used, never at start-up (torch brings it)
-            import numpy as np
-
+        if not finite:  # count them (_nonfinite's counts, on a numpy view: no torch kernel met for the first time)
             values = chunk.numpy()
             for i, row in enumerate(norm_rows):
                 bad = [r for r, v in enumerate(row) if not math.isfinite(v)]
                 if bad:
-                    nan[i] = int(np.isnan(values[i]).sum())
-                    inf[i] = int(np.isinf(values[i]).sum())
+                    part = values[i]
+                    nan[i] = int((part != part).sum())  # NaN alone is not itself
+                    inf[i] = int((abs(part) == math.inf).sum())
                     first[i] = bad[0] if pick is None else int(pick[bad[0]])
         cos = None
         if n_parts > 1:
@@ -261,20 +259,21 @@ _PLAIN_NORM = 1e18
 
 
 def _cosines(dots, n, plain: bool = True):
-    """dots / (n[:-1] * n[1:]).clamp_min(1e-12) as torch computes it in float32 (the product, the
-    clamp and the quotient are each one correctly rounded IEEE float32 operation, NaN and Inf
-    propagated alike, in numpy as in torch), without torch's per-op dispatch on a [P-1, R]
-    tensor. plain: the norms are finite and below _PLAIN_NORM (nothing overflows, no NaN), else
-    numpy's warnings about them are silenced."""
-    # lazy: numpy and torch: loaded when used, never at start-up (torch brings numpy)
-    import numpy as np
+    """dots / (n[:-1] * n[1:]).clamp_min(1e-12) as torch computes it in float32. plain: the norms
+    are finite and below _PLAIN_NORM (nothing overflows, no NaN): the product, the clamp and the
+    quotient on numpy views, each one correctly rounded IEEE float32 operation as in torch, without
+    torch's per-op dispatch on a [P-1, R] tensor (numpy through the arrays torch makes: it is never
+    imported, the agent ships torch and the standard library only). Else in torch, where NaN, Inf
+    and overflow need no warnings silenced."""
+    # lazy: torch: loaded when used, never at start-up
     import torch
 
+    if not plain:
+        m = n.shape[0] - 1
+        return dots / (n.narrow(0, 0, m) * n.narrow(0, 1, m)).clamp_min(1e-12)
     nn = n.numpy()
-    if plain:
-        return torch.from_numpy(dots.numpy() / np.maximum(nn[:-1] * nn[1:], np.float32(1e-12)))
-    with np.errstate(all="ignore"):
-        return torch.from_numpy(dots.numpy() / np.maximum(nn[:-1] * nn[1:], np.float32(1e-12)))
+    den = nn[:-1] * nn[1:]
+    return torch.from_numpy(dots.numpy() / den.clip(min=den.dtype.type(1e-12)))
 
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
