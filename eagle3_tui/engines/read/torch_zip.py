@@ -540,21 +540,28 @@ class _Layout:
     which must be one folder name of the same length in both, of plain ASCII. A file whose every
     other such byte is the same, of the same size, is parsed into the same object: the parse is a
     function of those bytes. Taken only when the parse read nothing outside those two pages (the
-    next file's are read anyway: the same preads, the same pages counted)."""
+    next file's are read anyway: the same preads, the same pages counted).
 
-    __slots__ = ("size", "head_len", "pieces", "named", "plen", "built")
+    Made when a file is parsed, worked out only when a file of its size comes next (files of
+    varying lengths pay nothing for it)."""
 
-    def __init__(self, size: int, head_len: int, pieces: list, named: list, plen: int, built: Any):
-        self.size, self.head_len, self.pieces, self.named, self.plen = size, head_len, pieces, named, plen
-        self.built = built
+    __slots__ = ("z", "size", "built", "pieces", "named", "plen")
 
-    @staticmethod
-    def of(z: _Zip, built: Any) -> _Layout | None:
+    def __init__(self, z: _Zip, built: Any):
+        z.pread = _no_read  # its pages are all it keeps: never a read on a descriptor since closed (or reused)
+        self.z, self.size, self.built = z, z.size, built
+        self.pieces: list | None = None  # worked out by _prepare
+        self.named: list = []
+        self.plen = 0
+
+    def _prepare(self) -> bool:
+        """Work out the bytes to compare; False when this file's layout cannot be known so."""
+        z = self.z
         plen = len(z.prefix)
         names = [z.read(plen, at, use=False) for at in z.named] if not z.elsewhere else []
         if (z.elsewhere or z.size <= 2 * TAIL_BYTES or not names or not z.prefix.isascii()
                 or any(name != z.prefix.encode() for name in names)):
-            return None  # (every name in the archive folder: else a name's first bytes are not its folder)
+            return False  # (every name in the archive folder: else a name's first bytes are not its folder)
         skip = sorted(z.unused + [(at, at + plen) for at in z.named])
         pieces = []
         for a, b in _union(z.used):
@@ -570,17 +577,21 @@ class _Layout:
         for a, b in pieces:
             in_tail = a >= z.tail_at
             if not in_tail and b > len(z.head):
-                return None
+                return False
             base = z.tail_at if in_tail else 0
             out.append((in_tail, a - base, b - base, (z.tail if in_tail else z.head)[a - base : b - base]))
-        named = [(at >= z.tail_at, at - (z.tail_at if at >= z.tail_at else 0)) for at in z.named]
-        return _Layout(z.size, len(z.head), out, named, plen, built)
+        self.named = [(at >= z.tail_at, at - (z.tail_at if at >= z.tail_at else 0)) for at in z.named]
+        self.pieces, self.plen = out, plen
+        return True
 
     def matches(self, z: _Zip) -> bool:
-        if z.size != self.size or len(z.head) != self.head_len:
+        if z.size != self.size or len(z.head) != len(self.z.head):
+            return False
+        if self.pieces is None and not self._prepare():
+            self.size = -1  # never again
             return False
         head, tail = z.head, z.tail
-        for in_tail, a, b, expected in self.pieces:
+        for in_tail, a, b, expected in self.pieces or ():
             if (tail if in_tail else head)[a:b] != expected:
                 return False
         in_tail, a = self.named[0]
@@ -588,6 +599,10 @@ class _Layout:
         if not (prefix.isascii() and prefix.endswith(b"/") and prefix.count(b"/") == 1):
             return False
         return all((tail if in_tail else head)[a : a + self.plen] == prefix for in_tail, a in self.named)
+
+
+def _no_read(n: int, at: int) -> bytes:
+    raise NotStatic("a file read before, not read again")
 
 
 def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -647,7 +662,7 @@ def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
                 if len(_BUILT) >= 64:
                     _BUILT.clear()
                 _BUILT[key] = built
-        _LAST_LAYOUT[0] = _Layout.of(z, built)
+        _LAST_LAYOUT[0] = _Layout(z, built)
         return built
     except NotStatic:
         raise
