@@ -15,6 +15,11 @@ duplicate, a NaN in row 0 of one file).
 
 N: EAGLE3_BENCH_REAL_FILES, or `python bench/bench_budget.py --files N`; scaled down (and said
 so) when the temporary folder's disk has less than N x 64 MiB plus 2 GiB free.
+
+EAGLE3_BENCH_AGAINST=/path/to/another/checkout (main, say): each warm quick run of this code is
+followed by one of that checkout's (the same engine script, its package on PYTHONPATH), and the
+details give both CPU figures a file and the per-pair ratios: on a shared machine only runs
+interleaved under the same load compare.
 """
 
 from __future__ import annotations
@@ -47,18 +52,24 @@ found = {}
 for f in dataset_findings(records):
     paths = f.get("paths") or sorted(p for g in f.get("groups") or [] for p in g)
     found[f["code"]] = sorted(paths)
+import eagle3_tui
 print(json.dumps({"wall": wall, "cpu": cpu, "files": len(records), "bytes": sum(r.get("bytes_read") or 0 for r in records),
-                  "rows": [r.get("rows_read") for r in records], "found": found}))
+                  "rows": [r.get("rows_read") for r in records], "found": found, "code": eagle3_tui.__file__}))
 """
 
 
-def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+AGAINST = os.environ.get("EAGLE3_BENCH_AGAINST")
 
 
-def _engine(root: Path, depth: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", _ENGINE, str(root), depth], env=_env(), capture_output=True,
-                         text=True, check=True)
+def _env(code: Path | str = ROOT) -> dict:
+    return {**os.environ, "PYTHONPATH": str(code)}
+
+
+def _engine(root: Path, depth: str, code: Path | str = ROOT) -> dict:
+    # run from the dataset's folder: `python -c` puts the working directory first on sys.path, where
+    # a checkout's own eagle3_tui would shadow the one on PYTHONPATH
+    out = subprocess.run([sys.executable, "-c", _ENGINE, str(root), depth], env=_env(code), capture_output=True,
+                         text=True, check=True, cwd=str(root))
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -122,10 +133,12 @@ def _measure() -> dict:
         drop_caches(files)
         cold["full"] = _engine(root, "full")
         load0 = os.getloadavg()[0]
-        warm: dict[str, list] = {"quick": [], "full": []}
+        warm: dict[str, list] = {"quick": [], "full": [], "against": []}
         for _ in range(REPS):  # the cold full run left every file in the page cache
             for depth in ("full", "quick"):
                 warm[depth].append(_engine(root, depth))
+            if AGAINST:
+                warm["against"].append(_engine(root, "quick", AGAINST))
         load1 = os.getloadavg()[0]
     _RESULT.update(n=n, scaled=scaled, made=made, bandwidth=bandwidth, how=how, cold=cold, warm=warm,
                    loads=(load0, load1))
@@ -162,7 +175,7 @@ def scan_real_quick_vs_full() -> dict:
         f"{n} files of 64 MiB{r['scaled']} (written in {r['made']:.0f} s); warm, median of {REPS}: quick {q:.2f} s "
         f"({spread('quick')}) vs full {f:.2f} s ({spread('full')}); per file: quick "
         f"{r['warm']['quick'][0]['bytes'] / n / 2**10:.0f} KiB read, {min(rows)}..{max(rows)} rows a part, "
-        f"{_median(r['warm']['quick'], 'cpu') / n * 1000:.1f} ms CPU, {q / n * 1000:.1f} ms wall; full "
+        f"{_median(r['warm']['quick'], 'cpu') / n * 1000:.2f} ms CPU, {q / n * 1000:.1f} ms wall; full "
         f"{r['warm']['full'][0]['bytes'] / n / 2**20:.0f} MiB read, {_median(r['warm']['full'], 'cpu') / n * 1000:.0f} ms CPU, "
         f"{f / n * 1000:.0f} ms wall; cold ({r['how']}): quick {r['cold']['quick']['wall']:.2f} s "
         f"({r['cold']['quick']['wall'] / n * 1000:.1f} ms a file), full {r['cold']['full']['wall']:.2f} s "
@@ -171,6 +184,16 @@ def scan_real_quick_vs_full() -> dict:
         f"({', '.join(sorted(r['warm']['quick'][0]['found']))}); {_projection(r)}; load average "
         f"{r['loads'][0]:.1f} -> {r['loads'][1]:.1f}, {os.cpu_count()} cores"
     )
+    if r["warm"]["against"]:
+        ours = [x["cpu"] / n * 1000 for x in r["warm"]["quick"]]
+        theirs = [x["cpu"] / n * 1000 for x in r["warm"]["against"]]
+        pairs = sorted(a / b for a, b in zip(ours, theirs))
+        same_found = all(x["found"] == r["warm"]["quick"][0]["found"] and x["bytes"] == r["warm"]["quick"][0]["bytes"]
+                         for x in r["warm"]["against"])
+        details += (f"; against {r['warm']['against'][0]['code']} (interleaved): quick CPU a file {statistics.median(ours):.2f} ms "
+                    f"({min(ours):.2f}..{max(ours):.2f}) vs {statistics.median(theirs):.2f} ms ({min(theirs):.2f}.."
+                    f"{max(theirs):.2f}), ratio {statistics.median(pairs):.2f} (pairs {pairs[0]:.2f}..{pairs[-1]:.2f}), "
+                    f"findings and bytes read {'the same' if same_found else 'DIFFERENT'}")
     return {"figure": q, "baseline": f, "unit": "s", "target": 0.1, "details": details}
 
 

@@ -206,3 +206,111 @@ def test_files_laid_out_alike_share_one_structure_and_each_keeps_its_own_numbers
     assert static == by_torch
     assert len({r["fingerprint"] for r in static.values()}) == 3
     assert [r["valid_tokens"] for r in static.values()] == [T, T - 40, T - 40]
+
+
+def _fresh(path: Path):
+    """read_structure of path with nothing remembered of a file before."""
+    torch_zip._LAST_LAYOUT[0] = None
+    torch_zip._WALKED.clear()
+    torch_zip._BUILT.clear()
+    return _structure_or_refusal(path)
+
+
+def _structure_or_refusal(path: Path):
+    r = Reader(str(path))
+    try:
+        return torch_zip.read_structure(r.pread, r.size)
+    except torch_zip.NotStatic as err:
+        return err
+    finally:
+        r.close()
+
+
+def test_a_file_laid_out_alike_is_known_without_parsing_and_a_changed_byte_is_never_mistaken(tmp_path):
+    """The static read remembers the layout of the last file it parsed (every byte of the two pages
+    it parsed but the CRCs and the archive folder naming the file): the next file laid out alike
+    gets the same object without a parse. A file of the same size that differs in any byte the
+    parse uses (a shape in the pickle, the folder of one record, a record's size) is parsed, and
+    reads as it would with nothing remembered."""
+    ids, mask, aux, final = _states(20, torch.bfloat16, pad=40)
+    state = {"input_ids": ids, "loss_mask": mask, "aux_hidden_state": aux[None], "hidden_state": final[None]}
+    torch.save(state, tmp_path / "data_1.ckpt")
+    ids2, mask2, aux2, final2 = _states(21, torch.bfloat16)
+    torch.save({"input_ids": ids2, "loss_mask": mask2, "aux_hidden_state": aux2[None], "hidden_state": final2[None]},
+               tmp_path / "data_2.ckpt")  # other data, other CRCs, another folder name: laid out alike
+    reference = _fresh(tmp_path / "data_1.ckpt")
+    hits = []
+    matches = torch_zip._Layout.matches
+
+    def counted(layout, z):
+        hits.append(matches(layout, z))
+        return hits[-1]
+
+    torch_zip._Layout.matches = counted  # type: ignore[method-assign]
+    try:
+        assert _structure_or_refusal(tmp_path / "data_2.ckpt") is reference
+        assert hits == [True]
+        _same(reference, torch.load(tmp_path / "data_2.ckpt", map_location="meta", weights_only=True))
+
+        data = (tmp_path / "data_1.ckpt").read_bytes()
+        pickle_at = data.index(b"data_1/data.pkl") + len("data_1/data.pkl")
+        t_at = data.index(b"M" + T.to_bytes(2, "little"), pickle_at)  # BININT2 300: a tensor's length
+        changed = {
+            "a shape": data[:t_at + 1] + (T - 1).to_bytes(2, "little") + data[t_at + 3:],
+            "one record's folder": data.replace(b"data_1/byteorder", b"dbta_1/byteorder"),
+            "a record's size in the directory": _patched_directory_size(data, b"data_1/.format_version"),
+        }
+        for what, patched in changed.items():
+            path = tmp_path / "data_3.ckpt"
+            path.write_bytes(patched)
+            assert len(patched) == len(data), what
+            _fresh(tmp_path / "data_1.ckpt")  # remembered: data_1's layout
+            hits.clear()
+            got = _structure_or_refusal(path)
+            assert hits == [False], what
+            want = _fresh(path)
+            if isinstance(want, Exception):
+                assert isinstance(got, torch_zip.NotStatic) and str(got) == str(want), what
+            else:
+                _same(got, want, what)
+        path.write_bytes(changed["a shape"])
+        _fresh(tmp_path / "data_1.ckpt")
+        with pytest.raises(AssertionError):  # the shape changed is read as such
+            _same(_structure_or_refusal(path), reference)
+    finally:
+        torch_zip._Layout.matches = matches  # type: ignore[method-assign]
+
+
+def _patched_directory_size(data: bytes, name: bytes) -> bytes:
+    """data with the uncompressed size of record `name` in the central directory one larger."""
+    at = data.rindex(name) - 46  # its central directory entry
+    assert data[at : at + 4] == b"PK\x01\x02"
+    size = int.from_bytes(data[at + 24 : at + 28], "little")
+    return data[: at + 24] + (size + 1).to_bytes(4, "little") + data[at + 28 :]
+
+
+def test_a_block_still_held_is_never_read_over(tmp_path):
+    """The counting reader reuses its block buffer from file to file (no fresh half MiB a file),
+    but never while a tensor of the last block is alive: rows kept keep their values."""
+    names = []
+    for i in range(2):
+        ids, mask, aux, final = _states(30 + i, torch.bfloat16)
+        names.append(tmp_path / f"data_{i}.ckpt")
+        torch.save({"input_ids": ids, "loss_mask": mask, "aux_hidden_state": aux, "hidden_state": final}, names[-1])
+    rows = [0, 7, T - 1]
+    blocks = []
+    for path in names:
+        r = Reader(str(path))
+        try:
+            parts = torch_zip.read_structure(r.pread, r.size)
+            state = torch.load(path, weights_only=True)
+            whole = [state["aux_hidden_state"][:, i * H:(i + 1) * H] for i in range(K)] + [state["hidden_state"]]
+            meta = [parts["aux_hidden_state"][:, i * H:(i + 1) * H] for i in range(K)] + [parts["hidden_state"]]
+            blocks.append((r.block(meta, rows), whole))
+        finally:
+            r.close()
+    first, second = blocks
+    for block, whole in blocks:  # each as read, the first untouched by the second's reading
+        for p, x in enumerate(whole):
+            assert torch.equal(block[p], x[rows]), p
+    assert first[0].untyped_storage().data_ptr() != second[0].untyped_storage().data_ptr()

@@ -64,17 +64,30 @@ class _Zip:
         self.head = pread(min(size, TAIL_BYTES), 0)
         self.tail_at = max(0, size - TAIL_BYTES)
         self.tail = pread(size - self.tail_at, self.tail_at)
+        # what the parse read and depends on (file ranges), and what of it it does not use or may
+        # differ between files laid out alike (the CRCs; the archive folder, the file's own name,
+        # at `named`): what _Layout compares the next file with
+        self.used: list[tuple[int, int]] = []
+        self.unused: list[tuple[int, int]] = []
+        self.named: list[int] = []
+        self.elsewhere = False  # read something outside the first page and the last 4 KiB
+
+    def parse(self) -> None:
         self.records = self._directory()
         first = next(iter(self.records), "")
         if "/" not in first:
             raise NotStatic("no archive folder")
         self.prefix = first.split("/", 1)[0] + "/"
 
-    def read(self, n: int, at: int) -> bytes:
-        if at + n <= len(self.head):
-            return self.head[at : at + n]
-        if at >= self.tail_at and at + n <= self.size:
+    def read(self, n: int, at: int, use: bool = True) -> bytes:
+        """n bytes at `at`; use False: read as torch reads them, the value unused."""
+        if at + n <= len(self.head) or (at >= self.tail_at and at + n <= self.size):
+            if use:
+                self.used.append((at, at + n))
+            if at + n <= len(self.head):
+                return self.head[at : at + n]
             return self.tail[at - self.tail_at : at - self.tail_at + n]
+        self.elsewhere = True
         data = self.pread(n, at)
         if len(data) != n:
             raise NotStatic("the file ends early")
@@ -85,6 +98,9 @@ class _Zip:
         at = tail.rfind(_EOCD)
         if at < 0 or len(tail) - at < 22:
             raise NotStatic("no end of central directory in the last 4 KiB")
+        # from the end record on: the same in a file laid out alike (where rfind finds it too,
+        # since no later byte differs); before it, the zip64 locator when there is one
+        self.used.append((self.tail_at + max(0, at - 20), self.size))
         _, disk, cd_disk, _, entries, cd_size, cd_offset, comment = struct.unpack("<4s4H2IH", tail[at : at + 22])
         if at + 22 + comment != len(tail) or disk or cd_disk:
             raise NotStatic("an odd end record")
@@ -105,6 +121,8 @@ class _Zip:
              offset) = _CENTRAL_ENTRY.unpack_from(cd, pos)
             if sig != _CENTRAL:
                 raise NotStatic("a broken central directory")
+            self.unused.append((cd_offset + pos + 16, cd_offset + pos + 20))  # the CRC
+            self.named.append(cd_offset + pos + 46)
             pos += 46
             name = cd[pos : pos + name_len].decode("utf-8", "replace")
             extra = cd[pos + name_len : pos + name_len + extra_len]
@@ -123,6 +141,7 @@ class _Zip:
         """Where record `name`'s bytes start: after its local header (read)."""
         header, size = self.records[self.prefix + name]
         local = self.read(30, header)
+        self.unused.append((header + 14, header + 18))  # the CRC
         if local[:4] != _LOCAL:
             raise NotStatic("a broken local header")
         name_len, extra_len = struct.unpack("<HH", local[26:30])
@@ -131,9 +150,9 @@ class _Zip:
             raise NotStatic("a record past the end of the file")
         return start
 
-    def record(self, name: str) -> bytes:
+    def record(self, name: str, use: bool = True) -> bytes:
         size = self.records[self.prefix + name][1]
-        return self.read(size, self.data_offset(name))
+        return self.read(size, self.data_offset(name), use)
 
 
 def _zip64(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
@@ -512,6 +531,94 @@ def _key(k: Any) -> Any:
 # ------------------------------------------------------------------------------------ the file
 
 
+class _Layout:
+    """What the last file read in full was read from, to know the next one laid out alike without
+    parsing it: every byte of its first page and last 4 KiB the parse used (the end record, the
+    central directory, the local headers read, data.pkl, the version, alignment and byte-order
+    records), less the CRCs (which the parse does not read and which differ with the data) and
+    the archive folder at the head of every name (torch names it after the file: data_12/...),
+    which must be one folder name of the same length in both, of plain ASCII. A file whose every
+    other such byte is the same, of the same size, is parsed into the same object: the parse is a
+    function of those bytes. Taken only when the parse read nothing outside those two pages (the
+    next file's are read anyway: the same preads, the same pages counted).
+
+    Made when a file is parsed, worked out only when a file of its size comes next (files of
+    varying lengths pay nothing for it)."""
+
+    __slots__ = ("z", "size", "built", "pieces", "named", "plen")
+
+    def __init__(self, z: _Zip, built: Any):
+        z.pread = _no_read  # its pages are all it keeps: never a read on a descriptor since closed (or reused)
+        self.z, self.size, self.built = z, z.size, built
+        self.pieces: list | None = None  # worked out by _prepare
+        self.named: list = []
+        self.plen = 0
+
+    def _prepare(self) -> bool:
+        """Work out the bytes to compare; False when this file's layout cannot be known so."""
+        z = self.z
+        plen = len(z.prefix)
+        names = [z.read(plen, at, use=False) for at in z.named] if not z.elsewhere else []
+        if (z.elsewhere or z.size <= 2 * TAIL_BYTES or not names or not z.prefix.isascii()
+                or any(name != z.prefix.encode() for name in names)):
+            return False  # (every name in the archive folder: else a name's first bytes are not its folder)
+        skip = sorted(z.unused + [(at, at + plen) for at in z.named])
+        pieces = []
+        for a, b in _union(z.used):
+            for x, y in skip:  # the used range less the skipped ones inside it
+                if y <= a or x >= b:
+                    continue
+                if x > a:
+                    pieces.append((a, x))
+                a = max(a, y)
+            if a < b:
+                pieces.append((a, b))
+        out = []
+        for a, b in pieces:
+            in_tail = a >= z.tail_at
+            if not in_tail and b > len(z.head):
+                return False
+            base = z.tail_at if in_tail else 0
+            out.append((in_tail, a - base, b - base, (z.tail if in_tail else z.head)[a - base : b - base]))
+        self.named = [(at >= z.tail_at, at - (z.tail_at if at >= z.tail_at else 0)) for at in z.named]
+        self.pieces, self.plen = out, plen
+        return True
+
+    def matches(self, z: _Zip) -> bool:
+        if z.size != self.size or len(z.head) != len(self.z.head):
+            return False
+        if self.pieces is None and not self._prepare():
+            self.size = -1  # never again
+            return False
+        head, tail = z.head, z.tail
+        for in_tail, a, b, expected in self.pieces or ():
+            if (tail if in_tail else head)[a:b] != expected:
+                return False
+        in_tail, a = self.named[0]
+        prefix = (tail if in_tail else head)[a : a + self.plen]
+        if not (prefix.isascii() and prefix.endswith(b"/") and prefix.count(b"/") == 1):
+            return False
+        return all((tail if in_tail else head)[a : a + self.plen] == prefix for in_tail, a in self.named)
+
+
+def _no_read(n: int, at: int) -> bytes:
+    raise NotStatic("a file read before, not read again")
+
+
+def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+#: the layout of the last file read in full (_Layout), or None
+_LAST_LAYOUT: list[_Layout | None] = [None]
+
+
 def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
     """What torch.load(file, map_location="meta", weights_only=True) returns for torch's zip of
     `size` bytes read with pread(n, offset), without unpickling; NotStatic when this reader does
@@ -520,11 +627,15 @@ def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
     read it, never change it."""
     try:
         z = _Zip(pread, size)
+        layout = _LAST_LAYOUT[0]
+        if layout is not None and layout.matches(z):
+            return layout.built
+        z.parse()
         if z.has("constants.pkl") or not z.has("data.pkl"):
             raise NotStatic("a TorchScript archive or no data.pkl")
         for name in (".data/serialization_id", "version"):  # what torch's reader reads too
             if z.has(name):
-                z.record(name)
+                z.record(name, use=False)
         offsets = _Offsets(z)
         if z.has("byteorder") and z.record("byteorder") != b"little":
             raise NotStatic("a big-endian file")
@@ -551,6 +662,7 @@ def read_structure(pread: Callable[[int, int], bytes], size: int) -> Any:
                 if len(_BUILT) >= 64:
                     _BUILT.clear()
                 _BUILT[key] = built
+        _LAST_LAYOUT[0] = _Layout(z, built)
         return built
     except NotStatic:
         raise

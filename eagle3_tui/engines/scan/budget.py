@@ -27,6 +27,8 @@ import io
 import json
 import os
 import struct
+import sys
+import threading
 from typing import Any, BinaryIO, cast
 
 from eagle3_tui.engines.read import torch_gate, torch_zip
@@ -64,15 +66,20 @@ def _page_span(n: int) -> int:
 
 
 class Reader(io.RawIOBase):
-    """A sample file read with pread, readahead off; `bytes` counts every byte read, page-widened."""
+    """A sample file read with pread, readahead off; `bytes` counts every byte read, page-widened.
+    fd: the file open already with readahead off (records._head read its first bytes with it),
+    used and left open; else the reader opens the path and closes it. first: the file's first
+    bytes, read already with fd (a pread within them is served from them: page 0 is counted)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, fd: int | None = None, first: builtins.bytes = b""):
         super().__init__()
-        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        self.owned = fd is None
+        self.first = first if fd is not None else b""
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if fd is None else fd
         self.size = os.fstat(self.fd).st_size
         self.pos = 0
         self.pages = {0}  # the pages of the file read (page 0: the head records.scan_file read)
-        if hasattr(os, "posix_fadvise"):
+        if self.owned and hasattr(os, "posix_fadvise"):
             os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
 
     # ------------------------------------------------------------ a file object for torch.load
@@ -97,7 +104,7 @@ class Reader(io.RawIOBase):
         return len(data)
 
     def close(self) -> None:
-        if not self.closed:
+        if not self.closed and self.owned:
             os.close(self.fd)
         super().close()
 
@@ -111,6 +118,8 @@ class Reader(io.RawIOBase):
 
     def pread(self, n: int, offset: int) -> builtins.bytes:  # (`bytes` is the count, in this class)
         """n bytes at offset; the pages they lie in are counted (what the kernel reads)."""
+        if offset == 0 and n <= len(self.first):
+            return self.first[:n]  # read by records._head with this descriptor, page 0 counted
         data = os.pread(self.fd, n, offset)
         if data:
             self.pages.update(range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1))
@@ -145,10 +154,11 @@ class Reader(io.RawIOBase):
         if os.preadv(self.fd, [buf], lo) != hi - lo:
             raise ValueError("the file ends inside a tensor")
         self.pages.update(pages)
-        return [torch.frombuffer(buf, dtype=dtype, offset=at, count=count).as_strided(shape, stride)
-                for dtype, at, count, shape, stride in views]
+        out = [torch.frombuffer(buf, dtype=dtype, offset=at, count=count) for dtype, at, count, _ in views]
+        # a 1-D contiguous tensor (the usual ids and mask) is what frombuffer gave: no as_strided
+        return [x if how is None else x.as_strided(*how) for x, (*_, how) in zip(out, views)]
 
-    def block(self, parts: list, pick):
+    def block(self, parts: list, rows: list[int]):
         """The picked rows of every part as one [P, R, w] tensor, each row read straight into its
         place (the parts side by side in a row of the file in one single-buffer preadv per row:
         no copies, no stack; in memory [R, P, w], seen as [P, R, w]); None when the parts differ
@@ -160,10 +170,9 @@ class Reader(io.RawIOBase):
         width, dtype = x0.shape[1], x0.dtype
         if any(x.shape[1] != width or x.dtype != dtype for x in parts) or not hasattr(os, "preadv"):
             return None
-        rows = pick.tolist()
         n, row_bytes = len(rows), width * x0.element_size()
         line = len(parts) * row_bytes
-        buf = bytearray(n * line)
+        buf = _block_buffer(n * line)  # every byte of it read below
         view = memoryview(buf)
         fd, preadv = self.fd, os.preadv
         p = 0
@@ -179,7 +188,7 @@ class Reader(io.RawIOBase):
             p += len(group)
         return torch.frombuffer(buf, dtype=dtype).view(n, len(parts), width).permute(1, 0, 2)
 
-    def rows(self, parts: list, pick) -> list:
+    def rows(self, parts: list, rows: list[int]) -> list:
         """The picked rows of each part (structure-only [T, w] tensors) as real [R, w] tensors.
         The parts side by side in a row of the file (the slots of aux_hidden_state) come in one
         read per row."""
@@ -187,7 +196,6 @@ class Reader(io.RawIOBase):
         import torch
 
         out = []
-        rows = pick.tolist()
         for group in _side_by_side(parts):
             x0, es = group[0][0], group[0][0].element_size()
             base, step = group[0][1], x0.stride(0) * es
@@ -207,6 +215,23 @@ class Reader(io.RawIOBase):
         return out
 
 
+#: per thread: the last block's buffer, reused when nothing holds it any more (a fresh half MiB a
+#: file was zeroed and faulted in page by page: ~100 page faults, 1-2 us each on this VM)
+_BLOCKS = threading.local()
+
+
+def _block_buffer(n: int) -> bytearray:
+    """A bytearray of n bytes (contents undefined): the last one made in this thread when it is
+    that size and no tensor or view of the last block refers to it, else a new one."""
+    held = getattr(_BLOCKS, "buf", None)
+    # more references than when it was made here (_BLOCKS' own, `held`, getrefcount's argument):
+    # a tensor or view of the last block is alive, and keeps its bytes
+    if held is None or len(held) != n or sys.getrefcount(held) > _BLOCKS.refs:
+        held = _BLOCKS.buf = bytearray(n)
+        _BLOCKS.refs = sys.getrefcount(held)
+    return held
+
+
 #: wholes() of the same tensors as the file before (a shard laid out alike): its plan
 _LAST_WHOLES: list = [(), None]
 
@@ -222,8 +247,11 @@ def _wholes_plan(xs: list) -> tuple | None:
     lo, hi = min(s for s, _ in spans), max(s + n for s, n in spans)
     if any(n == 0 for _, n in spans) or len(pages) != (hi - 1) // PAGE - lo // PAGE + 1:
         return None
-    return lo, hi, tuple(pages), [(x.dtype, start - lo, n // x.element_size(), tuple(x.shape), tuple(x.stride()))
-                                  for x, (start, n) in zip(xs, spans)]
+    views = []
+    for x, (start, n) in zip(xs, spans):
+        count, shape, stride = n // x.element_size(), tuple(x.shape), tuple(x.stride())
+        views.append((x.dtype, start - lo, count, None if (shape, stride) == ((count,), (1,)) else (shape, stride)))
+    return lo, hi, tuple(pages), views
 
 
 _ROW_PAGES: dict[tuple, tuple[int, ...]] = {}

@@ -6,11 +6,13 @@ Shipped to the box with the scan: torch and the standard library only.
 
 from __future__ import annotations
 
+import bisect
 import copy
 from typing import Any
 
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import ZIP_MAGIC, load_sample, maps_file
+from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.read.schema import normalize
 from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.agreement import record_acceptance
@@ -37,18 +39,20 @@ PREAD_MIN_BYTES = 16 << 20
 
 def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None,
-            counted: bool = True, pair: bool = False) -> ScanRecord:
+            counted: bool = True, pair: bool = False, fd: int | None = None) -> ScanRecord:
     """The measured fields of a sample's scan record (records.py adds its place in the tree).
     A quick scan of a sample larger than `budget` reads its structure and rows with a counting
     reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
-    False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py)."""
+    False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py).
+    fd: the file open already, readahead off (records._head): the counting reader reads with it
+    (the caller closes it)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
     reader = sample = None
     if counted and not full and size > budget and drafter is None and (mapped or head.startswith(ZIP_MAGIC)):
-        reader, sample = _structure_only(path, head)
+        reader, sample = _structure_only(path, head, fd)
     if sample is None:
         sample = load_sample(path)
     n_slots = len(sample.slots)
@@ -59,13 +63,18 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
         for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
             no_readahead(x)
-    t, valid = sample.tokens, sample.valid_len
     ids, mask = sample.ids, sample.loss_mask
+    ids_np, mask_np = _numpy(ids), _numpy(mask)
+    t = sample.tokens
+    # Sample.valid_len's answer; its usual case (a last id or mask not 0) from numpy views: indexing
+    # a tensor for one element costs microseconds of dispatch, thrice a file
+    plain = ids_np is not None and mask_np is not None and len(ids_np) and (int(ids_np[-1]) or int(mask_np[-1]))
+    valid = t if plain else _valid_len(sample, ids_np, mask_np)
     vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
     per_part = _fit(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
     # a sample larger than the budget gets picked rows, however few elements its rows hold (the
     # shortcut of pick_rows for those, every row, is for its CPU, not its bytes)
-    pick = None if per_part is None else _pick(t, valid, per_part)
+    pick, picked = (None, None) if per_part is None else _pick(t, valid, per_part)  # picked: pick as a list
     if reader is not None and pick is None:  # every row after all: read through the mapping
         reader.close()
         return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False,
@@ -73,20 +82,20 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     quick = not full and pick is not None
 
     try:
-        rows_of = None if reader is None else reader.block(parts, pick) if pick is not None else None
+        rows_of = None if reader is None else reader.block(parts, picked) if pick is not None else None
         if reader is not None and rows_of is None:
-            rows_of = reader.rows(parts, pick)
+            rows_of = reader.rows(parts, picked)
     finally:
         if reader is not None:
             reader.close()
-    stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of)
+    stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of, picked)
 
     pad = t - valid
     rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec, valid)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
-    read = (rows_of, pick) if rows_of is not None else None
+    read = (rows_of, picked) if rows_of is not None else None
     accepted: dict[str, Any] = {}
     if drafter is not None:
         accepted["accept"] = record_acceptance(sample, drafter[0], model=drafter[1], full=full, rows=rows)
@@ -98,8 +107,9 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "valid_tokens": valid,
         "padding": pad,
         "padding_nonzero": any(pad_flags),
-        "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad),
-        "loss_ones": int(torch.count_nonzero(mask[:valid])) if mask is not None else None,
+        "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad, ids_np),
+        "loss_ones": (int((mask_np[:valid] != 0).sum()) if mask_np is not None
+                      else int(torch.count_nonzero(mask[:valid])) if mask is not None else None),
         "k": n_slots,
         "hidden": sample.hidden,
         "dtype": sample.dtype,
@@ -110,7 +120,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "fingerprint": fingerprint(ids, parts, valid, read=read),
         # what `eagle3-tui pair` matches a capture on (engines/scan/pairprint.py), when asked;
         # under a byte budget, of the rows it read (the same rows whether asked or not)
-        **({"pair": record_print(ids, parts, valid, read=read and (list(read[0]), read[1]))} if pair else {}),
+        **({"pair": record_print(ids, parts, valid, read=read and (list(read[0]), pick))} if pair else {}),
         "rows_read": rows_read,
         "bytes_read": bytes_read,
         "mapped": mapped,
@@ -123,7 +133,7 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
           valid: int) -> tuple[int, int]:
     """(rows read per part, bytes read) of a sample: counted by the reader when it read them."""
     if reader is not None:
-        return len(pick), reader.bytes
+        return pick.shape[0], reader.bytes  # (shape, not len(): torch's __len__ is Python)
     if not quick or not mapped:
         return t, size
     # a quick read through the mapping (a file the reader could not take): the rows' share, with
@@ -132,9 +142,10 @@ def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: lis
     return n, min(size, n * sum(x.shape[1] * x.element_size() for x in parts) + vec + PAGE)
 
 
-def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None):
+def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of=None, picked=None):
     """(per-part stats, signature) of a sample's parts. rows_of: the picked rows of each part,
-    read already (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part)."""
+    read already (budget.Reader.block: one [P, R, H] tensor, or .rows: one [R, w] per part);
+    picked: pick as a list."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
@@ -145,15 +156,15 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     if rows_of is None and mapped and quick and parts and same and size >= PREAD_MIN_BYTES:
         rows_of = pread_rows(path, parts, pick)
     if rows_of is not None:
-        pass_ = rows_pass(rows_of, None, len(pick)) if same else parts_apart(rows_of, None, len(pick), n_slots, has_final)
+        pass_ = rows_pass(rows_of, None, len(picked)) if same else parts_apart(rows_of, None, len(picked), n_slots, has_final)
         norms, cos, nan, inf, first, _ = pass_
-        first = [None if f is None else int(pick[f]) for f in first]
+        first = [None if f is None else picked[f] for f in first]
     elif parts and same:
         norms, cos, nan, inf, first, _ = rows_pass(parts, pick if quick else None, t)
     else:
         norms, cos, nan, inf, first, _ = parts_apart(parts, pick if quick else None, t, n_slots, has_final)
     # picked rows are sorted, valid ones first: the valid rows read are a prefix of norms
-    picked_valid = int((pick < valid).sum()) if pick is not None else 0
+    picked_valid = bisect.bisect_left(picked, valid) if picked is not None else 0
     n_valid = picked_valid if quick else valid
     # signatures always come from the rows a quick scan reads, so quick and full records agree
     sig_rows = slice(0, n_valid) if quick or pick is None else pick[:picked_valid]
@@ -161,12 +172,12 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     # the usual case (every norm and cosine finite): on a small file the per-op cost of torch,
     # not the arithmetic, is what the statistics cost, so they come from one reduction
     summary = None
-    if len(norms) and n_valid and isinstance(sig_rows, slice):
+    if norms.shape[0] and n_valid and isinstance(sig_rows, slice):
         summary = finite_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
     if summary is not None:
         stats, sig = summary
     else:
-        finite = bool(len(norms)) and all_finite(norms, cos)
+        finite = bool(norms.shape[0]) and all_finite(norms, cos)
         positions = pick if quick else torch.arange(t)
         stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
         sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
@@ -177,8 +188,8 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
 #: object to every file of a shard laid out alike), the Sample made of it (its ids and loss mask
 #: still structure-only), and what fit_rows answered for it: the same for the next such file
 _LAYOUT: list = [None, None, {}]
-#: (tokens, valid tokens, rows) -> pick_rows' answer (read only)
-_PICKS: dict[tuple[int, int, int], Any] = {}
+#: (tokens, valid tokens, rows) -> pick_rows' answer and the same as a list (read only)
+_PICKS: dict[tuple[int, int, int], tuple[Any, list[int] | None]] = {}
 
 
 def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool) -> int | None:
@@ -191,28 +202,39 @@ def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool)
     return _LAYOUT[2][key]
 
 
-def _pick(t: int, valid: int, per_part: int):
+def _pick(t: int, valid: int, per_part: int) -> tuple[Any, list[int] | None]:
+    """pick_rows' rows (a tensor, None for every row) and the same as a list."""
     key = (t, valid, per_part)
-    pick = _PICKS.get(key)
-    if pick is None:
+    got = _PICKS.get(key)
+    if got is None:
         if len(_PICKS) >= 256:
             _PICKS.clear()
-        pick = _PICKS[key] = pick_rows(t, valid, per_part)
-    return pick
+        pick = pick_rows(t, valid, per_part)
+        got = _PICKS[key] = (pick, None if pick is None else pick.tolist())
+    return got
 
 
-def _structure_only(path: str, head: bytes):
+def _shallow(sample: Sample) -> Sample:
+    """copy.copy(sample) (the same shallow copy of a dataclass's fields) without copy's protocol
+    machinery, a few microseconds a file."""
+    out = object.__new__(Sample)
+    out.__dict__.update(sample.__dict__)
+    return out
+
+
+def _structure_only(path: str, head: bytes, fd: int | None = None):
     """(counting reader, Sample whose parts are structure-only tensors and whose ids and loss mask
-    are read), or (None, None) when the file is not read so (the caller maps it)."""
+    are read), or (None, None) when the file is not read so (the caller maps it). fd: the file
+    open already (readahead off), the reader's to use and not to close."""
     reader = None
     try:
-        reader = Reader(path)
+        reader = Reader(path, fd=fd, first=head if fd is not None else b"")
         found = structure(reader, head)
         if found is None:
             reader.close()
             return None, None
         if found[0] is _LAYOUT[0] and not found[1]:
-            sample = copy.copy(_LAYOUT[1])  # laid out as the file before: its Sample, this path
+            sample = _shallow(_LAYOUT[1])  # laid out as the file before: its Sample, this path
             sample.path = path
         else:
             sample = normalize(found[0], path=path, metadata=found[1])
@@ -235,12 +257,37 @@ def _structure_only(path: str, head: bytes):
         return None, None
 
 
-def _masked_zero_tail(ids, mask, t: int, pad: int) -> int:
-    """Loss-masked rows in a trailing run of id 0 of at least two rows (padding with loss)."""
+def _valid_len(sample, ids_np, mask_np) -> int:
+    """sample.valid_len (rows less the trailing run where both the id and the loss mask are 0),
+    its trailing run found in numpy: the Python loop over 2,048 ids turned into lists cost ~50 us
+    a padded file."""
+    if ids_np is None or mask_np is None or ids_np.ndim != 1 or mask_np.shape != ids_np.shape or not len(ids_np):
+        return sample.valid_len
+    kept = ((ids_np != 0) | (mask_np != 0)).nonzero()[0]  # NaN is not 0, as in the loop
+    return sample.tokens - (len(ids_np) - (int(kept[-1]) + 1 if len(kept) else 0))
+
+
+def _numpy(x):
+    """A numpy view of tensor x (no copy), None when numpy has no such dtype (bf16) or x is not
+    a plain CPU tensor. (Arrays torch makes, used through their own methods: numpy is never
+    imported here, the agent ships torch and the standard library only.)"""
+    if x is None:
+        return None
+    try:
+        return x.numpy()
+    except (RuntimeError, TypeError):
+        return None
+
+
+def _masked_zero_tail(ids, mask, t: int, pad: int, ids_np=None) -> int:
+    """Loss-masked rows in a trailing run of id 0 of at least two rows (padding with loss).
+    ids_np: a numpy view of ids (its last id read there)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    if ids is None or mask is None or pad or not len(ids) or int(ids[-1]):  # a last id not 0: no such run
+    if ids is None or mask is None or pad or not ids.shape[0]:
+        return 0
+    if int(ids_np[-1] if ids_np is not None else ids[-1]):  # a last id not 0: no such run
         return 0
     nz = torch.nonzero(ids).flatten()
     tail_start = int(nz[-1]) + 1 if nz.numel() else 0

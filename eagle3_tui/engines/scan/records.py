@@ -64,6 +64,8 @@ from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
 _SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
 _MAGIC = (b"PK\x03\x04", b"\x1f\x8b", b"\x80")
+#: what records._head reads of a file: its first page
+_HEAD_BYTES = 4096
 
 
 # ------------------------------------------------------------------------------- walking
@@ -147,16 +149,17 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         return _error(base, why, **({"not_sample": True} if odd else {}))
     looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
     head = b""  # a small sample is read whole, gzip or not: loading it says what it is
+    fd = None  # the descriptor the head was read with: the counting reader reads the rest with it
     if not looks_like_sample or size > min(SMALL_FILE_BYTES, budget):  # budget: read by the counting reader
         try:
-            head = _head(path)
+            fd, head = _head(path)
         except OSError as err:
             return _error(base, "permission denied" if isinstance(err, PermissionError) else f"cannot read file: {err.strerror}")
-    if not looks_like_sample and not _known_magic(head, size):
-        return _error(base, "not a sample file", not_sample=True)
     try:
+        if not looks_like_sample and not _known_magic(head, size):
+            return _error(base, "not a sample file", not_sample=True)
         measured = cast(dict, measure(path, size, head, full=full, rows=rows, budget=budget, drafter=drafter,
-                                      vocab_mapping=vocab_mapping, pair=pair))
+                                      vocab_mapping=vocab_mapping, pair=pair, fd=fd))
         return cast(ScanRecord, {**base, **measured})
     except NotASample as err:
         return _error(base, str(err), not_sample=True)
@@ -166,18 +169,28 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         return _error(base, "out of memory while reading the file")
     except Exception as err:  # one odd file must never stop a 100,000-file scan
         return _error(base, f"{type(err).__name__}: {str(err)[:200]}")
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
-def _head(path: str) -> bytes:
-    """The first 16 bytes, readahead off: a buffered read of them marked pages for readahead that
-    a later read of the sample then pulled in (half a MiB of a 64 MiB sample nobody asked for)."""
-    fd = os.open(path, os.O_RDONLY)
+def _head(path: str) -> tuple[int, bytes]:
+    """(an open descriptor, the first page), readahead off: a buffered read of the first bytes
+    marked pages for readahead that a later read of the sample then pulled in (half a MiB of a
+    64 MiB sample nobody asked for). The caller closes the descriptor; the counting reader
+    (engines/scan/budget.py) reads the sample with it (one open a file, not two) and takes the
+    page as read (torch's zip is read from its first page: the kernel reads a page whatever part
+    of it is asked, so asking for all of it costs no byte more than the 16 the format needs).
+    O_NONBLOCK: should the file have been swapped for a FIFO since the listing, opening returns
+    (and the read fails) instead of waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if hasattr(os, "posix_fadvise"):
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-        return os.pread(fd, 16, 0)
-    finally:
+        return fd, os.pread(fd, _HEAD_BYTES, 0)
+    except BaseException:
         os.close(fd)
+        raise
 
 
 def _error(base: dict[str, Any], message: str, **extra: Any) -> ScanRecord:

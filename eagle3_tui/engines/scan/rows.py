@@ -14,6 +14,7 @@ import math
 import mmap as mmap_mod
 import os
 import struct
+import threading
 import zipfile
 from typing import Any
 
@@ -159,11 +160,41 @@ def rows_pass(parts: Any, pick, t: int):
 
     stacked = isinstance(parts, torch.Tensor)  # [P, R, H] already (budget.Reader.block)
     n_parts, h = (parts.shape[0], parts.shape[2]) if stacked else (len(parts), parts[0].shape[1])
-    n_rows = t if pick is None else len(pick)
+    n_rows = t if pick is None else pick.shape[0]
     step = max(1, CHUNK_ELEMENTS // max(h * n_parts, 1))
-    if stacked or (n_rows <= step and len({x.dtype for x in parts}) == 1):
+    if stacked:  # a quick scan's rows (budget.Reader.block): into the thread's scratch tensors
+        chunk = _scratch_float(parts) if parts.dtype != torch.float32 else parts
+        n = torch.linalg.vector_norm(chunk, dim=-1)
+        norm_rows = n.tolist()
+        flat = [v for row in norm_rows for v in row]
+        finite = math.isfinite(sum(flat))  # (float32 norms: their sum in a double cannot overflow)
+        nan, inf = [0] * n_parts, [0] * n_parts
+        first: list[int | None] = [None] * n_parts
+        if not finite:  # count them (_nonfinite's counts, on a numpy view: no torch kernel met for the first time)
+            values = chunk.numpy()
+            for i, row in enumerate(norm_rows):
+                bad = [r for r, v in enumerate(row) if not math.isfinite(v)]
+                if bad:
+                    part = values[i]
+                    nan[i] = int((part != part).sum())  # NaN alone is not itself
+                    inf[i] = int((abs(part) == math.inf).sum())
+                    first[i] = bad[0] if pick is None else int(pick[bad[0]])
+        cos = None
+        if n_parts > 1:
+            if chunk is parts:  # float32 rows read: the block itself, which the fingerprint reads next
+                products = _scratch_product(chunk)
+            else:
+                # part i's rows times part i+1's, written over part i's own (the scratch copy; part i
+                # is not read again): chunk[:-1] * chunk[1:] without a second buffer to fault in
+                for i in range(n_parts - 1):
+                    chunk[i].mul_(chunk[i + 1])
+                products = chunk.narrow(0, 0, n_parts - 1)
+            # the cosines' last three float32 operations in numpy, which rounds each as torch does
+            cos = _cosines(products.sum(-1), n, finite and max(flat) < _PLAIN_NORM)
+        return n, cos, nan, inf, first, None
+    if n_rows <= step and len({x.dtype for x in parts}) == 1:
         # one chunk (every small file): no buffer, no copies into it, no slices to fill
-        chunk = (parts if stacked else torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts])).float()
+        chunk = torch.stack(parts if pick is None else [x.index_select(0, pick) for x in parts]).float()
         n = torch.linalg.vector_norm(chunk, dim=-1)
         cos = None
         if n_parts > 1:
@@ -188,6 +219,61 @@ def rows_pass(parts: Any, pick, t: int):
             cos[:, r0:r1] = dots / (n[:-1] * n[1:]).clamp_min(1e-12)
         _nonfinite(chunk, n, r0, pick, nan, inf, first)
     return norms, cos, nan, inf, first, None
+
+
+#: per thread: the float32 rows and the neighbours' products of the last stacked pass, reused by
+#: the next one of the same shape (a quick scan's files of one shard): no fresh megabyte to fault
+#: in and evict the caches with, per file
+_SCRATCH = threading.local()
+
+
+def _scratch_float(parts):
+    """parts.float() into the float32 tensor the last call of this shape and layout made (what
+    .float() makes: the same strides, the same conversion, the same bits)."""
+    held = getattr(_SCRATCH, "rows", None)
+    if held is None or held.shape != parts.shape or held.stride() != parts.stride():
+        held = _SCRATCH.rows = parts.float()
+        if held.stride() != parts.stride():  # not the layout asked: never reused
+            _SCRATCH.rows = None
+        return held
+    return held.copy_(parts)
+
+
+def _scratch_product(chunk):
+    """chunk[:-1] * chunk[1:] into the tensor the last call of this shape made."""
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    m = chunk.shape[0] - 1
+    a, b = chunk.narrow(0, 0, m), chunk.narrow(0, 1, m)  # chunk[:-1], chunk[1:] (narrow: less dispatch)
+    held = getattr(_SCRATCH, "product", None)
+    if held is None or held.shape != a.shape or getattr(_SCRATCH, "product_of", None) != a.stride():
+        held = _SCRATCH.product = a * b
+        _SCRATCH.product_of = a.stride()
+        return held
+    return torch.mul(a, b, out=held)
+
+
+#: norms below this: the product of two is a finite float32 (rows_pass's numpy path)
+_PLAIN_NORM = 1e18
+
+
+def _cosines(dots, n, plain: bool = True):
+    """dots / (n[:-1] * n[1:]).clamp_min(1e-12) as torch computes it in float32. plain: the norms
+    are finite and below _PLAIN_NORM (nothing overflows, no NaN): the product, the clamp and the
+    quotient on numpy views, each one correctly rounded IEEE float32 operation as in torch, without
+    torch's per-op dispatch on a [P-1, R] tensor (numpy through the arrays torch makes: it is never
+    imported, the agent ships torch and the standard library only). Else in torch, where NaN, Inf
+    and overflow need no warnings silenced."""
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    if not plain:
+        m = n.shape[0] - 1
+        return dots / (n.narrow(0, 0, m) * n.narrow(0, 1, m)).clamp_min(1e-12)
+    nn = n.numpy()
+    den = nn[:-1] * nn[1:]
+    return torch.from_numpy(dots.numpy() / den.clip(min=den.dtype.type(1e-12)))
 
 
 def _nonfinite(chunk, n, r0: int, pick, nan: list, inf: list, first: list):
@@ -257,15 +343,16 @@ def finite_summary(norms, cos, n_valid: int, valid: int, row0_stratum: bool, nan
     these). None when a norm is not finite (the sums say so: norms are >= 0), for the exact path;
     finite norms make finite cosines. The massive-activation rows (massive_rows, the same rows
     and medians) are taken off the sums for norm_bulk and the signature."""
-    p = len(norms)
-    meds = norms[:, :n_valid].median(1).values.tolist()  # torch's lower median, as massive_rows
+    p = norms.shape[0]
     rows = norms.tolist()
-    cos_rows = cos[:, :n_valid].tolist() if cos is not None else []
+    cos_rows = [c[:n_valid] for c in cos.tolist()] if cos is not None else []
     sums = [sum(r[:n_valid]) for r in rows]
     pads = [sum(r[n_valid:]) for r in rows]
     cos_sums = [sum(c) for c in cos_rows]
     if not all(map(math.isfinite, sums + pads + cos_sums)):
         return None
+    # torch's lower median (massive_rows' nanmedian of finite norms), of the float32 values as such
+    meds = [sorted(r[:n_valid])[(n_valid - 1) // 2] for r in rows]
     tops = [max(r[:n_valid]) for r in rows]
     big: set[int] = set()
     if min(meds) > 0:  # a part with a median of 0: no yardstick
@@ -402,21 +489,37 @@ def fingerprint(ids, parts: list, valid: int, read: tuple | None = None) -> str:
     rows = sorted({0, valid - 1}) if valid else None
     if read is not None:
         got, picked = read
-        at_read = [picked.tolist().index(r) for r in rows] if rows is not None else []
+        picked = picked if isinstance(picked, list) else picked.tolist()
+        at_read = [picked.index(r) for r in rows] if rows is not None else []
         block = got.view(torch.uint8).numpy() if isinstance(got, torch.Tensor) else None
-        for i, x in enumerate(parts):
-            h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+        for i, part_head in enumerate(_part_heads(parts)):
+            h.update(part_head)
             for j in at_read:
                 h.update(block[i, j] if block is not None else got[i][j].view(torch.uint8).numpy())
         return h.hexdigest()[:24]
-    for x in parts:
-        h.update(f"{tuple(x.shape)} {x.dtype}".encode())
+    for x, part_head in zip(parts, _part_heads(parts)):
+        h.update(part_head)
         if rows is not None:
             stored = _stored(x)
             for r in rows:
                 row = stored[r]
                 h.update(row if row.flags.c_contiguous else row.copy())  # a transposed part
     return h.hexdigest()[:24]
+
+
+#: the structure-only parts _part_heads was last asked about (the same tensors for every file of a
+#: shard laid out alike: engines/read/torch_zip.py) and its answer
+_LAST_HEADS: list = [((), [])]
+
+
+def _part_heads(parts: list) -> list[bytes]:
+    """What the fingerprint hashes before each part's rows: its shape and dtype."""
+    held, heads = _LAST_HEADS[0]
+    if len(held) != len(parts) or any(a is not b for a, b in zip(held, parts)):
+        heads = [f"{tuple(x.shape)} {x.dtype}".encode() for x in parts]
+        if all(x.device.type == "meta" for x in parts):  # never holds a mapped file's tensors
+            _LAST_HEADS[0] = (tuple(parts), heads)
+    return heads
 
 
 _SAME_SIZE_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
