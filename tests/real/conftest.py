@@ -14,13 +14,14 @@ from tests.helpers.autouse import _no_ssh_agent, _one_torch_thread  # noqa: F401
 
 
 def pytest_collection_modifyitems(config, items):
-    """A module's tests here share module fixtures that run the real model (the faulty captures, the
-    30 correct pairs, the scan datasets): under xdist's loadgroup each worker that ran one of them
-    built them again. One group per module keeps them in one worker, built once."""
+    """The tests here run in one xdist worker: their module fixtures run the real models (the faulty
+    captures, the 30 correct pairs, the scan datasets), which each worker that ran one of a module's
+    tests built again, and on a fresh machine the first of them builds each model's folder and chats
+    under a lock that the other worker sat idle on (49 s of a 9-minute run)."""
     here = Path(__file__).parent
     for item in items:
-        if item.path.parent == here and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(f"real-{item.path.stem}"))
+        if item.path.parent == here:
+            item.add_marker(pytest.mark.xdist_group("real"))
 
 
 def mid_layer_states(target, ids: list[int], dtype) -> list[torch.Tensor]:

@@ -15,9 +15,6 @@ from eagle3_tui.commands import pair as pair_cmd
 from tests.helpers.cli import run_command
 from tests.helpers.real_smollm2_only import smollm2_only_chats, smollm2_only_target  # noqa: F401 - SmolLM2 only (see there)
 
-# its real-model captures are computed once: the module's tests share one xdist worker
-pytestmark = pytest.mark.xdist_group("real-pair")
-
 N = 16
 
 
