@@ -9,7 +9,10 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from eagle3_tui.engines.finding_codes import CODES, FindingCode, raised_by, title
+from eagle3_tui.engines.results import finding
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "eagle3_tui"
@@ -142,10 +145,6 @@ def test_every_entry_is_complete():
 def test_a_finding_is_built_only_for_a_registered_code_at_its_level_or_below():
     """The static walk above sees literal codes; `finding` itself holds the rest (composed codes,
     severities chosen at run time): it refuses what the registry does not promise."""
-    import pytest
-
-    from eagle3_tui.engines.results import finding
-
     built = finding("scale_mismatch", "info", "ratio 2.0", factor=2.0)
     assert built == {"code": "scale_mismatch", "severity": "info", "message": "ratio 2.0", "factor": 2.0}
     with pytest.raises(ValueError, match="not in engines/finding_codes.py"):
