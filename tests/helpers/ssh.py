@@ -319,15 +319,24 @@ def own_box(tmp_path, keys):
     sshd.stop()
 
 
-async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: int, then) -> tuple[int, list[dict], str]:
+async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: int, then,
+                        backoff: tuple[float, ...] | None = None) -> tuple[int, list[dict], str]:
     """Run `scan box:folder --json --workers N` as a user would (HOME with the box's config, no
     ssh-agent; forked from the warm interpreter, as cli()); call then() once `after_lines` records
-    came. Returns (exit code, every stdout line decoded, stderr)."""
+    came. Returns (exit code, every stdout line decoded, stderr). `backoff`: the seconds before
+    each reconnection instead of SshSession's (as many tries, less waiting)."""
     import json
 
     env = _user_env(home)
-    argv = [sys.executable, "-m", "eagle3_tui", "scan", f"box:{folder}", "--json", "--workers", str(workers),
-            "--remote-python", sys.executable]
+    args = ["scan", f"box:{folder}", "--json", "--workers", str(workers), "--remote-python", sys.executable]
+    if backoff is None:
+        argv = [sys.executable, "-m", "eagle3_tui", *args]
+    else:
+        argv = [sys.executable, "-c", "import sys\n"
+                "from eagle3_tui.sources.ssh_session import SshSession\n"
+                f"SshSession.backoff = {tuple(backoff)!r}\n"
+                "from eagle3_tui.cli import main\n"
+                "raise SystemExit(main(sys.argv[1:]))", *args]
     loop = asyncio.get_running_loop()
     out_r, out_w = os.pipe()
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as stderr:

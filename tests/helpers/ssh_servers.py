@@ -134,6 +134,9 @@ class Sshd:
             "MaxSessions 100\n"
             "Subsystem sftp internal-sftp\n"
             "LogLevel ERROR\n"
+            # a login's environment is sshd's own, not the test worker's: the suite's one torch
+            # thread a process (tests/conftest.py) reaches the box's agents only this way
+            "SetEnv OMP_NUM_THREADS=1\n"
         )
         self.proc: subprocess.Popen | None = None
 

@@ -37,7 +37,9 @@ async def test_a_session_killed_mid_scan_is_resumed_without_reading_a_file_twice
 
 async def test_a_box_that_stays_away_still_gets_the_summary_and_findings_of_what_was_read(own_box, many):
     sshd, home = own_box
-    rc, lines, err = await scan_box_json(home, many, workers=1, after_lines=100, then=sshd.stop)
+    # SshSession's five tries, a tenth of its waiting (15 s of sleep is not what this test is about)
+    rc, lines, err = await scan_box_json(home, many, workers=1, after_lines=100, then=sshd.stop,
+                                         backoff=(0.0, 0.1, 0.2, 0.4, 0.8))
     *records, last = lines
     assert rc == 2, err
     assert "gave up after 5 reconnects" in err and "Traceback" not in err, err
