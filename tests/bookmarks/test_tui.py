@@ -4,18 +4,18 @@
 from __future__ import annotations
 
 import posixpath
-import sys
 from pathlib import Path
 
 import pytest
 
 from eagle3_tui.bookmarks import open_store
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.start.connect import open_target
 from eagle3_tui.ui.bookmarks.screen import BookmarksScreen, ConfirmScreen, TextPrompt
+from eagle3_tui.ui.start.connect import open_target
 from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tree import make_tree
 from tests.helpers.tui import make_app, screen_text, wait_until
+from tests.helpers.warm_cli import warm_box_python
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +198,7 @@ async def test_jump_connects_to_the_bookmarks_host(box, tree, tmp_path):
     remote_file = tree / "rows_0-2000" / "data_10.ckpt"
     with open_store() as store:
         store.add(f"box:{remote_file}", note="on the GPU box")
-    app = Eagle3App(str(tree), remote_python=sys.executable, opener=opener)
+    app = Eagle3App(str(tree), remote_python=warm_box_python(), opener=opener)
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         await pilot.press("B")

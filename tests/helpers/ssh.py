@@ -208,7 +208,8 @@ def client_files(server, tmp_path):
 
 async def _open(config: str, known: str, path: str, opened: list, **options):
     statuses: list[str] = []
-    options.setdefault("remote_python", sys.executable)
+    if "remote_python" not in options:
+        options["remote_python"] = warm_cli.warm_box_python()
     source = open_source(
         parse_target(f"box:{path}"), ssh_config=config, known_hosts=known, on_status=statuses.append, **options
     )
@@ -241,7 +242,8 @@ async def shared_box(server, _box_pool, tmp_path_factory):
     """shared_box(remote_python=...) -> a connected source reused across tests (one torch import
     per agent for the whole session). Only for tests that do not care about its history."""
 
-    async def get(remote_python: str = sys.executable):
+    async def get(remote_python: str | None = None):
+        remote_python = remote_python or warm_cli.warm_box_python()
         key = (server.kind, remote_python)
         if key not in _box_pool:
             folder = tmp_path_factory.mktemp(f"client-{server.kind}")
@@ -288,7 +290,7 @@ async def cli(home: Path, *args: str) -> tuple[int, str, str]:
     the command over SSH, not about how python starts."""
     env = _user_env(home)
     if "--remote-python" not in args:
-        args = (*args, "--remote-python", sys.executable)
+        args = (*args, "--remote-python", warm_cli.warm_box_python())
     done = await asyncio.to_thread(warm_cli.run, [sys.executable, "-m", "eagle3_tui", *args], env=env,
                                    cwd=str(home), timeout=600)
     return done.returncode, done.stdout.decode("utf-8", "surrogateescape"), done.stderr.decode("utf-8", "replace")
@@ -320,15 +322,18 @@ def own_box(tmp_path, keys):
 
 
 async def scan_box_json(home: Path, folder: Path, *, workers: int, after_lines: int, then,
-                        backoff: tuple[float, ...] | None = None) -> tuple[int, list[dict], str]:
+                        backoff: tuple[float, ...] | None = None,
+                        remote_python: str | None = None) -> tuple[int, list[dict], str]:
     """Run `scan box:folder --json --workers N` as a user would (HOME with the box's config, no
     ssh-agent; forked from the warm interpreter, as cli()); call then() once `after_lines` records
     came. Returns (exit code, every stdout line decoded, stderr). `backoff`: the seconds before
-    each reconnection instead of SshSession's (as many tries, less waiting)."""
+    each reconnection instead of SshSession's (as many tries, less waiting). `remote_python`: the
+    agent's (sys.executable for one started cold, as sshd's own child); a warm one by default."""
     import json
 
     env = _user_env(home)
-    args = ["scan", f"box:{folder}", "--json", "--workers", str(workers), "--remote-python", sys.executable]
+    args = ["scan", f"box:{folder}", "--json", "--workers", str(workers),
+            "--remote-python", remote_python or warm_cli.warm_box_python()]
     if backoff is None:
         argv = [sys.executable, "-m", "eagle3_tui", *args]
     else:

@@ -20,6 +20,7 @@ import json
 import locale
 import os
 import selectors
+import shlex
 import shutil
 import signal
 import socket
@@ -34,6 +35,7 @@ from pathlib import Path
 from tests.helpers.processes import REPO_ROOT, subprocess_env
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+BOX_PYTHON = Path(__file__).with_name("box_python.py")
 _servers: dict[str, tuple[subprocess.Popen, str]] = {}  # python -> (server, its socket)
 #: what the warm interpreter imports; another Python (the old-torch venv's, where transformers
 #: refuses that torch with a notice) imports torch and numpy only
@@ -57,6 +59,12 @@ def _zygote(python: str) -> str:
     atexit.register(shutil.rmtree, os.path.dirname(path), True)
     _servers[python] = (proc, path)
     return path
+
+
+def warm_box_python() -> str:
+    """A --remote-python for the tests over SSH that are not about how the agent starts: the agent
+    is forked from this worker's warm interpreter (tests/helpers/box_python.py)."""
+    return " ".join(shlex.quote(p) for p in (sys.executable, str(BOX_PYTHON), _zygote(sys.executable)))
 
 
 def run(args, *, input: bytes | str | None = None, capture_output: bool = True, text: bool = False,

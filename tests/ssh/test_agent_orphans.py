@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -91,7 +92,9 @@ async def scan_killing_the_session(sshd: Sshd, home: Path, folder: Path, how: si
         for pid in sshd.session_pids():
             os.kill(pid, how)
 
-    rc, lines, err = await scan_box_json(home, folder, workers=2, after_lines=100, then=kill_the_session)
+    # started cold, as sshd's session's own child: the processes under sshd are the ones it leaves
+    rc, lines, err = await scan_box_json(home, folder, workers=2, after_lines=100, then=kill_the_session,
+                                         remote_python=sys.executable)
     return rc, lines, err, noted
 
 

@@ -80,13 +80,14 @@ async def _gone(pid: int, timeout: float = 5.0) -> bool:
 
 
 async def test_the_agent_exits_when_its_connection_closes_or_drops(server, open_box, dataset):
-    box = await open_box(str(dataset))
+    cold = {"remote_python": sys.executable}  # sshd's session's own child, as on a box
+    box = await open_box(str(dataset), **cold)
     pid = box._agent.hello["pid"]
     assert os.path.exists(f"/proc/{pid}")
     await box.close()
     assert await _gone(pid), "agent outlived a closed connection"
 
-    box = await open_box(str(dataset))
+    box = await open_box(str(dataset), **cold)
     pid = box._agent.hello["pid"]
     server.drop_connections()
     assert await _gone(pid), "agent outlived a dropped connection"

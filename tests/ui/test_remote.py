@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import functools
-import sys
 
 from eagle3_tui.ui.app import Eagle3App
+from eagle3_tui.ui.main.screen import MainScreen
 from eagle3_tui.ui.start.connect import open_target
 from eagle3_tui.ui.start.hostkey import HostKeyScreen
-from eagle3_tui.ui.main.screen import MainScreen
 from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tui import screen_text, wait_until
+from tests.helpers.warm_cli import warm_box_python
 
 
 def remote_app(box, tmp_path, target: str, *, trusted: bool = True, **app_options) -> tuple[Eagle3App, str]:
     config, known = write_client_files(tmp_path / "client", "box", box.port, box.keys,
                                        trusted=trusted)
     opener = functools.partial(open_target, ssh_config=config, known_hosts=known)
-    return Eagle3App(target, remote_python=sys.executable, opener=opener, **app_options), known
+    return Eagle3App(target, remote_python=warm_box_python(), opener=opener, **app_options), known
 
 
 async def test_remote_folder_lists_in_natural_order_and_summarises_remotely(box, tree, tmp_path):

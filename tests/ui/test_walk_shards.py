@@ -4,8 +4,6 @@ over SSH, listing only the parent and the shard folders up to the one with a sam
 
 from __future__ import annotations
 
-import sys
-
 import pytest_asyncio
 
 from eagle3_tui.sources.local import LocalSource
@@ -13,6 +11,7 @@ from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.start.connect import open_target
 from tests.helpers.ssh_servers import InProcessServer, Keys, write_client_files
 from tests.helpers.tui import make_app, screen_text, wait_until
+from tests.helpers.warm_cli import warm_box_python
 
 
 class ListingRecorder(LocalSource):
@@ -126,7 +125,7 @@ async def test_n_walks_into_the_next_shard_over_ssh(box, tree, tmp_path):
         return opened
 
     start = str(tree / "rows_0-2000")
-    app = Eagle3App(f"box:{start}", remote_python=sys.executable, opener=opener)
+    app = Eagle3App(f"box:{start}", remote_python=warm_box_python(), opener=opener)
     async with app.run_test(size=(120, 40)) as pilot:
         main = app.main_screen
         await wait_until(pilot, lambda: main.listing_done and main.path == start, timeout=30,

@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from eagle3_tui.sources.opener import open_source
 from eagle3_tui.target import parse_target
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.start.connect import Opened
 from eagle3_tui.ui.compare.screen import CompareScreen
+from eagle3_tui.ui.start.connect import Opened
 from tests.helpers.compare_view import SHARD, compare_done, go_to, started
 from tests.helpers.ssh import fingerprint, require_sshd
 from tests.helpers.ssh_servers import Keys, Sshd, write_client_files
 from tests.helpers.tui import screen_text
+from tests.helpers.warm_cli import warm_box_python
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +35,7 @@ async def test_compare_on_the_box(demo, box, monkeypatch):
 
     async def opener(text, **kwargs):
         target = parse_target(text)
-        source = open_source(target, remote_python=sys.executable, ssh_config=config, known_hosts=known,
+        source = open_source(target, remote_python=warm_box_python(), ssh_config=config, known_hosts=known,
                              on_status=kwargs.get("on_status"))
         await source.connect()
         opened.append(source)

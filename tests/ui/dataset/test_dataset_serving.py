@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from eagle3_tui.dataset.serving import table_rows
 from eagle3_tui.sources.local import LocalSource
-from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.start.connect import open_target
 from eagle3_tui.ui.dataset.serving_table import ServingTable
+from eagle3_tui.ui.start.analysis import Analysis
+from eagle3_tui.ui.start.connect import open_target
 from eagle3_tui.userdirs import data_dir
 from tests.helpers.dataset_view import open_dataset
 from tests.helpers.hf_target import make_target
@@ -30,6 +29,7 @@ from tests.helpers.scan_build import build
 from tests.helpers.serving import drafter
 from tests.helpers.ssh_servers import write_client_files
 from tests.helpers.tui import make_app, screen_text, wait_until
+from tests.helpers.warm_cli import warm_box_python
 
 SIZES = [(120, 40), (80, 24)]
 #: SpecForge-style "output of" ids put at the top level, where vLLM reads boundaries: one shallower
@@ -194,7 +194,7 @@ async def test_over_ssh_the_configs_are_read_on_the_box(box, data, target, tmp_p
     come through the open SSH source, as the layers do."""
     folder = drafter(tmp_path, WRONG)
     config, known = write_client_files(tmp_path / "client", "box", box.port, box.keys)
-    app = Eagle3App(f"box:{data.parent}", remote_python=sys.executable,
+    app = Eagle3App(f"box:{data.parent}", remote_python=warm_box_python(),
                     opener=functools.partial(open_target, ssh_config=config, known_hosts=known),
                     analysis=Analysis.from_options(model=str(target.folder), drafter=str(folder)))
     async with app.run_test(size=(120, 40)) as pilot:

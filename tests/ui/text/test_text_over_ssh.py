@@ -6,24 +6,24 @@ tokenizer that cannot be used says why on the screen and the app keeps going."""
 from __future__ import annotations
 
 import functools
-import sys
 
 import pytest
 import pytest_asyncio
 
 from eagle3_tui.engines.read.tokens import visible
-from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
-from eagle3_tui.ui.start.connect import open_target
-from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.panels import CompareFindings
+from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.compare.tokens import AlignedTokenTable as CompareTable
-from eagle3_tui.ui.shared.status import StatusLine
 from eagle3_tui.ui.sample.token_table import LossText, TokenTable
+from eagle3_tui.ui.shared.status import StatusLine
+from eagle3_tui.ui.start.analysis import Analysis
+from eagle3_tui.ui.start.connect import open_target
 from tests.helpers.ssh import require_sshd
 from tests.helpers.ssh_servers import InProcessServer, Keys, Sshd, write_client_files
 from tests.helpers.tokens import CHATS
 from tests.helpers.tui import screen_text, wait_until
+from tests.helpers.warm_cli import warm_box_python
 from tests.ui.text.test_token_text import table_rows
 
 SIZE = (120, 50)
@@ -62,7 +62,7 @@ def box_app(box, tmp_path, folder, tokenizer: str) -> Eagle3App:
     port, keys = box
     config, known = write_client_files(tmp_path / "client", "box", port, keys)
     opener = functools.partial(open_target, ssh_config=config, known_hosts=known)
-    return Eagle3App(f"box:{folder}", remote_python=sys.executable, opener=opener,
+    return Eagle3App(f"box:{folder}", remote_python=warm_box_python(), opener=opener,
                      data_dir=str(tmp_path / "data"), analysis=Analysis.from_options(tokenizer))
 
 
