@@ -219,6 +219,8 @@ def _gguf_header_read_once():
     import gguf
     from transformers import modeling_gguf_pytorch_utils as hf_gguf
 
+    from eagle3_tui.demo.gguf_header import HeaderReader
+
     reader_class, load = gguf.GGUFReader, hf_gguf.load_gguf_checkpoint
     readers: dict[str, Any] = {}
     headers: dict[str, Any] = {}
@@ -227,7 +229,7 @@ def _gguf_header_read_once():
         if args or kwargs:
             return reader_class(path, *args, **kwargs)
         if str(path) not in readers:
-            readers[str(path)] = reader_class(path)
+            readers[str(path)] = HeaderReader(path)
         return readers[str(path)]
 
     def one_header(path, return_tensors=False, *args, **kwargs):
