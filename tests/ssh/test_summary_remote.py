@@ -100,15 +100,18 @@ async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, d
 
     box = await shared_box()
     # A summary that ends before the cancel arrives answers with a result: then a bigger file
-    # (16 MB, then 64 MB) is tried, until one is stopped part-way.
-    for tokens in (1024, 4096):
+    # (16 MB, 64 MB, then 256 MB: a loaded machine may finish the middle one first) is tried,
+    # until one is stopped part-way.
+    for tokens in (1024, 4096, 16384):
         big = tmp_path / f"big_{tokens}.ckpt"
         write_sample(big, seed=9, t=tokens, h=1024)
         late = _LateReplies(box._agent)
         try:
             task = asyncio.create_task(box.summarize(str(big)))
             await asyncio.sleep(0.02)  # the request is on its way; the agent is loading or computing
-            assert not task.done()
+            if task.done():  # answered before the cancel was sent: nothing to stop, a bigger file
+                assert task.result()["tokens"] == tokens
+                continue
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -122,7 +125,7 @@ async def test_a_cancelled_summary_leaves_the_agent_usable(server, shared_box, d
         if "error" in late.replies[0]:
             break
     # the agent stopped that summary part-way: its computation raised Cancelled and said so
-    assert late.replies[0].get("error", "").startswith("Cancelled"), "no summary was stopped by its cancel"
+    assert late.replies and late.replies[0].get("error", "").startswith("Cancelled"), "no summary was stopped by its cancel"
     # answers keep coming on the same agent, and a later summary of the file is whole
     assert (await box.stat(str(big))).kind == "file"
     result = await box.summarize(str(big))
