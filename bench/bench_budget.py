@@ -12,6 +12,9 @@ duplicate, a NaN in row 0 of one file).
   posix_fadvise, said which), whether both depths found the same, and the projection to 100,000
   files at the disk's measured bandwidth and this machine's cores (each file after the first at the
   steady cost, the first file's extra once a core).
+  Then the same number of files batched as SpecForge's pipeline writes real chats
+  (tests/helpers/real_size.py write_batched: T varies by batch of 4, valid rows by file), each file
+  its own layout: the quick scan's CPU a file there too (warm, median of EAGLE3_BENCH_REPS).
 - scan_real_bytes_per_file: the bytes a quick scan read per file (counted by the scan) vs the
   budget. Target 1.0.
 
@@ -122,7 +125,7 @@ def _measure() -> dict:
     if _RESULT:
         return _RESULT
     sys.path.insert(0, str(ROOT))
-    from tests.helpers.real_size import write_dataset
+    from tests.helpers.real_size import write_batched, write_dataset
 
     asked = int(os.environ.get("EAGLE3_BENCH_REAL_FILES", "40"))
     tmp_root = tempfile.gettempdir()
@@ -146,8 +149,12 @@ def _measure() -> dict:
             if AGAINST:
                 warm["against"].append(_engine(root, "quick", AGAINST))
         load1 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:  # (the first folder is gone: its disk is free again)
+        root = Path(tmp) / "batched"
+        write_batched(root, files=n)
+        batched = [_engine(root, "quick") for _ in range(REPS)]
     _RESULT.update(n=n, scaled=scaled, made=made, bandwidth=bandwidth, how=how, cold=cold, warm=warm,
-                   loads=(load0, load1))
+                   loads=(load0, load1), batched=batched)
     return _RESULT
 
 
@@ -160,6 +167,17 @@ def _steady(runs: list[dict], n: int) -> float:
     faulted in cost a process ~4 ms once: spread over 40 files that is 0.1 ms a file, over 100,000
     files nothing)."""
     return statistics.median((x["cpu"] - x["cpu_first"]) / (n - 1) for x in runs) if n > 1 else _median(runs, "cpu")
+
+
+def _batched(r: dict) -> str:
+    """The quick scan's CPU on files as SpecForge batches them (T varies by batch, valid rows by file)."""
+    runs, n = r["batched"], r["n"]
+    cores = os.cpu_count() or 1
+    steady = _steady(runs, n)
+    return (f"files batched as SpecForge writes them (T 1,024-2,048 by batch of 4, 3 of 4 padded): quick "
+            f"{_median(runs, 'bytes') / n / 2**10:.0f} KiB read, {_median(runs, 'cpu') / n * 1000:.2f} ms CPU a file "
+            f"(the first file {_median(runs, 'cpu_first') * 1000:.1f} ms, each other {steady * 1000:.2f} ms: "
+            f"{PROJECT_FILES * steady / cores:,.0f} s of CPU for {PROJECT_FILES:,} over {cores} cores)")
 
 
 def _projection(r: dict) -> str:
@@ -198,7 +216,7 @@ def scan_real_quick_vs_full() -> dict:
         f"({r['cold']['quick']['wall'] / n * 1000:.1f} ms a file), full {r['cold']['full']['wall']:.2f} s "
         f"({r['cold']['full']['wall'] / n * 1000:.0f} ms a file, {r['cold']['full']['bytes'] / r['cold']['full']['wall'] / 2**20:.0f} MiB/s); "
         f"disk: {r['bandwidth'] / 2**20:.0f} MiB/s sequential cold; findings {'the same' if same else 'DIFFERENT'} "
-        f"({', '.join(sorted(r['warm']['quick'][0]['found']))}); {_projection(r)}; load average "
+        f"({', '.join(sorted(r['warm']['quick'][0]['found']))}); {_projection(r)}; {_batched(r)}; load average "
         f"{r['loads'][0]:.1f} -> {r['loads'][1]:.1f}, {os.cpu_count()} cores"
     )
     if r["warm"]["against"]:

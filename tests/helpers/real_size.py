@@ -4,6 +4,10 @@ its rows (and its fingerprint) are its own, and mixes them into slots whose norm
 cosines say which layers they are. Used by tests/scan/test_budget.py and bench/bench_budget.py.
 
     write_dataset(root, files=16, group=range(6, 10), padded=range(0, 3), duplicate=(2, 13))
+
+write_batched(root, files) writes what SpecForge's offline pipeline writes for real chats instead:
+each batch of 4 padded on the right to its longest chat, so T varies from batch to batch and the
+valid rows from file to file (FORMATS.md: 1 to 82 pad rows; 23 of 32 samples padded).
 """
 
 from __future__ import annotations
@@ -77,3 +81,22 @@ def write_dataset(root: Path, files: int = 16, group=range(6, 10), padded=range(
     if nan_file is not None:
         planted["nonfinite"] = [rel(nan_file)]
     return {k: sorted(v) for k, v in planted.items()}
+
+
+def write_batched(root: Path, files: int = 40, seed: int = 5) -> None:
+    """`files` samples in root/rows_0-N/data_i.ckpt in batches of 4: a batch's T between 1,024 and
+    2,048, three of its four chats shorter than the longest by 1 to 82 rows (ids 0, loss mask 0,
+    states of the padded batch on those rows)."""
+    shard = root / f"rows_0-{files}"
+    shard.mkdir(parents=True, exist_ok=True)
+    bases, rng = Bases(), random.Random(seed)
+    for start in range(0, files, 4):
+        t = rng.randrange(1024, T + 1)
+        for i in range(start, min(start + 4, files)):
+            whole = bases.sample(i)
+            s = {k: (v[:t] if v.dim() == 1 else v[:, :t]).clone() for k, v in whole.items()}
+            pad = 0 if i == start else rng.randrange(1, 83)
+            if pad:
+                s["input_ids"][-pad:] = 0
+                s["loss_mask"][-pad:] = 0
+            torch.save(s, shard / f"data_{i}.ckpt")
