@@ -94,7 +94,8 @@ def write_batched(root: Path, files: int = 40, seed: int = 5) -> None:
         t = rng.randrange(1024, T + 1)
         for i in range(start, min(start + 4, files)):
             whole = bases.sample(i)
-            s = {k: (v[:t] if v.dim() == 1 else v[:, :t]).clone() for k, v in whole.items()}
+            s = {k: (v[:t] if v.dim() == 1 else v[:, :t]).clone(memory_format=torch.contiguous_format)
+                 for k, v in whole.items()}
             pad = 0 if i == start else rng.randrange(1, 83)
             if pad:
                 s["input_ids"][-pad:] = 0
