@@ -72,8 +72,8 @@ async def _run(tmp: Path, template: dict) -> dict:
 
     from eagle3_tui.sources.local import LocalSource
     from eagle3_tui.ui.app import Eagle3App
-    from eagle3_tui.ui.start.connect import Opened
     from eagle3_tui.ui.dataset.screen import DatasetScreen
+    from eagle3_tui.ui.start.connect import Opened
 
     class Stream(LocalSource):
         ended = None
@@ -113,7 +113,7 @@ async def _run(tmp: Path, template: dict) -> dict:
 
     app._display = display  # type: ignore[method-assign]
     out: dict = {"streaming": [], "idle": []}
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40)):
         main = app.main_screen
         while not main.listing_done:
             await asyncio.sleep(0.01)

@@ -8,7 +8,6 @@ alternate and the medians are compared, with the per-round ratios as the spread.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess

@@ -161,7 +161,7 @@ async def _key_latencies(folder: Path) -> tuple[list[float], list[float], int]:
     app._display = display  # type: ignore[method-assign]
     streaming: list[float] = []
     idle: list[float] = []
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40)):
         main = app.main_screen
         browser = main.browser
 
