@@ -32,10 +32,11 @@ class Bases:
         self.b1 = torch.randn(T, H, generator=g)
         self.b2 = torch.randn(T, H, generator=g)
 
-    def sample(self, i: int, layers: str = "usual", padded: bool = False, nan_row: int | None = None) -> dict:
+    def sample(self, i: int, layers: str = "usual", pad: int = 0, nan_row: int | None = None, t: int = T) -> dict:
+        """Sample i: t rows (the first t of the T it would have), the last `pad` of them padding."""
         rng = random.Random(i)
         shift = 37 * i + 1
-        b1, b2 = self.b1.roll(shift, 0), self.b2.roll(shift, 0)
+        b1, b2 = self.b1.roll(shift, 0)[:t], self.b2.roll(shift, 0)[:t]
         scales, c = LAYERS[layers]
         jitter = [1 + 0.02 * (rng.random() - 0.5) for _ in range(K)]
         final = (b1 + b2) * 0.7071
@@ -46,11 +47,11 @@ class Bases:
         if nan_row is not None:
             aux[nan_row, H + 7] = float("nan")
         g = torch.Generator().manual_seed(1000 + i)
-        ids = torch.randint(20, 32000, (T,), generator=g)
-        mask = torch.ones(T, dtype=torch.int64)
-        if padded:  # SpecForge right padding: ids 0, loss mask 0, states of the padded batch
-            ids[-PAD_ROWS:] = 0
-            mask[-PAD_ROWS:] = 0
+        ids = torch.randint(20, 32000, (T,), generator=g)[:t].clone()
+        mask = torch.ones(t, dtype=torch.int64)
+        if pad:  # SpecForge right padding: ids 0, loss mask 0, states of the padded batch
+            ids[-pad:] = 0
+            mask[-pad:] = 0
         return {"input_ids": ids, "loss_mask": mask, "aux_hidden_state": aux[None].to(torch.bfloat16),
                 "hidden_state": final[None].to(torch.bfloat16)}
 
@@ -69,7 +70,8 @@ def write_dataset(root: Path, files: int = 16, group=range(6, 10), padded=range(
         if duplicate is not None and i == duplicate[1]:
             continue
         layers = "other" if i in group else "usual"
-        torch.save(bases.sample(i, layers, i in padded, 0 if i == nan_file else None), shard / f"data_{i}.ckpt")
+        torch.save(bases.sample(i, layers, PAD_ROWS if i in padded else 0, 0 if i == nan_file else None),
+                   shard / f"data_{i}.ckpt")
     if duplicate is not None:
         shutil.copyfile(shard / f"data_{duplicate[0]}.ckpt", shard / f"data_{duplicate[1]}.ckpt")
     rel = lambda i: f"{shard.name}/data_{i}.ckpt"
@@ -93,11 +95,5 @@ def write_batched(root: Path, files: int = 40, seed: int = 5) -> None:
     for start in range(0, files, 4):
         t = rng.randrange(1024, T + 1)
         for i in range(start, min(start + 4, files)):
-            whole = bases.sample(i)
-            s = {k: (v[:t] if v.dim() == 1 else v[:, :t]).clone(memory_format=torch.contiguous_format)
-                 for k, v in whole.items()}
             pad = 0 if i == start else rng.randrange(1, 83)
-            if pad:
-                s["input_ids"][-pad:] = 0
-                s["loss_mask"][-pad:] = 0
-            torch.save(s, shard / f"data_{i}.ckpt")
+            torch.save(bases.sample(i, pad=pad, t=t), shard / f"data_{i}.ckpt")
