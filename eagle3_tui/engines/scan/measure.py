@@ -22,12 +22,12 @@ from eagle3_tui.engines.scan.pairprint import positions, record_print
 from eagle3_tui.engines.scan.rows import (
     all_finite,
     fingerprint,
-    finite_summary,
     no_readahead,
     part_stats,
     parts_apart,
     pick_rows,
     pread_rows,
+    prefix_summary,
     rows_pass,
     signature,
 )
@@ -169,18 +169,16 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
     # signatures always come from the rows a quick scan reads, so quick and full records agree
     sig_rows = slice(0, n_valid) if quick or pick is None else pick[:picked_valid]
     same_width = len(set(widths[:n_slots])) <= 1
-    # the usual case (every norm and cosine finite): on a small file the per-op cost of torch,
-    # not the arithmetic, is what the statistics cost, so they come from one reduction
-    summary = None
+    # the valid rows read are a prefix of the norms (every quick scan, a full one of every row): on a
+    # small file the per-op cost of torch, not the arithmetic, is what the statistics cost, so they
+    # are summed in Python; the torch path is a full scan's of picked rows
     if norms.shape[0] and n_valid and isinstance(sig_rows, slice):
-        summary = finite_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
-    if summary is not None:
-        stats, sig = summary
-    else:
-        finite = bool(norms.shape[0]) and all_finite(norms, cos)
-        positions = pick if quick else torch.arange(t)
-        stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
-        sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
+        return prefix_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
+    norms, cos = torch.as_tensor(norms), None if cos is None else torch.as_tensor(cos)  # (a block's: numpy)
+    finite = bool(norms.shape[0]) and all_finite(norms, cos)
+    positions = pick if quick else torch.arange(t)
+    stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
+    sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
     return stats, sig
 
 
