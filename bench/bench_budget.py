@@ -5,7 +5,7 @@ duplicate, a NaN in row 0 of one file).
 
 - scan_real_quick_vs_full: the quick scan (default budget, 512K a file) vs the full scan of the same
   files in the same run, warm page cache, each side in a fresh process timed after its torch import
-  (scan_tree with one worker, then the findings); median of EAGLE3_BENCH_REPS (default 3)
+  (scan_tree with one worker, then the findings); median of EAGLE3_BENCH_REPS (default 5)
   interleaved pairs. Target 0.1. The details give bytes and CPU ms per file (all files, the first
   file alone, each file after it: what a worker pays once and what every further file costs), the cold figures
   (page cache dropped with /proc/sys/vm/drop_caches where permitted, else file by file with
@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REPS = int(os.environ.get("EAGLE3_BENCH_REPS", "3"))
+REPS = int(os.environ.get("EAGLE3_BENCH_REPS", "5"))
 FILE_BYTES = 64 << 20
 PROJECT_FILES = 100_000
 

@@ -74,15 +74,18 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     per_part = _fit(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
     # a sample larger than the budget gets picked rows, however few elements its rows hold (the
     # shortcut of pick_rows for those, every row, is for its CPU, not its bytes)
-    pick, picked = (None, None) if per_part is None else _pick(t, valid, per_part)  # picked: pick as a list
-    if reader is not None and pick is None:  # every row after all: read through the mapping
+    picked = None if per_part is None else _pick(t, valid, per_part)
+    if reader is not None and picked is None:  # every row after all: read through the mapping
         reader.close()
         return measure(path, size, head, full=full, rows=rows, budget=budget, vocab_mapping=vocab_mapping, counted=False,
                        pair=pair)
-    quick = not full and pick is not None
+    quick = not full and picked is not None
+    # the rows as an index tensor: for the mapped reads, a full scan's signature and the pairing
+    # print (the counting reader reads rows by number: a tensor made a file for nothing, ~20 us)
+    pick = None if picked is None or (reader is not None and not pair) else torch.tensor(picked, dtype=torch.long)
 
     try:
-        rows_of = None if reader is None else reader.block(parts, picked) if pick is not None else None
+        rows_of = None if reader is None else reader.block(parts, picked)
         if reader is not None and rows_of is None:
             rows_of = reader.rows(parts, picked)
     finally:
@@ -91,7 +94,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of, picked)
 
     pad = t - valid
-    rows_read, bytes_read = _cost(reader, pick, quick, mapped, size, t, parts, vec, valid)
+    rows_read, bytes_read = _cost(reader, picked, quick, mapped, size, t, parts, vec, valid)
 
     pad_flags = [s.pop("_pad_nonzero") for s in stats]
     # scan --drafter (engines/scan/agreement.py): the drafter's top-1 on this file, next to the data
@@ -129,16 +132,16 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     }
 
 
-def _cost(reader, pick, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int,
+def _cost(reader, picked: list[int] | None, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int,
           valid: int) -> tuple[int, int]:
     """(rows read per part, bytes read) of a sample: counted by the reader when it read them."""
     if reader is not None:
-        return pick.shape[0], reader.bytes  # (shape, not len(): torch's __len__ is Python)
-    if not quick or not mapped:
+        return len(picked or ()), reader.bytes
+    if not quick or not mapped or picked is None:
         return t, size
     # a quick read through the mapping (a file the reader could not take): the rows' share, with
     # the pairing rows (pairprint.positions) the statistics did not pick
-    n = len(pick) + len(set(positions(valid)) - set(pick.tolist()))
+    n = len(picked) + len(set(positions(valid)) - set(picked))
     return n, min(size, n * sum(x.shape[1] * x.element_size() for x in parts) + vec + PAGE)
 
 
@@ -176,7 +179,7 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
         return prefix_summary(norms, cos, n_valid, valid, quick, nan, inf, first, n_slots, has_final, same_width)
     norms, cos = torch.as_tensor(norms), None if cos is None else torch.as_tensor(cos)  # (a block's: numpy)
     finite = bool(norms.shape[0]) and all_finite(norms, cos)
-    positions = pick if quick else torch.arange(t)
+    positions = (pick if pick is not None else torch.tensor(picked)) if quick else torch.arange(t)
     stats = part_stats(norms, positions, valid, nan, inf, first, quick, n_valid if finite else None)
     sig = signature(norms, cos, sig_rows, n_slots, has_final, same_width, finite)
     return stats, sig
@@ -186,8 +189,8 @@ def _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_f
 #: object to every file of a shard laid out alike), the Sample made of it (its ids and loss mask
 #: still structure-only), and what fit_rows answered for it: the same for the next such file
 _LAYOUT: list = [None, None, {}]
-#: (tokens, valid tokens, rows) -> pick_rows' answer and the same as a list (read only)
-_PICKS: dict[tuple[int, int, int], tuple[Any, list[int] | None]] = {}
+#: (tokens, valid tokens, rows) -> pick_rows' answer (read only)
+_PICKS: dict[tuple[int, int, int], list[int] | None] = {}
 
 
 def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool) -> int | None:
@@ -200,16 +203,14 @@ def _fit(rows: int, budget: int, size: int, parts: list, vec: int, padded: bool)
     return _LAYOUT[2][key]
 
 
-def _pick(t: int, valid: int, per_part: int) -> tuple[Any, list[int] | None]:
-    """pick_rows' rows (a tensor, None for every row) and the same as a list."""
+def _pick(t: int, valid: int, per_part: int) -> list[int] | None:
+    """pick_rows' rows (None for every row)."""
     key = (t, valid, per_part)
-    got = _PICKS.get(key)
-    if got is None:
+    if key not in _PICKS:
         if len(_PICKS) >= 256:
             _PICKS.clear()
-        pick = pick_rows(t, valid, per_part)
-        got = _PICKS[key] = (pick, None if pick is None else pick.tolist())
-    return got
+        _PICKS[key] = pick_rows(t, valid, per_part)
+    return _PICKS[key]
 
 
 def _shallow(sample: Sample) -> Sample:

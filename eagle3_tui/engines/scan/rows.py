@@ -131,10 +131,9 @@ def no_readahead(x) -> None:
 def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     """Sorted row indices for quick mode: `rows` evenly spaced valid rows (the first included)
     and up to PAD_PROBE padding rows; None when that would be (nearly) every row anyway, or when
-    every row (row_elements each, all parts; None: not asked) is cheaper to read than a pick."""
-    # lazy: torch: loaded when used, never at start-up
-    import torch
-
+    every row (row_elements each, all parts; None: not asked) is cheaper to read than a pick.
+    A list: a quick scan's reader reads rows by their numbers (an index tensor, where one is needed,
+    is made of it)."""
     small = row_elements is not None and t * row_elements <= SMALL_ROWS_ELEMENTS
     if rows <= 0 or t <= rows + PAD_PROBE or small:
         return None
@@ -144,7 +143,7 @@ def pick_rows(t: int, valid: int, rows: int, row_elements: int | None = None):
     picked = sorted({round(i * step) for i in range(n)})
     if t > valid:
         picked += sorted({valid, t - 1})[:PAD_PROBE]
-    return torch.tensor(picked, dtype=torch.long)
+    return picked
 
 
 def rows_pass(parts: Any, pick, t: int):
