@@ -262,8 +262,6 @@ def _cosines(dots, n, plain: bool = True):
     plain: the norms are finite and below _PLAIN_NORM (nothing overflows, no NaN): the product,
     the clamp and the quotient in numpy, each one correctly rounded IEEE float32 operation as in
     torch. Else in torch, where NaN, Inf and overflow need no warnings silenced."""
-    # lazy: torch: loaded when used, never at start-up
-
     if not plain:
         n, dots = _tensors((n, dots))
         m = n.shape[0] - 1
