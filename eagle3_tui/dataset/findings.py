@@ -231,7 +231,7 @@ def _layer_group(samples: list[DatasetRecord], runner: LayerSearch) -> list[Find
         if effect < MIN_EFFECT or len(run["run"]) < MIN_RUN:
             continue
         files = [rows[i] for i in exact_edges(values, run["run"])]
-        shards = sorted({r["shard"] for r in files})
+        shards = sorted({r["shard"] or "." for r in files})  # "": the scanned folder is the shard
         idx = [r["index"] for r in files if r["index"] is not None]
         where = f"indices {min(idx)}..{max(idx)}" if idx else f"{files[0]['path']} .. {files[-1]['path']}"
         confidence = 1.0 - p

@@ -75,6 +75,17 @@ def test_the_text_report_says_the_rows_read_and_that_nan_elsewhere_needs_full(re
     assert f"of {16 * T:,} rows: NaN/Inf elsewhere shows with --full" in out
 
 
+def test_a_scan_of_the_shard_folder_itself_names_its_shard(real, capsys):
+    """Scanned from inside the shard (the dataset view of rows_0-16), the files' shard is the
+    scanned folder: the layer group says "shard ." where it said "shard )"."""
+    root, planted = real
+    (shard,) = [p for p in root.iterdir() if p.is_dir()]
+    _, last = scan(capsys, shard)
+    (group,) = [f for f in last["findings"] if f["code"] == "layer_group"]
+    assert ", shard .)" in group["message"], group["message"]
+    assert sorted(f"{shard.name}/{p}" for p in group["paths"]) == planted["layer_group"]
+
+
 def _drop(path) -> None:
     fd = os.open(path, os.O_RDONLY)
     os.fsync(fd)  # written pages are dropped once on disk
