@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import bisect
 import copy
+import functools
+import importlib.util
 from typing import Any
 
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import ZIP_MAGIC, load_sample, maps_file
-from eagle3_tui.engines.read.sample import Sample
+from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.schema import normalize
 from eagle3_tui.engines.results import ScanRecord
 from eagle3_tui.engines.scan.agreement import record_acceptance
@@ -49,6 +51,8 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     # lazy: torch: loaded when used, never at start-up
     import torch
 
+    if _numpy_missing():
+        raise SampleError(NO_NUMPY)
     mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
     reader = sample = None
     if counted and not full and size > budget and drafter is None and (mapped or head.startswith(ZIP_MAGIC)):
@@ -130,6 +134,20 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         # loss tokens in/out of the draft vocabulary (engines/model/vocab.py), when a mapping is in use
         **vocab.scan_counts(vocab_mapping, ids, mask, valid),
     }
+
+
+#: the record of every file where torch has no numpy (an optional dependency of torch's, which
+#: pip does not install with it: a box's Python may lack it)
+NO_NUMPY = ("numpy is not installed next to torch, and a scan reads its rows through torch's numpy arrays: "
+            "pip install numpy into the Python that runs the scan")
+
+
+@functools.lru_cache(maxsize=1)
+def _numpy_missing() -> bool:
+    try:
+        return importlib.util.find_spec("numpy") is None
+    except (ImportError, ValueError):  # a broken or blocked install is no install
+        return True
 
 
 def _cost(reader, picked: list[int] | None, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int,
