@@ -68,10 +68,15 @@ def centred_units(x):
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    u = unit(x)
-    finite = torch.isfinite(u).all(-1, keepdim=True) & (u.abs().sum(-1, keepdim=True) > 0)
+    norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    u = x / norm.clamp(min=1e-30)  # unit(x)
+    # a unit row is finite and not zero exactly when its row's norm is (NaN and Inf spread into
+    # the norm, an overflowing norm gives a zero row): no pass over the rows for it
+    finite = torch.isfinite(norm) & (norm > 0)
     if int(finite.all(1).sum()) < CENTRE_ROWS:
         return u
+    if bool(finite.all()):  # the usual case: the same values without the masks' passes
+        return unit(u - u.sum(0, keepdim=True) / finite.sum(0, keepdim=True).clamp(min=1))
     mean = torch.where(finite, u, 0).sum(0, keepdim=True) / finite.sum(0, keepdim=True).clamp(min=1)
     return torch.where(finite, unit(u - mean), u)
 
