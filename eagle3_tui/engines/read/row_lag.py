@@ -69,20 +69,24 @@ def centred_units(x):
     import torch
 
     norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
-    u = x / norm.clamp(min=1e-30)  # unit(x)
+    u = unit(x, norm)
     # a unit row is finite and not zero exactly when its row's norm is (NaN and Inf spread into
     # the norm, an overflowing norm gives a zero row): no pass over the rows for it
     finite = torch.isfinite(norm) & (norm > 0)
     if int(finite.all(1).sum()) < CENTRE_ROWS:
         return u
+    count = finite.sum(0, keepdim=True).clamp(min=1)
     if bool(finite.all()):  # the usual case: the same values without the masks' passes
-        return unit(u - u.sum(0, keepdim=True) / finite.sum(0, keepdim=True).clamp(min=1))
-    mean = torch.where(finite, u, 0).sum(0, keepdim=True) / finite.sum(0, keepdim=True).clamp(min=1)
+        return unit(u - u.sum(0, keepdim=True) / count)
+    mean = torch.where(finite, u, 0).sum(0, keepdim=True) / count
     return torch.where(finite, unit(u - mean), u)
 
 
-def unit(x):
+def unit(x, norm=None):
+    """Rows over their norms (`norm`: those norms, when the caller has them already)."""
     # lazy: torch: loaded when used, never at start-up
     import torch
 
-    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-30)
+    if norm is None:
+        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    return x / norm.clamp(min=1e-30)
