@@ -28,6 +28,7 @@ from eagle3_tui.engines.read.safetensors_file import (
 )
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.schema import normalize
+from eagle3_tui.engines.read.zip_caps import check_expansion
 
 ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -78,6 +79,8 @@ def read_object(path: str) -> tuple[Any, dict[str, str]]:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise SampleError("not a regular file (it changed while being opened)")
             data = fh.read(size + 1 if size <= SMALL_FILE_BYTES else 16)
+            # before torch inflates anything: what it would expand to, from the directory
+            expansion = check_expansion(fh.fileno(), size) if data.startswith(ZIP_MAGIC) else None
     except OSError as err:
         raise SampleError(_os_message(path, err)) from None
     head = data[:16]
@@ -85,6 +88,10 @@ def read_object(path: str) -> tuple[Any, dict[str, str]]:
     if size == 0:
         raise SampleError("empty file (0 bytes)")
     if head.startswith(ZIP_MAGIC):
+        if expansion is not None and expansion.deflated:
+            # torch maps only stored records: a deflated one is read inflated, as torch.load reads it
+            return _torch_load(path if len(data) > SMALL_FILE_BYTES or size > SMALL_FILE_BYTES else io.BytesIO(data),
+                               mmap=False), {}
         if maps_file(head, size) or len(data) > SMALL_FILE_BYTES:
             return _torch_load(path, mmap=True), {}
         return _torch_load(io.BytesIO(data), mmap=False), {}
@@ -163,7 +170,8 @@ def _load_gzip(path: str) -> Any:
         _check_inner_magic(head)
         out.flush()
         out.seek(0)
-        if name is not None and head.startswith(ZIP_MAGIC):
+        deflated = head.startswith(ZIP_MAGIC) and check_expansion(out.fileno(), total).deflated
+        if name is not None and head.startswith(ZIP_MAGIC) and not deflated:
             return _torch_load(name, mmap=True)
         return _torch_load(out, mmap=False)
 
