@@ -146,4 +146,5 @@ def test_every_torch_load_in_the_package_is_behind_the_gate():
             for call in loads:
                 found.append((path.name, fn.name))
                 assert gate and min(gate) < call.lineno, f"{path}:{call.lineno} torch.load without torch_gate.check()"
-    assert sorted(set(found)) == [("budget.py", "structure"), ("load.py", "_torch_load")]
+    # one door: the quick scan's structure-only "meta" load is gone (it read offsets nobody checked)
+    assert sorted(set(found)) == [("load.py", "_torch_load")]

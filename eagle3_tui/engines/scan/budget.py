@@ -4,10 +4,11 @@ A real sample is large (T 2,048, H 4,096 in bf16: 64 MiB; T 4,096, H 7,168: 224 
 dataset holds 100,000 of them: bytes, not cores, decide how long a quick scan takes. So a quick
 scan reads at most `budget` bytes of a sample (ScanOptions.budget, `scan --budget`):
 
-- the file's structure without its data: torch's zip through `torch.load(map_location="meta",
-  weights_only=True)` on a file object of ours (the central directory, the pickle and a local
-  header per record: ~6 KiB), or a safetensors header; the tensors come back as shapes with
-  their offsets in the file (torch keeps each storage's `_checkpoint_offset`);
+- the file's structure without its data: torch's zip through engines/read/torch_zip.py (the
+  central directory, the pickle and a local header per record: ~6 KiB), or a safetensors header;
+  the tensors come back as shapes with their offsets in the file (`_checkpoint_offset`). A zip
+  that reader does not take is loaded whole (torch.load, weights_only) and read as a full scan
+  reads it;
 - the ids and the loss mask whole (16 KiB each at T 2,048);
 - as many evenly spaced valid rows (plus PAD_PROBE padding rows) of every part as fit the rest
   (fit_rows): fewer for wide samples, every row of a sample the budget holds whole.
@@ -29,7 +30,7 @@ import os
 import struct
 import sys
 import threading
-from typing import Any, BinaryIO, cast
+from typing import Any
 
 from eagle3_tui.engines.read import torch_gate, torch_zip
 from eagle3_tui.engines.read.load import ZIP_MAGIC
@@ -41,8 +42,8 @@ PAGE = 4096
 STRUCTURE_BYTES = 16 << 10
 #: padding rows a quick scan reads to tell whether they carry states (rows.PAD_PROBE)
 PAD_ROWS = 2
-#: torch's zip structure read by engines/read/torch_zip.py (no unpickler); False: by torch.load
-#: (what the tests compare it with)
+#: torch's zip structure read by engines/read/torch_zip.py (no unpickler); False: every torch zip
+#: loaded whole by torch.load (what the tests compare it with)
 STATIC_ZIP = True
 
 
@@ -81,27 +82,6 @@ class Reader(io.RawIOBase):
         self.pages = {0}  # the pages of the file read (page 0: the head records.scan_file read)
         if self.owned and hasattr(os, "posix_fadvise"):
             os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
-
-    # ------------------------------------------------------------ a file object for torch.load
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        self.pos = offset if whence == 0 else self.pos + offset if whence == 1 else self.size + offset
-        return self.pos
-
-    def tell(self) -> int:
-        return self.pos
-
-    def readinto(self, buf) -> int:
-        data = self.pread(len(buf), self.pos)
-        buf[: len(data)] = data
-        self.pos += len(data)
-        return len(data)
 
     def close(self) -> None:
         if not self.closed and self.owned:
@@ -320,21 +300,19 @@ def _storage(x):
 
 def structure(reader: Reader, head: bytes) -> tuple[Any, dict[str, str]] | None:
     """The object stored in the file with structure-only tensors (shapes, dtypes, offsets),
-    and safetensors metadata; None when the file is neither a torch zip nor safetensors."""
-    # lazy: torch: loaded when used, never at start-up
-    import torch
-
+    and safetensors metadata; None when this reader does not take the file: not a torch zip nor
+    safetensors, or a torch zip the quick reader cannot prove it reads as torch does
+    (engines/read/torch_zip.py). The caller then loads it whole, with torch.load(weights_only=True):
+    never with torch's "meta" load, which computes offsets nobody checks (and crashes on some files)."""
     if head.startswith(ZIP_MAGIC):
-        torch_gate.check()  # the unpickler may run here too (tensors on "meta"): the same gate
-        if STATIC_ZIP:
-            try:
-                # opcodes walked, nothing executed: what torch.load below gives, at a tenth of its CPU
-                return torch_zip.read_structure(reader.pread, reader.size), {}
-            except torch_zip.NotStatic:
-                pass
-        reader.seek(0)
-        # weights_only as everywhere; "meta" reads no storage, it keeps each one's offset
-        return torch.load(cast(BinaryIO, reader), map_location="meta", weights_only=True), {}
+        torch_gate.check()  # what the full load would refuse, refused here the same
+        if not STATIC_ZIP:
+            return None
+        try:
+            # opcodes walked, nothing executed: what torch.load gives, at a tenth of its CPU
+            return torch_zip.read_structure(reader.pread, reader.size), {}
+        except torch_zip.NotStatic:
+            return None
     if looks_like_safetensors(head, reader.size):
         return _safetensors_structure(reader)
     return None
