@@ -11,7 +11,6 @@ code, cited in docs/serving.md). Plain Python (no Textual, no torch).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from itertools import product
 from typing import Any, TypedDict
@@ -29,6 +28,7 @@ from eagle3_tui.dataset.serving_rules import (
     nested,
 )
 from eagle3_tui.dataset.shapes import LayersEntry
+from eagle3_tui.engines.model.folder_config import shown
 from eagle3_tui.engines.results import Finding, Severity, finding
 from eagle3_tui.names import printable
 
@@ -155,7 +155,7 @@ def run_rules(config: Config, L: int, arch: str | None, slots: int | None = None
                             **c, "serves": r["serves"], "source": r["source"]}
         fc = c.get("fc_states")
         if slots is not None and fc is not None and fc != slots and not e.get("fails"):
-            e["fails"] = (f"it builds the drafter's fc for {fc} states; a drafter trained on the data's {slots} "
+            e["fails"] = (f"it builds the drafter's fc for {_show(fc)} states; a drafter trained on the data's {slots} "
                           "slots does not load into it")
             e["states"] = []
         out.append(e)
@@ -198,16 +198,20 @@ def bad_ids(value: Any) -> list[str]:
         return [f"{_show(value)} is not a list"]
     if not value:
         return ["an empty list"]
-    out = [f"{_show(v)} is not an integer" for v in value if not is_id(v)]
+    odd = [v for v in value if not is_id(v)]
+    out = [f"{_show(v)} is not an integer" for v in odd[:3]] + ([f"{len(odd) - 3} more are not"] if len(odd) > 3 else [])
     seen = [v for v in value if is_id(v)]
     dup = sorted({v for v in seen if seen.count(v) > 1})
     if dup:
-        out.append(f"{', '.join(map(str, dup))} named more than once (the engines capture one state for it)")
+        out.append(f"{', '.join(map(_show, dup[:3]))}{f' and {len(dup) - 3} more' if len(dup) > 3 else ''} "
+                   "named more than once (the engines capture one state for it)")
     return out
 
 
 def _show(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False)
+    """A config.json value in a message, as JSON writes it, cut short (a 10,000-character string
+    or a 4,000-digit number stays a short line)."""
+    return shown(v)
 
 
 def _id_findings(config: Config, engines: list[EngineCapture], L: int) -> list[Finding]:
@@ -294,7 +298,7 @@ def _fc_counts(engines: list[EngineCapture], slots: int) -> Finding | None:
     current = [e for e in engines if e["until"] is None and e.get("fc_states") is not None]
     if all(e["fc_states"] == slots for e in current):
         return None
-    counts = "; ".join(f"{label(e)} {e['fc_states']}" for e in current)
+    counts = "; ".join(f"{label(e)} {_show(e['fc_states'])}" for e in current)
     return finding("serving_slot_count", "warning",
                    f"the data holds {slots} slots; the drafter's fc takes, per engine: {counts} (vLLM and SGLang: "
                    "num_aux_hidden_states or the count of eagle_config ids, else 3; tokenspeed: the count of top-level "
@@ -516,7 +520,7 @@ def table_rows(result: ServingCheck) -> list[tuple[str, str, str, str]]:
 
 def _value(v: Any) -> str:
     """A config.json value on one line, as JSON writes it (so a string shows its quotes)."""
-    return printable(json.dumps(v, ensure_ascii=False), message=True) if v is not None else "none"
+    return printable(_show(v), message=True) if v is not None else "none"
 
 
 def format_check(result: ServingCheck) -> str:

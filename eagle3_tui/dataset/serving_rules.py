@@ -22,6 +22,8 @@ import math
 from collections.abc import Callable
 from typing import Any, TypedDict
 
+from eagle3_tui.engines.model.folder_config import shown
+
 NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
 TOP = "eagle_aux_hidden_state_layer_ids"
 
@@ -100,7 +102,9 @@ def _numeric(v: Any) -> bool:
 def _b(v: Any, shift: int, lo: int, hi: int) -> int | None:
     """The boundary a capture loop reaches for id v (`i in layers_to_capture` with i an int):
     v + shift when it is a whole number in lo..hi, else None (never equal to a layer index)."""
-    if not _numeric(v) or not math.isfinite(v):  # json.loads reads NaN and Infinity too
+    # json.loads reads NaN and Infinity too; an int is never either (math.isfinite of a 400-digit
+    # one raises OverflowError)
+    if not _numeric(v) or (isinstance(v, float) and not math.isfinite(v)):
         return None
     b = v + shift
     return int(b) if b == int(b) and lo <= b <= hi else None
@@ -110,7 +114,7 @@ def _capture(ids: list[Any], bounds: list[int | None], key: str | None, why: str
              fc: int | None = None, fails: str | None = None, depends: str | None = None) -> Capture:
     states = sorted({b for b in bounds if b is not None})
     if fails is None and fc is not None and states and len(states) != fc:
-        fails = (f"its fc takes {fc} states and {len(states)} are captured"
+        fails = (f"its fc takes {_show(fc)} states and {len(states)} are captured"
                  + (" (equal ids capture one state)" if len(states) < len([b for b in bounds if b is not None]) else "")
                  + ": the first forward fails on the shapes")
     return {"boundaries": bounds, "states": [] if fails else states, "fc_states": fc, "fails": fails,
@@ -143,12 +147,8 @@ _NONE = object()
 
 
 def _show(v: Any) -> str:
-    import json
-
-    try:
-        return json.dumps(v, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(v)
+    """A config.json value in a message, as JSON writes it, cut short (folder_config.shown)."""
+    return shown(v)
 
 
 def _fc_nested(config: Config) -> int:

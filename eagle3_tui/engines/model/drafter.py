@@ -342,7 +342,8 @@ def _read_tensor_file(file: str) -> dict[str, Tensor]:
 
 
 def layout_of(config: dict[str, Any], from_keys: str) -> str:
-    archs = config.get("architectures") or []
+    archs = config.get("architectures")
+    archs = archs if isinstance(archs, list) else [archs]  # a number there is no list to go through
     if config.get("speculators_model_type") or any("Speculator" in str(a) for a in archs):
         return "speculators"
     return from_keys

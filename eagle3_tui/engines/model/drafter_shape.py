@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from eagle3_tui.engines.model.folder_config import FolderConfigError, flag, mapping, whole
+from eagle3_tui.engines.model.folder_config import FolderConfigError, flag, mapping, shown, whole
 
 #: names in a drafter file that are not part of the draft forward in any engine: said in a note
 NOT_DRAFTING = {
@@ -184,8 +184,8 @@ def check_names(where: str, shape: Shape, names: set[str], k: int) -> list[str]:
 
 
 def _listed(names: list[str]) -> str:
-    shown = ", ".join(names[:4])
-    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    listed = ", ".join(shown(n, quote=False) for n in names[:4])
+    return listed + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 def _keys_for(names: list[str], shape: Shape, k: int) -> str:

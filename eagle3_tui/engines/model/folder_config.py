@@ -81,16 +81,40 @@ class FolderConfigError(SampleError):
 # --------------------------------------------------------------------------- typed values
 
 
+#: characters of a value from a user's file that a message quotes (shown)
+SHOWN = 40
+
+
+def shown(v: Any, *, quote: bool = True, limit: int = SHOWN) -> str:
+    """A value from a user's JSON (a config.json, a tokenizer.json, a weight name) as a message
+    quotes it: as JSON writes it (a string in its double quotes; `quote=False`: a string as it is),
+    cut to `limit` characters with "…". The one place every message embedding such a value goes
+    through: a 4,000-digit number or a 10,000-character string stays a short, readable line."""
+    if isinstance(v, str) and not quote:
+        text = v
+    elif isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 3 * (limit - 2):  # > `limit` characters
+        # digits past the cut are never shown, so not made (int to str is quadratic, refused past 4,300)
+        digits = int((v.bit_length() - 1) * 0.30102999566398) + 1  # |v| has this many digits or one more
+        digits += abs(v) >= 10**digits
+        return f"a{' negative' if v < 0 else ''} number of {digits:,} digits"
+    else:
+        try:
+            text = json.dumps(v, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(v)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _kind(v: Any) -> str:
     if v is None:
         return "null"
     if isinstance(v, bool):
         return "a boolean"
     if isinstance(v, str):
-        return f"the string {json.dumps(v[:30])}"
+        return f"the string {shown(v)}"
     if isinstance(v, (list, dict)):
         return "a list" if isinstance(v, list) else "an object"
-    return repr(v)[:30]
+    return shown(v)
 
 
 def whole(where: str, cfg: Mapping[str, object], key: str, *, default: int | None = None, low: int = 1,
@@ -104,7 +128,7 @@ def whole(where: str, cfg: Mapping[str, object], key: str, *, default: int | Non
     if not isinstance(v, int) or isinstance(v, bool):
         raise FolderConfigError(f"{where}: config.json {key} is {_kind(v)}, not a whole number")
     if not low <= v <= high:
-        raise FolderConfigError(f"{where}: config.json {key} = {v} is out of range ({low}..{high})")
+        raise FolderConfigError(f"{where}: config.json {key} = {shown(v)} is out of range ({low}..{high})")
     return v
 
 
@@ -123,8 +147,9 @@ def number(where: str, cfg: Mapping[str, object], key: str, *, default: float, h
         return default
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         raise FolderConfigError(f"{where}: config.json {key} is {_kind(v)}, not a number")
-    if not math.isfinite(v) or not 0 < v <= high:
-        raise FolderConfigError(f"{where}: config.json {key} = {v!r} is out of range (a number > 0, at most {high:g})")
+    # an int is compared as it is: math.isfinite of a 400-digit one raises OverflowError
+    if (isinstance(v, float) and not math.isfinite(v)) or not 0 < v <= high:
+        raise FolderConfigError(f"{where}: config.json {key} = {shown(v)} is out of range (a number > 0, at most {high:g})")
     return float(v)
 
 
@@ -189,7 +214,7 @@ def weight_shapes(folder: str) -> dict[str, list[int]] | None:
     shapes: dict[str, list[int]] = {}
     for name in files:
         if os.path.basename(name) != name:
-            raise FolderConfigError(f"{index}: the shard index names a file outside the folder ({name[:60]})")
+            raise FolderConfigError(f"{index}: the shard index names a file outside the folder ({shown(name, quote=False)})")
         for key, info in safetensors_header(os.path.join(folder, name)).items():
             if isinstance(info, dict) and isinstance(info.get("shape"), list):
                 shapes[key] = info["shape"]
@@ -341,7 +366,7 @@ def layer_ids(where: str, name: str, value: Any) -> list[int]:
         if not isinstance(i, int) or isinstance(i, bool):
             raise FolderConfigError(f"{where}: config.json {name} holds {_kind(i)}, not a layer id")
         if not 0 <= i < MAX_LAYERS:
-            raise FolderConfigError(f"{where}: config.json {name} holds {i}: out of range (0..{MAX_LAYERS - 1})")
+            raise FolderConfigError(f"{where}: config.json {name} holds {shown(i)}: out of range (0..{MAX_LAYERS - 1})")
     return list(value)
 
 
@@ -374,5 +399,5 @@ def _token_id(file: str, what: str, v: Any) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise FolderConfigError(f"{file}: a {what} is {_kind(v)}, not a token id")
     if not 0 <= v < MAX_SIZE:
-        raise FolderConfigError(f"{file}: a {what} = {v} is out of range (a token id from 0 to {MAX_SIZE - 1})")
+        raise FolderConfigError(f"{file}: a {what} = {shown(v)} is out of range (a token id from 0 to {MAX_SIZE - 1})")
     return v
