@@ -119,19 +119,45 @@ class Shape:
 def layer_indices(names: set[str] | list[str]) -> set[int]:
     out = set()
     for n in names:
-        m = _LAYER.match(n)
-        if m:
-            out.add(int(m.group(1) or 0))
+        i = layer_index(n)
+        if i is not None:
+            out.add(i)
     return out
+
+
+def layer_index(name: str) -> int | None:
+    """The layer a weight name is in (`midlayer.`: 0, `layers.i.`: i), None for a name outside
+    the layers. An index of more than 18 digits is read as _FAR (past any cap; int() of a name's
+    thousands of digits would be slow, or refused past 4,300)."""
+    m = _LAYER.match(name)
+    if not m:
+        return None
+    digits = (m.group(1) or "0").lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else _FAR
+
+
+_FAR = 10**18
+
+
+def _layers_named(where: str, names: set[str]) -> int:
+    """The layer count the weights name (the highest layer index + 1) when config.json says none:
+    refused past MAX_DRAFT_LAYERS, before anything is sized by it (the forward's weight list and
+    per-layer norms grow with it: `layers.50000000.*` took 3.5 GB)."""
+    top, name = max(((i, n) for n in names if (i := layer_index(n)) is not None), default=(0, ""))
+    if top >= MAX_DRAFT_LAYERS:
+        m = _LAYER.match(name)
+        said = shown(m.group(1) if m and m.group(1) else str(top), quote=False)  # the digits as written
+        raise FolderConfigError(f"{where}: the drafter's weights name layer {said} and config.json has no "
+                                f"num_hidden_layers; a drafter has at most {MAX_DRAFT_LAYERS}")
+    return top + 1
 
 
 def read_shape(where: str, cfg: dict[str, Any], names: set[str], *, specforge: bool) -> Shape:
     """The forward's shape from the merged config (transformer_layer_config over the top level);
     `specforge`: the folder is in SpecForge's layout (its meaning of norm_output)."""
     eagle = mapping(where, cfg, "eagle_config") or {}
-    held = layer_indices(names)
     said_layers = whole(where, cfg, "num_hidden_layers", high=MAX_DRAFT_LAYERS)
-    layers = said_layers if said_layers is not None else max(held, default=0) + 1
+    layers = said_layers if said_layers is not None else _layers_named(where, names)
     aux, aux_key = whole(where, cfg, "num_aux_hidden_states"), "num_aux_hidden_states"
     if aux is None:
         for key, holder in (("eagle_config.eagle_aux_hidden_state_layer_ids", eagle),
