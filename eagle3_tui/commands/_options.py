@@ -9,14 +9,15 @@ import sys
 from typing import Any
 
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.names import json_for_terminal
+from eagle3_tui.names import json_for_terminal, printable
 
 TOKENIZER_ENV = "EAGLE3_TUI_TOKENIZER"
 
 
 def say(message: str) -> None:
-    """One line for the user on stderr, "eagle3-tui: " first (every command's errors and notes)."""
-    print(f"eagle3-tui: {message}", file=sys.stderr, flush=True)
+    """One line for the user on stderr, "eagle3-tui: " first (every command's errors and notes).
+    One line whatever it quotes: a newline in a path or a config value shows as \\n (printable)."""
+    print(f"eagle3-tui: {printable(message, message=True)}", file=sys.stderr, flush=True)
 
 
 TRUST_HELP = ("load .pt/.ckpt files even with a torch below 2.10 (known weights_only escapes: "

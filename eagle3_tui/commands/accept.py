@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"eagle3-tui accept: {message}", file=sys.stderr)
+    print(f"eagle3-tui accept: {printable(message, message=True)}", file=sys.stderr)
     return 2
 
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json_line(result), flush=True)
     elif "error" in result:
-        print(f"{printable(result['path'])}: error: {result['error']}", file=sys.stderr)
+        print(f"{printable(result['path'])}: error: {printable(result['error'], message=True)}", file=sys.stderr)
     else:
         print(format_result(result), flush=True)
     return 2 if "error" in result else 0
@@ -98,7 +98,7 @@ def format_result(r: AcceptResult) -> str:
     k = len(r["steps"])
     lines = [
         f"{printable(r['path'])}",
-        f"  drafter {r['drafter']} ({shape}; H {info.get('hidden') if info else None})",
+        f"  drafter {printable(r['drafter'])} ({printable(shape, message=True)}; H {info.get('hidden') if info else None})",
         f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']}; targets from "
         f"{'the target model head' if r['target_source'] == 'model' else 'the sample ids'})"
         + (f", computed {r['computed']}" if r.get("computed") else ""),
@@ -108,7 +108,7 @@ def format_result(r: AcceptResult) -> str:
     ]
     if r.get("order"):
         lines.append(f"  slots fed in order {r['order']}")
-    lines += [f"  note: {n}" for n in r.get("notes", [])]
+    lines += [f"  note: {printable(n, message=True)}" for n in r.get("notes", [])]
     misses = [t for t in r["per_token"] if not t["hit"]][:8]
     if misses:
         def text(name: str | None, i: int) -> str:
