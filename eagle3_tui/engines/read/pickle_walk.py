@@ -110,6 +110,18 @@ def _dtypes() -> frozenset:
     return frozenset(getattr(torch, n) for n in names)
 
 
+#: opcodes that push one value: a constant, a new container, a fixed-width number (struct format)
+_CONSTANTS = {0x29: (), 0x4E: None, 0x88: True, 0x89: False}  # EMPTY_TUPLE NONE NEWTRUE NEWFALSE
+_FRESH = {0x7D: dict, 0x5D: list}  # EMPTY_DICT EMPTY_LIST
+_NUMBERS = {0x4B: struct.Struct("<B"), 0x4D: struct.Struct("<H"), 0x4A: struct.Struct("<i"),  # BININT1/2, BININT
+            0x47: struct.Struct(">d")}  # BINFLOAT
+#: the memo's opcodes: (index width, put or get)
+_MEMO = {0x71: (struct.Struct("<B"), True), 0x72: (struct.Struct("<I"), True),  # BINPUT LONG_BINPUT
+         0x68: (struct.Struct("<B"), False), 0x6A: (struct.Struct("<I"), False)}  # BINGET LONG_BINGET
+#: opcodes that close a MARK: TUPLE SETITEMS APPENDS
+_CLOSING = frozenset((0x74, 0x75, 0x65))
+
+
 def walk(data: bytes) -> tuple[Any, list[Storage]]:
     """The object data.pkl describes (its tensors as Tensor) and the storages it names, in order."""
     if data[:2] != bytes((0x80, _PROTOCOL)):
@@ -119,102 +131,51 @@ def walk(data: bytes) -> tuple[Any, list[Storage]]:
     stack: list = []
     metastack: list[list] = []
     memo: dict[int, Any] = {}
-    n = len(data)
-    pos = 2
-    unpack = struct.unpack_from
+    n, pos = len(data), 2
     while pos < n:
         op = data[pos]
         pos += 1
-        if op == 0x71:  # BINPUT
-            memo[data[pos]] = stack[-1]
-            pos += 1
-        elif op == 0x68:  # BINGET
-            stack.append(_shared(memo[data[pos]]))
-            pos += 1
-        elif op == 0x58:  # BINUNICODE
-            (k,) = unpack("<I", data, pos)
-            if pos + 4 + k > n:
-                raise NotStatic("a string past the pickle's end")
-            stack.append(data[pos + 4 : pos + 4 + k].decode("utf-8"))
-            pos += 4 + k
-        elif op == 0x4B:  # BININT1
-            stack.append(data[pos])
-            pos += 1
-        elif op == 0x4D:  # BININT2
-            stack.append(unpack("<H", data, pos)[0])
-            pos += 2
-        elif op == 0x4A:  # BININT
-            stack.append(unpack("<i", data, pos)[0])
-            pos += 4
+        if op in _MEMO:
+            width, put = _MEMO[op]
+            (i,) = width.unpack_from(data, pos)
+            pos += width.size
+            if put:
+                memo[i] = stack[-1]
+            else:
+                stack.append(_shared(memo[i]))
+        elif op in _CONSTANTS:
+            stack.append(_CONSTANTS[op])
+        elif op in _FRESH:
+            stack.append(_FRESH[op]())
+        elif op in _NUMBERS:
+            stack.append(_NUMBERS[op].unpack_from(data, pos)[0])
+            pos += _NUMBERS[op].size
+        elif op == 0x58 or op == 0x8A:  # BINUNICODE, LONG1
+            value, pos = _text_or_long(data, pos, op)
+            stack.append(value)
         elif op == 0x28:  # MARK
             metastack.append(stack)
             stack = []
-        elif op == 0x74:  # TUPLE
+        elif op in _CLOSING:
             items, stack = stack, metastack.pop()
-            stack.append(tuple(items))
-        elif op == 0x85:  # TUPLE1
-            stack[-1] = (stack[-1],)
-        elif op == 0x86:  # TUPLE2
-            stack[-2:] = [(stack[-2], stack[-1])]
-        elif op == 0x87:  # TUPLE3
-            stack[-3:] = [(stack[-3], stack[-2], stack[-1])]
-        elif op == 0x29:  # EMPTY_TUPLE
-            stack.append(())
-        elif op == 0x7D:  # EMPTY_DICT
-            stack.append({})
-        elif op == 0x5D:  # EMPTY_LIST
-            stack.append([])
-        elif op == 0x4E:  # NONE
-            stack.append(None)
-        elif op == 0x88:  # NEWTRUE
-            stack.append(True)
-        elif op == 0x89:  # NEWFALSE
-            stack.append(False)
+            _close(op, items, stack)
+        elif 0x85 <= op <= 0x87:  # TUPLE1, TUPLE2, TUPLE3: torch's indexing (one item short fails)
+            k = op - 0x84
+            stack[-k:] = [tuple(stack[i] for i in range(-k, 0))]
         elif op == 0x63:  # GLOBAL
-            end1 = data.index(b"\n", pos)
-            end2 = data.index(b"\n", end1 + 1)
-            module, name = data[pos:end1], data[end1 + 1 : end2]
-            pos = end2 + 1
-            found = _global(module.decode("ascii"), name.decode("ascii")) if (module + name).isascii() else None
-            if found is None:
-                raise NotStatic(f"global {_text(module)}.{_text(name)}")
+            found, pos = _global_at(data, pos)
             stack.append(found)
         elif op == 0x51:  # BINPERSID
             stack[-1] = _storage(stack[-1], storages, keys)
         elif op == 0x52:  # REDUCE
             args = stack.pop()
             stack[-1] = _reduce(stack[-1], args)
-        elif op == 0x75:  # SETITEMS
-            items, stack = stack, metastack.pop()
-            target = _dict(stack[-1])
-            if len(items) % 2:
-                raise NotStatic("SETITEMS with a key and no value")  # torch: IndexError
-            for i in range(0, len(items), 2):
-                target[_key(items[i])] = items[i + 1]
         elif op == 0x73:  # SETITEM
             v, k = stack.pop(), stack.pop()
             _dict(stack[-1])[_key(k)] = v
-        elif op == 0x65:  # APPENDS
-            items, stack = stack, metastack.pop()
-            _list(stack[-1]).extend(items)
         elif op == 0x61:  # APPEND
             v = stack.pop()
             _list(stack[-1]).append(v)
-        elif op == 0x72:  # LONG_BINPUT
-            memo[unpack("<I", data, pos)[0]] = stack[-1]
-            pos += 4
-        elif op == 0x6A:  # LONG_BINGET
-            stack.append(_shared(memo[unpack("<I", data, pos)[0]]))
-            pos += 4
-        elif op == 0x8A:  # LONG1
-            k = data[pos]
-            if pos + 1 + k > n:
-                raise NotStatic("a number past the pickle's end")
-            stack.append(int.from_bytes(data[pos + 1 : pos + 1 + k], "little", signed=True))
-            pos += 1 + k
-        elif op == 0x47:  # BINFLOAT
-            stack.append(unpack(">d", data, pos)[0])
-            pos += 8
         elif op == 0x2E:  # STOP
             if len(stack) != 1 or metastack or pos != n:
                 raise NotStatic("a pickle that does not end with one object at its end")
@@ -223,6 +184,46 @@ def walk(data: bytes) -> tuple[Any, list[Storage]]:
         else:
             raise NotStatic(f"pickle opcode {op:#04x}")
     raise NotStatic("a pickle without its end")
+
+
+def _text_or_long(data: bytes, pos: int, op: int) -> tuple[Any, int]:
+    """BINUNICODE's string (strict UTF-8: torch's surrogatepass is handed over) or LONG1's integer
+    at pos, and the position after it."""
+    if op == 0x58:
+        (k,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+    else:
+        k = data[pos]
+        pos += 1
+    if pos + k > len(data):
+        raise NotStatic("a value past the pickle's end")
+    raw = data[pos : pos + k]
+    return (raw.decode("utf-8") if op == 0x58 else int.from_bytes(raw, "little", signed=True)), pos + k
+
+
+def _close(op: int, items: list, stack: list) -> None:
+    """TUPLE, SETITEMS or APPENDS of the items since the MARK, on what lies under it."""
+    if op == 0x74:
+        stack.append(tuple(items))
+    elif op == 0x75:
+        target = _dict(stack[-1])
+        if len(items) % 2:
+            raise NotStatic("SETITEMS with a key and no value")  # torch: IndexError
+        for i in range(0, len(items), 2):
+            target[_key(items[i])] = items[i + 1]
+    else:
+        _list(stack[-1]).extend(items)
+
+
+def _global_at(data: bytes, pos: int) -> tuple[Global, int]:
+    """GLOBAL's two lines at pos, as this reader takes it, and the position after them."""
+    end1 = data.index(b"\n", pos)
+    end2 = data.index(b"\n", end1 + 1)
+    module, name = data[pos:end1], data[end1 + 1 : end2]
+    found = _global(module.decode("ascii"), name.decode("ascii")) if (module + name).isascii() else None
+    if found is None:
+        raise NotStatic(f"global {_text(module)}.{_text(name)}")
+    return found, end2 + 1
 
 
 def _text(raw: bytes) -> str:
