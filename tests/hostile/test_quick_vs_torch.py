@@ -180,3 +180,30 @@ def test_a_deflated_pickle_bomb_is_refused_before_torch_inflates_it(tmp_path):
         records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
         files = [r for r in records if r.get("path") == "data_0.pt"]
         assert files and "data.pkl would take 65.0 MiB" in files[0]["error"], run.stdout[-2000:]
+
+
+def test_a_big_endian_sample_is_read_as_its_values_not_its_bytes(tmp_path):
+    """A big-endian machine's sample (every storage byte-swapped, byteorder "big"): the quick reader
+    hands it over, torch swaps it back as it loads it, and the rows the quick scan then reads are
+    the swapped ones, not the file's bytes (big enough that the rows are read with pread, past
+    measure.PREAD_MIN_BYTES): the same record as its little-endian twin's."""
+    from eagle3_tui.engines.scan.measure import PREAD_MIN_BYTES
+    from eagle3_tui.engines.scan.records import scan_file
+
+    g = torch.Generator().manual_seed(3)
+    t, h = 2048, 1536
+    obj = {"input_ids": torch.randint(20, 30000, (t,), generator=g), "loss_mask": torch.ones(t, dtype=torch.int64),
+           "aux_hidden_state": torch.randn(1, t, 3 * h, generator=g).bfloat16(),
+           "hidden_state": torch.randn(1, t, h, generator=g).bfloat16()}
+    little = crafted_torch.saved(obj)
+    assert len(little) > PREAD_MIN_BYTES
+    (tmp_path / "data_0.pt").write_bytes(little)
+    (tmp_path / "data_1.pt").write_bytes(crafted_torch._big_endian(*torch_layout.records(little), obj))
+    recs = [scan_file(str(tmp_path), f"data_{i}.pt", len(little), 0.0, full=full) for full in (False, True)
+            for i in (0, 1)]
+    for rec in recs:
+        assert "error" not in rec, rec
+    found = [{k: v for k, v in r.items() if k not in ("path", "index", "bytes_read", "mapped", "rows_read")}
+             for r in recs]
+    assert found[0] == found[1] and found[2] == found[3]
+    assert recs[0]["rows_read"] < t  # the quick scan picked rows

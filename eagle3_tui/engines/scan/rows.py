@@ -50,7 +50,10 @@ def pread_rows(path: str, parts: list, pick) -> list | None:
     try:
         with open(path, "rb") as fh:
             offsets = set()
-            for info in zipfile.ZipFile(fh).infolist():
+            archive = zipfile.ZipFile(fh)
+            for info in archive.infolist():
+                if info.filename.lower().endswith("/byteorder") and archive.read(info) != b"little":
+                    return None  # torch swapped the mapped bytes: the file's are not the tensors'
                 if info.compress_type != zipfile.ZIP_STORED or "/data/" not in info.filename:
                     continue
                 fh.seek(info.header_offset)
