@@ -1,15 +1,23 @@
-"""`eagle3-tui serve-check DRAFTER DATASET --model DIR [--json]`: will the drafter be fed, on each
-serving engine and version, the layers its training data holds?
+"""`eagle3-tui serve-check DRAFTER DATASET --model DIR [--engine NAME==VERSION] [--json]`: will the
+drafter be fed, on each serving engine and release, the layers its training data holds?
 
 The dataset's boundaries are found as `scan --model` finds them (dataset/pipeline.py: the scan,
 then the representatives identified against the target model: the majority's and every group
 that differs); the drafter's config.json is then read as each engine reads it
-(dataset/serving_rules.py) and compared (dataset/serving.py).
+(dataset/serving/: one module per engine, its rules cut at every release read where they change)
+and compared.
 
 Text (real lines, values escaped): the verdict and the fix first, the data and the drafter, one
 aligned line per engine and version range (verdict, engine, what it captures, why), the findings.
---json: one line, {"data", "drafter", "engines", "findings", "fix"}.
-Exit 0 when every current serving rule captures what the data holds, 1 when one does not or fails,
+--json: one line, {"data", "drafter", "engines", "findings", "fix", "read", "asked"}.
+--engine NAME==VERSION (one per engine): only those engines' rows, at those versions, are shown and
+decide the verdict and the exit code (a version not read is read with the nearest release's rules,
+and said to be).
+--live ENGINE (--engine-python, --accept N): the engine installed here run on training prompts
+with the drafter, what it feeds the drafter identified and set beside the data, its measured
+acceptance beside accept's (commands/_serve_live.py; "live" in the JSON).
+Exit 0 when every current serving rule captures what the data holds (and the live engine feeds
+what the data holds), 1 when one does not or fails,
 or an error finding says the drafter's ids are not ids; 2 when an input cannot be read (the
 dataset, the model, the drafter's config.json).
 """
@@ -25,6 +33,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.commands._options import add_connection_arguments, to_json_ready
+from eagle3_tui.commands._serve_live import add_live_arguments
 from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import Source, SourceError
@@ -39,7 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, metavar="DIR",
                    help="target model folder on the data's machine: names the boundary each slot holds")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line")
-
+    p.add_argument("--engine", action="append", metavar="NAME==VERSION",
+                   help="the engine and release you serve with (vllm, sglang, tokenspeed, trtllm; e.g. "
+                        "vllm==0.33.0), once per engine: only its rows, at that release (default: every engine's)")
+    add_live_arguments(p)
     add_connection_arguments(p)
 
 
@@ -50,7 +62,14 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import explain_source_error, local_folder_problem, on_host, open_cli_source, say
+    from eagle3_tui.dataset.serving.versions import asked_engines
     from eagle3_tui.target import TargetError, parse_target
+
+    try:
+        asked = asked_engines(args.engine)
+    except ValueError as err:
+        say(f"serve-check: {err}")
+        return 2
 
     try:
         target = parse_target(args.target)
@@ -83,10 +102,28 @@ async def _run(args: argparse.Namespace) -> int:
     if isinstance(entries, str):
         say(f"serve-check: {entries}")
         return 2
-    return report(config, entries, arch, args.json)
+    live = None
+    if args.live:
+        live = await _live(args, target, model, drafter)
+    return report(config, entries, arch, args.json, live, asked=asked)
 
 
-def report(config: dict[str, Any], entries: list[LayersEntry], arch: str | None, as_json: bool) -> int:
+async def _live(args: argparse.Namespace, target, model: str, drafter: str) -> dict[str, Any]:
+    # lazy: the live run's modules only when asked
+    from eagle3_tui.commands._serve_live import run_live
+    from eagle3_tui.engines.scan.records import walk
+
+    if target.is_remote:
+        return {"engine": args.live, "error": "the engine runs where the data is: run serve-check --live on that "
+                                               "machine (not yet over SSH)"}
+    folder = os.path.dirname(drafter) if drafter.endswith(".json") else drafter
+    files = [os.path.join(target.path, rel) for rel, size, _, _ in walk(target.path) if size]
+    return await run_live(args, files, model, folder)
+
+
+def report(config: dict[str, Any], entries: list[LayersEntry], arch: str | None, as_json: bool,
+           live: dict[str, Any] | None = None,
+           asked: dict[str, str | None] | None = None) -> int:
     # lazy: kept off --help's imports (it loads every command module)
     from eagle3_tui.commands._targets import say
     from eagle3_tui.dataset.serving import check, data_from_layers, exit_code, format_check
@@ -96,12 +133,17 @@ def report(config: dict[str, Any], entries: list[LayersEntry], arch: str | None,
         errors = "; ".join(e["error"] for e in entries if "error" in e) or "no file of the majority could be identified"
         say(f"serve-check: the dataset's boundaries are unknown: {errors}")
         return 2
-    result = check(config, data, arch)
+    result = check(config, data, arch, asked)
     if as_json:
-        sys.stdout.write(json.dumps(to_json_ready(result)) + "\n")
+        sys.stdout.write(json.dumps(to_json_ready({**result, **({"live": live} if live is not None else {})})) + "\n")
     else:
         sys.stdout.write(format_check(result) + "\n")  # its values escaped, its lines real
-    return exit_code(result)
+        if live is not None:
+            from eagle3_tui.commands._serve_live import format_live
+
+            sys.stdout.write("\n" + format_live(live) + "\n")
+    code = exit_code(result)
+    return max(code, 1) if live is not None and not live.get("match") else code
 
 
 async def dataset_layers(source: Source, root: str, model: str) -> list[LayersEntry] | str:

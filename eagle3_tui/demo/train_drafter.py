@@ -50,9 +50,13 @@ class DrafterSizes:
     mlp: int
 
 
-def shape_for(vocab: int, hidden: int, k: int, draft_vocab: int) -> DrafterSizes:
-    heads = max(1, hidden // 16)
-    return DrafterSizes(vocab, hidden, k, draft_vocab, heads, max(1, heads // 2), hidden // heads, 3 * hidden)
+def shape_for(vocab: int, hidden: int, k: int, draft_vocab: int, heads: int | None = None,
+              kv_heads: int | None = None) -> DrafterSizes:
+    """The drafter's sizes; heads and kv_heads: the target's (SpecForge's drafter config copies
+    them, and an engine runs only the head sizes its kernels have: vLLM's CPU attention has no 16),
+    else hidden / 16 heads."""
+    heads = heads or max(1, hidden // 16)
+    return DrafterSizes(vocab, hidden, k, draft_vocab, heads, kv_heads or max(1, heads // 2), hidden // heads, 3 * hidden)
 
 
 def init_weights(s: DrafterSizes, g) -> dict:
@@ -170,12 +174,14 @@ class Adam:
 
 
 def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | None = None, steps: int = 300,
-                  ttt: int = 2, seed: int = 0, lr: float = 4e-3) -> dict:
+                  ttt: int = 2, seed: int = 0, lr: float = 4e-3, heads: int | None = None,
+                  kv_heads: int | None = None) -> dict:
     """Weights (SpecForge names, float32, d2t/t2d included) of a drafter trained on `seqs`.
 
     embed: the target's input embedding [V, H] (copied and frozen, as SpecForge does);
     head: the target's LM head [V, H] to start lm_head from (None: random);
-    draft_vocab: size of the draft vocabulary (the most frequent ids; default min(V, 320)).
+    draft_vocab: size of the draft vocabulary (the most frequent ids; default min(V, 320));
+    heads, kv_heads: the attention's (shape_for; save_drafter must be given the same).
     """
     # lazy: torch: loaded when used, never at start-up
     import torch
@@ -188,7 +194,7 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
     if width % hidden:
         raise ValueError(f"aux width {width} is not a multiple of the embedding width {hidden}")
     draft_vocab = min(vocab, draft_vocab or 320)
-    s = shape_for(vocab, hidden, width // hidden, draft_vocab)
+    s = shape_for(vocab, hidden, width // hidden, draft_vocab, heads, kv_heads)
     g = torch.Generator().manual_seed(seed)
     counts = torch.bincount(torch.cat([q.ids.to(torch.int64) for q in seqs]), minlength=vocab)
     keep = torch.sort(torch.argsort(counts, descending=True, stable=True)[:draft_vocab]).values
@@ -228,11 +234,13 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
     return weights
 
 
-def drafter_config(weights: dict, *, aux_layer_ids: list[int] | None = None) -> dict:
-    """config.json as SpecForge writes it for LlamaForCausalLMEagle3, read off the weights."""
+def drafter_config(weights: dict, *, aux_layer_ids: list[int] | None = None, heads: int | None = None,
+                   kv_heads: int | None = None) -> dict:
+    """config.json as SpecForge writes it for LlamaForCausalLMEagle3, read off the weights (and the
+    heads they were trained with, which the weights' shapes do not tell)."""
     vocab, hidden = weights["embed_tokens.weight"].shape
     k = weights["fc.weight"].shape[1] // hidden
-    s = shape_for(vocab, hidden, k, weights["lm_head.weight"].shape[0])
+    s = shape_for(vocab, hidden, k, weights["lm_head.weight"].shape[0], heads, kv_heads)
     cfg = {
         "architectures": ["LlamaForCausalLMEagle3"],
         "model_type": "llama",
@@ -240,6 +248,7 @@ def drafter_config(weights: dict, *, aux_layer_ids: list[int] | None = None) -> 
         "intermediate_size": s.mlp,
         "num_attention_heads": s.heads,
         "num_key_value_heads": s.kv_heads,
+        "head_dim": s.head_dim,
         "num_hidden_layers": 1,
         "hidden_act": "silu",
         "rms_norm_eps": EPS,
@@ -279,10 +288,10 @@ def write_safetensors(tensors: dict, path: str) -> None:
 
 
 def save_drafter(folder: str, weights: dict, *, config: dict | None = None,
-                 aux_layer_ids: list[int] | None = None) -> str:
+                 aux_layer_ids: list[int] | None = None, heads: int | None = None, kv_heads: int | None = None) -> str:
     """Write config.json and model.safetensors (SpecForge's layout) into `folder`; returns it."""
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w") as fh:
-        json.dump(config or drafter_config(weights, aux_layer_ids=aux_layer_ids), fh)
+        json.dump(config or drafter_config(weights, aux_layer_ids=aux_layer_ids, heads=heads, kv_heads=kv_heads), fh)
     write_safetensors(weights, os.path.join(folder, "model.safetensors"))
     return folder
