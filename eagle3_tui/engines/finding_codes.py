@@ -175,6 +175,9 @@ CODES: dict[str, FindingCode] = _codes(
     _C("serving_fails", "warning", "engine fails on this drafter",
        "an engine (version range) fails to load or run the drafter, or SpecForge refuses to train it",
        ("serve-check",)),
+    _C("serving_cuda_graph", "warning", "CUDA graphs replay other layers",
+       "an engine records its CUDA graphs with its default layers before it sets the drafter's: graph-replayed "
+       "steps feed other layers than the prefill", ("serve-check",)),
     _C("serving_slot_order", "warning", "slots in another order",
        "the data stores its slots out of ascending layer order, the order every engine concatenates them in",
        ("serve-check",)),

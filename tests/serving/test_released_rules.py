@@ -11,30 +11,27 @@ import json
 import pytest
 
 from eagle3_tui.dataset.serving import NAMES, check, exit_code, format_check
-from eagle3_tui.dataset.serving_rules import (
-    sglang,
-    sglang_before,
-    sglang_guess_only,
-    specforge,
-    tokenspeed,
-    trtllm,
-    vllm,
-    vllm_0_11,
-    vllm_0_18,
-    vllm_0_22_v1,
-    vllm_0_22_v2,
-)
+from eagle3_tui.dataset.serving.table import rule_at
+from eagle3_tui.dataset.serving.versions import label, within
 
 NESTED = lambda ids, **more: {"eagle_config": {"eagle_aux_hidden_state_layer_ids": ids, **more}}  # noqa: E731
+vllm_0_11, vllm_0_18, vllm = rule_at("vllm", "0.17.0"), rule_at("vllm", "0.18.0"), rule_at("vllm", "0.34.0")
+vllm_0_22_v1, vllm_0_22_v2 = rule_at("vllm", "0.24.0", "V1 runner"), rule_at("vllm", "0.24.0", "V2 runner")
+sglang_guess_only, sglang_before, sglang = rule_at("sglang", "0.4.8.post1"), rule_at("sglang", "0.5.12"), \
+    rule_at("sglang", "0.5.23")
+tokenspeed, trtllm, specforge = rule_at("tokenspeed", "0.1.1"), rule_at("trtllm"), rule_at("specforge")
 
 
 def data(L, bounds):
     return {"layers": L, "boundaries": bounds, "groups": []}
 
 
-def row(result, engine, since=None, until=None, variant=None):
-    return next(e for e in result["engines"] if (e["engine"], e["since"], e["until"], e.get("variant"))
-                == (engine, since, until, variant))
+def row(result, engine, version=None, variant=None):
+    """The row of an engine whose range holds `version` (rows merge the ranges that read alike)."""
+    rows = [e for e in result["engines"] if e["engine"] == engine and (variant is None or e["variant"] == variant)
+            and (version is None or within(version, e["since"], e["until"]))]
+    assert len(rows) == 1, rows
+    return rows[0]
 
 
 def codes(result, severity=None):
@@ -115,14 +112,14 @@ def test_item5_sglang_id_L_minus_1_is_the_last_residual_on_gemma_and_gpt_oss(arc
     r = sglang(NESTED([1, 15, 31]), 32, arch)
     assert r["boundaries"] == [2, 16, 32] and not r["fails"]
     r = check(NESTED([1, 15, 31]), data(32, [2, 16, 32]), arch)
-    assert row(r, "sglang", "0.5.17")["matches"]
+    assert row(r, "sglang", "0.5.23")["matches"]
 
 
 @pytest.mark.parametrize("arch", ["Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM"])
 def test_item5_sglang_moe_models_fail_at_start_up_on_id_L_minus_1(arch):
     # sglang 0.5.23 qwen2_moe.py 1153-1156, qwen3_next.py 954-957: setattr(self.layers[id + 1], ...)
     r = sglang(NESTED([1, 15, 31]), 32, arch)
-    assert "IndexError at start-up" in r["fails"]
+    assert "IndexError" in r["fails"] and r["fails_at"] == "start-up" and r["boundaries"] == [None] * 3
     assert not sglang(NESTED([1, 15, 29]), 32, arch)["fails"]
 
 
@@ -153,8 +150,10 @@ def test_item6_tokenspeed_id_L_only_in_the_base_transformer_and_no_aux_on_dense_
     # deepseek_v3.py 1588-1595 and qwen3_5.py 1027-1032: before layer i only
     assert tokenspeed(top, 32, "DeepseekV3ForCausalLM")["boundaries"] == [2, 16, None]
     assert tokenspeed(top, 32, "Qwen3_5MoeForCausalLM")["boundaries"] == [2, 16, None]
-    # qwen3.py: Qwen3Model.forward returns (hidden_states, None)
-    assert "no aux states" in tokenspeed(top, 32, "Qwen3ForCausalLM")["fails"]
+    # qwen3.py 389 @ 0.1.1: Qwen3Model.forward returns (hidden_states, None); the drafter then gets the
+    # last hidden state and skips its fc (llama_eagle3.py 489 @ 0.1.1): it runs, fed no aux state
+    dense = tokenspeed(top, 32, "Qwen3ForCausalLM")
+    assert "returns no aux states" in dense["why"] and dense["states"] == [] and not dense["fails"]
     # factory.py 99: --eagle3-layers-to-capture replaces the drafter's ids
     assert "--eagle3-layers-to-capture" in tokenspeed(top, 32, "LlamaForCausalLM")["depends"]
 
@@ -169,7 +168,7 @@ def test_item7_nested_norm_before_fc_is_ignored_by_tokenspeed_and_top_level_by_t
     gpt_oss = check(NESTED([1, 15, 28], norm_before_fc=True), data(32, [2, 16, 29]), "LlamaForCausalLM")
     msg = next(f for f in gpt_oss["findings"] if f["code"] == "serving_norm_before_fc")
     assert msg["severity"] == "warning"
-    assert "ignored by" in msg["message"] and "tokenspeed since PR 526 (reads only the top level)" in msg["message"]
+    assert "ignored by" in msg["message"] and "tokenspeed 0.1.0 ≤ v (reads only the top level)" in msg["message"]
     assert "TensorRT-LLM" in msg["message"].split("ignored by")[0]  # applied there
     top = check({**NESTED([1, 15, 28]), "norm_before_fc": True}, data(32, [2, 16, 29]), "LlamaForCausalLM")
     msg = next(f for f in top["findings"] if f["code"] == "serving_norm_before_fc")["message"]
@@ -199,7 +198,7 @@ def test_item9_bad_ids_are_an_error_naming_the_value_and_the_engines(ids, value)
     r = check(NESTED(ids), data(32, [3, 17, 30]), "LlamaForCausalLM")
     assert exit_code(r) == 1 and "serving_bad_ids" in codes(r, "error")
     msg = next(f["message"] for f in r["findings"] if f["code"] == "serving_bad_ids")
-    assert value in msg and "SGLang since 0.5.17" in msg and "SpecForge" in msg
+    assert value in msg and label(row(r, "sglang", "0.5.23")) in msg and "SpecForge" in msg
 
 
 def test_item9_what_each_engine_does_with_them_is_the_code_s_not_the_issue_s():
@@ -230,8 +229,8 @@ def test_item10_fc_size_per_engine_and_specforge_refuses_two_ids():
     assert tokenspeed(two, 32, "LlamaForCausalLM")["fc_states"] == 3
     assert "ValueError" in specforge(two, 32, None)["fails"]
     r = check(two, data(32, [2, 16]), "LlamaForCausalLM")
-    assert row(r, "sglang", "0.5.17")["matches"]
-    ts = row(r, "tokenspeed", "PR 958")
+    assert row(r, "sglang", "0.5.23")["matches"]
+    ts = row(r, "tokenspeed", "0.1.1")
     assert "fc takes 3 states" in ts["fails"] and not ts["matches"]  # fc for 3 (no top-level ids), 2 captured
     assert "serving_slot_count" in codes(r) and exit_code(r) == 1
 
@@ -257,8 +256,8 @@ def test_item12_speculators_format_fails_on_sglang_and_tokenspeed():
             "transformer_layer_config": {"model_type": "llama"}}
     r = check(spec, data(32, [2, 16, 29]), "LlamaForCausalLM")
     assert row(r, "vllm", "0.34.0")["matches"]
-    assert "speculators" in row(r, "sglang", "0.5.17")["fails"]
-    assert "speculators" in row(r, "tokenspeed", "PR 958")["fails"]
+    assert "speculators" in row(r, "sglang", "0.5.23")["fails"]
+    assert "speculators" in row(r, "tokenspeed", "0.1.1")["fails"]
     assert exit_code(r) == 1
 
 
@@ -267,7 +266,7 @@ def test_item12_use_aux_hidden_state_false_is_an_error():
     cfg = {"eagle_aux_hidden_state_layer_ids": [2, 16, 29], **NESTED([1, 15, 28], use_aux_hidden_state=False)}
     r = check(cfg, data(32, [2, 16, 29]), "LlamaForCausalLM")
     assert "serving_no_aux" in codes(r, "error") and exit_code(r) == 1
-    assert not row(r, "sglang", "0.5.17")["matches"]
+    assert not row(r, "sglang", "0.5.23")["matches"]
 
 
 # ------------------------------------------------------------------ fixes that cannot be wrong
@@ -327,8 +326,8 @@ def test_a_fix_without_the_architecture_says_so():
 
 def test_the_text_keeps_the_json_order_with_question_marks():
     r = check(NESTED([1, 4, 1e30]), data(10, [2, 5, 7]), "LlamaForCausalLM")
-    assert row(r, "sglang", "0.4.8.post1", "0.5.13")["boundaries"] == [2, 5, None]
-    line = next(ln for ln in format_check(r).splitlines() if "SGLang after 0.4.8.post1 .. 0.5.13" in ln
+    assert row(r, "sglang", "0.5.12")["boundaries"] == [2, 5, None]
+    line = next(ln for ln in format_check(r).splitlines() if label(row(r, "sglang", "0.5.12")) + " " in ln
                 and not ln.startswith(" "))
     assert "b 2, 5, ?" in line
 
@@ -355,4 +354,4 @@ def test_nan_and_infinity_ids_are_bad_ids_not_a_crash():
     r = check(json.loads('{"eagle_config": {"eagle_aux_hidden_state_layer_ids": [NaN, 15, Infinity]}}'),
               data(32, [2, 16, 29]), "LlamaForCausalLM")
     assert exit_code(r) == 1 and "serving_bad_ids" in codes(r, "error")
-    assert row(r, "sglang", "0.4.8.post1", "0.5.13")["boundaries"] == [None, 16, None]
+    assert row(r, "sglang", "0.5.12")["boundaries"] == [None, 16, None]

@@ -5,24 +5,22 @@ like those drafters."""
 from __future__ import annotations
 
 from eagle3_tui.dataset.serving import check, exit_code, format_check
-from eagle3_tui.dataset.serving_rules import (
-    sglang,
-    sglang_before,
-    sglang_first_id,
-    specforge,
-    tokenspeed,
-    tokenspeed_526,
-    tokenspeed_before,
-    trtllm,
-    vllm,
-    vllm_before,
-)
+from eagle3_tui.dataset.serving.table import rule_at
+from eagle3_tui.dataset.serving.versions import within
 
 NESTED = lambda ids: {"eagle_config": {"eagle_aux_hidden_state_layer_ids": ids}}  # noqa: E731
+vllm_before, vllm = rule_at("vllm", "0.11.0"), rule_at("vllm", "0.34.0")
+sglang_before, sglang_first_id, sglang = rule_at("sglang", "0.5.12"), rule_at("sglang", "0.5.13"), rule_at("sglang", "0.5.23")
+tokenspeed_526, tokenspeed = rule_at("tokenspeed", "0.1.0"), rule_at("tokenspeed", "0.1.1")
+trtllm, specforge = rule_at("trtllm"), rule_at("specforge")
 
 
-def by_name(result):
-    return {(e["engine"], e["since"], e["until"]): e for e in result["engines"]}
+def at(result, engine, version=None, variant=None):
+    """The row of an engine whose range holds `version` (rows merge the ranges that read alike)."""
+    rows = [e for e in result["engines"] if e["engine"] == engine and (variant is None or e["variant"] == variant)
+            and (version is None or within(version, e["since"], e["until"]))]
+    assert len(rows) == 1, rows
+    return rows[0]
 
 
 def codes(result, severity="warning"):
@@ -77,10 +75,11 @@ def test_trtllm_eagle3_metadata_default_ignores_the_drafter_config():
     assert r["boundaries"] == [2, 40, 77] and r["guessed"]
 
 
-def test_tokenspeed_before_and_after_pr_526():
-    # tokenspeed causal_lm.py @ 39137672^: set_eagle3_layers_to_capture() with no ids: [2, L//2, L-3]
-    assert tokenspeed_before(NESTED([23, 29, 35]), 36, None)["boundaries"] == [2, 18, 33]
-    # model_executor.py _eagle_aux_layer_ids @ 39137672 (PR 526): id + 1, id L = the residual before the norm
+def test_tokenspeed_0_1_0_reads_the_ids_pr_526():
+    # no release ignores the ids: 0.1.0, the first, has PR 526 (model_executor.py 104-113 @ 0.1.0);
+    # the code before it (causal_lm.py @ 39137672^, [2, L//2, L-3]) was never released, so no row
+    # names it any more
+    # model_executor.py _eagle_aux_layer_ids @ 0.1.0 (PR 526): id + 1, id L = the residual before the norm
     assert tokenspeed_526(NESTED([24, 30, 36]), 36, None)["boundaries"] == [25, 31, 36]
     assert tokenspeed_526({"eagle_aux_hidden_state_layer_ids": [1, 17, 32]}, 36, None)["boundaries"] == [2, 18, 33]
     # an eagle_config without the key hides the top-level one (ids = eagle_config.get(...))
@@ -89,7 +88,7 @@ def test_tokenspeed_before_and_after_pr_526():
 
 
 def test_tokenspeed_pr_958_also_reads_text_config():
-    # factory.py _eagle_aux_layer_ids @ f4d8ec6e (PR 958): the same, in text_config too
+    # factory.py 47-78 @ 0.1.1 (PR 958): the same, in text_config too; model_executor.py 104-113 @ 0.1.0 does not
     config = {"text_config": NESTED([1, 45, 89])}
     assert tokenspeed_526(config, 93, None)["guessed"]
     assert tokenspeed(config, 93, None)["boundaries"] == [2, 46, 90]
@@ -111,10 +110,10 @@ def test_pr_50170_70b_config_without_ids_is_a_guess_on_every_engine():
     (here b 2, 41, 78), every engine misses; trained there, every guess is still a warning."""
     config = {"architectures": ["LlamaForCausalLMEagle3"], "num_hidden_layers": 1, "eagle_config": {}}
     elsewhere = check(config, {"layers": 80, "boundaries": [2, 41, 78], "groups": []}, "LlamaForCausalLM")
-    v = by_name(elsewhere)[("vllm", "0.34.0", None)]
+    v = at(elsewhere, "vllm", "0.34.0")
     assert v["boundaries"] == [2, 40, 77] and not v["matches"] and v["guessed"]
-    text = format_check(elsewhere)
-    assert "vLLM since 0.34.0 will capture b 2, 40, 77; the data holds b 2, 41, 78" in text
+    text = " ".join(format_check(elsewhere).split())
+    assert "vLLM 0.22.0 ≤ v, V2 runner will capture b 2, 40, 77; the data holds b 2, 41, 78" in text
     assert exit_code(elsewhere) == 1
     fix = elsewhere["fix"]
     assert 'config.json: "eagle_aux_hidden_state_layer_ids": [2, 41, 78]  (top level)' in fix["lines"]
@@ -131,23 +130,28 @@ def test_pr_25454_kimi_first_id_two():
     1 to them; since, DeepSeek-family models take them as they are."""
     r = check(NESTED([2, 30, 58]), {"layers": 61, "boundaries": [2, 30, 58], "groups": []},
               "KimiK25ForConditionalGeneration")
-    old = by_name(r)[("sglang", "0.4.8.post1", "0.5.13")]
-    assert old["boundaries"] == [3, 31, 59] and not old["matches"]
-    assert by_name(r)[("sglang", "0.5.17", None)]["matches"]
-    text = format_check(r)
-    assert "SGLang after 0.4.8.post1 .. 0.5.13 would capture b 3, 31, 59; the data holds b 2, 30, 58: every slot 1 boundary deeper" in text
-    # tokenspeed (any version since PR 526) still adds 1: the current rule misses
-    assert "tokenspeed since PR 958 will capture b 3, 31, 59" in text
+    # kimi_k25.py 841 @ 0.5.10: Kimi K2.5's first release with set_eagle3_layers_to_capture
+    old = at(r, "sglang", "0.5.12")
+    assert old["boundaries"] == [3, 31, 59] and not old["matches"] and old["since"] == "0.5.11"
+    # 0.5.10: the CUDA graphs are recorded with the default ids before the drafter's are set
+    # (cuda_graph_runner.py 648, model_runner.py 668 @ 0.5.10.post1)
+    assert at(r, "sglang", "0.5.10")["graph_states"] == [2, 30, 58]
+    assert at(r, "sglang", "0.5.23")["matches"]
+    assert "has no set_eagle3_layers_to_capture" in at(r, "sglang", "0.5.9")["fails"]
+    text = " ".join(format_check(r).split())
+    assert ("SGLang 0.5.11 ≤ v < 0.5.13 would capture b 3, 31, 59; the data holds b 2, 30, 58: every slot 1 "
+            "boundary deeper") in text
+    # tokenspeed (every release) still adds 1: the rule in force misses
+    assert "tokenspeed 0.1.1 ≤ v will capture b 3, 31, 59" in text
     assert exit_code(r) == 1
 
 
 def test_pr_526_and_32334_gpt_oss_v3_with_norm_before_fc():
     config = {"eagle_config": {"eagle_aux_hidden_state_layer_ids": [24, 30, 36], "norm_before_fc": True}}
     r = check(config, {"layers": 36, "boundaries": [24, 30, 36], "groups": []}, "GptOssForCausalLM")
-    e = by_name(r)
-    assert e[("tokenspeed", None, "0.1.0")]["boundaries"] == [2, 18, 33]  # accept rate 0.00 before PR 526
-    assert e[("sglang", "0.5.17", None)]["matches"]
-    assert e[("sglang", "0.5.13", "0.5.17")]["boundaries"] == [25, 31, None]  # two states: the crash of #32226
+    assert at(r, "tokenspeed", "0.1.0")["boundaries"] == [25, 31, 36]  # PR 526 is in 0.1.0, the first release
+    assert at(r, "sglang", "0.5.23")["matches"]
+    assert at(r, "sglang", "0.5.13")["boundaries"] == [25, 31, None]  # two states: the crash of #32226
     assert "serving_norm_before_fc" in codes(r)
     assert "no config.json ids" in r["fix"]["message"]
 

@@ -105,9 +105,9 @@ async def test_a_drafter_naming_other_ids_shows_the_mismatch_and_its_fix(data, t
         screen, table = await checked(pilot, data)
         assert table.state == "done" and table.display, table.error
         text = flat(app)
-        assert "vLLM since 0.34.0 will not capture the data's b 2, 5, 7" in text, screen_text(app)
+        assert "vLLM 0.22.0 ≤ v, V2 runner will not capture the data's b 2, 5, 7" in text, screen_text(app)
         assert "fix: " + " ".join(FIX.split()) in text, screen_text(app)
-        line = row("vLLM since 0.34.0", app)
+        line = row("vLLM 0.22.0 ≤ v, V2 runner", app)
         assert "b 1, 4, 6" in line and line.strip().startswith("differs"), screen_text(app)
 
 
@@ -123,7 +123,7 @@ async def test_every_row_is_reached_with_the_keyboard(data, target, tmp_path, si
         assert table.state == "done", table.error
         # before any key: the cursor is on the first current engine that will not serve, in view
         first = next(i for i, e in enumerate(table.result["engines"]) if e["until"] is None and not e["matches"])
-        assert table.rows.cursor_row == first and row("vLLM since 0.34.0", app), screen_text(app)
+        assert table.rows.cursor_row == first and row("vLLM 0.22.0 ≤ v, V2 runner", app), screen_text(app)
         await focus_rows(pilot, screen, table)
         for _ in range(first):
             await pilot.press("up")
@@ -169,7 +169,7 @@ async def test_e_exports_the_engines(data, target, tmp_path):
         assert engines[("vllm", None)]["boundaries"] == [1, 4, 6] and not engines[("vllm", None)]["matches"]
         assert FIX in serving["fix"]["lines"]
         md = files[0].with_suffix(".md").read_text()
-        assert "## Serving" in md and "| vLLM since 0.34.0 | b 1, 4, 6 | **no** |" in md, md
+        assert "## Serving" in md and "| vLLM 0.22.0 ≤ v, V2 runner | b 1, 4, 6 | **no** |" in md, md
 
 
 async def test_an_unreadable_drafter_config_is_said_in_the_view(data, target, tmp_path):
@@ -201,5 +201,5 @@ async def test_over_ssh_the_configs_are_read_on_the_box(box, data, target, tmp_p
         screen, table = await checked(pilot, data)
         assert screen.source.host is not None and table.state == "done", table.error
         text = flat(app)
-        assert "vLLM since 0.34.0 will not capture the data's b 2, 5, 7" in text, screen_text(app)
+        assert "vLLM 0.22.0 ≤ v, V2 runner will not capture the data's b 2, 5, 7" in text, screen_text(app)
         assert "fix: " + " ".join(FIX.split()) in text
