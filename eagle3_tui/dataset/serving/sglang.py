@@ -65,7 +65,7 @@ CHANGES = (
 
 #: the targets' first release read whose model class has set_eagle3_layers_to_capture; before it,
 #: start-up fails (model_runner.py 307 @ 0.4.8 and 341 @ 0.4.9 call it: AttributeError; from 0.5.16 a
-#: ValueError, attention_backend_setup.py 54-60 @ 0.5.23). A target not named has it in every release.
+#: ValueError, attention_backend_setup.py 54-61 @ 0.5.23). A target not named has it in every release.
 HOOK_SINCE = {
     "Qwen3ForCausalLM": "0.4.9", "Qwen3MoeForCausalLM": "0.4.9", "GptOssForCausalLM": "0.5.1",
     "Qwen2ForCausalLM": "0.5.2", "Qwen2MoeForCausalLM": "0.5.2", "DeepseekV2ForCausalLM": "0.5.4.post2",
