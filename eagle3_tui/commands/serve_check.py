@@ -96,15 +96,20 @@ async def _run(args: argparse.Namespace) -> int:
         except (SourceError, ValueError) as err:
             say(f"serve-check: {err}")
             return 2
-        entries = await dataset_layers(source, target.path, model)
+        # the engine starts (a minute on a CPU) while the dataset's layers are found
+        live_task = asyncio.create_task(_live(args, target, model, drafter)) if args.live else None
+        try:
+            entries = await dataset_layers(source, target.path, model)
+        except BaseException:
+            if live_task is not None:
+                live_task.cancel()
+            raise
     finally:
         await source.close()
+    live = await live_task if live_task is not None else None
     if isinstance(entries, str):
         say(f"serve-check: {entries}")
         return 2
-    live = None
-    if args.live:
-        live = await _live(args, target, model, drafter)
     return report(config, entries, arch, args.json, live, asked=asked)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import textwrap
 import threading
 from collections.abc import Callable
 from typing import Any, TypedDict
@@ -21,11 +22,15 @@ from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.engines.model.identify import bounds_of, identify_pair
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.names import printable
 
-__all__ = ["LiveError", "LiveReport", "live_check"]
+__all__ = ["LiveError", "LiveReport", "format_live", "live_check"]
+
+#: the text's width
+WIDTH = 100
 
 #: training prompts whose prefill the engine feeds the drafter, to identify (one model run each)
-FEED_FILES = 2
+FEED_FILES = 1
 #: the longest prompt a live run sends (rows past it are not needed to tell layers apart)
 MAX_PROMPT = 2048
 
@@ -159,3 +164,52 @@ def _acceptance(report: LiveReport, asked: list[dict], measured: dict, drafter: 
 
 def _round_up(n: int) -> int:
     return -(-n // 256) * 256
+
+
+def format_live(live: dict[str, Any]) -> str:
+    """The live part of serve-check's text: what the engine feeds, the numbers, the acceptance."""
+    name = {"vllm": "vLLM"}.get(str(live.get("engine")), str(live.get("engine")))
+    if "error" in live:
+        return _wrap(f"live: {name} could not be run: {live['error']}")
+    verdict = "the same" if live.get("match") else "DIFFERS"
+    lines = [_wrap(f"live: {name} {live.get('version')} (installed) feeds the drafter b {_set(live.get('fed'))}; "
+                   f"the data holds b {_set(live.get('data'))}: {verdict} (its aux layer ids {live.get('ids')}, "
+                   f"{live.get('seconds')} s, about {live.get('memory_gib')} GiB)")]
+    if live.get("explained"):
+        lines.append(_wrap(f"      {live['explained']}", indent="      "))
+    for c in live.get("cosines", []):
+        lines.append(f"      slot {c['slot']}: fed b {_b(live['fed'], c['slot'])} (cosine {_f(c.get('fed'))}), "
+                     f"data b {_b(live['data'], c['slot'])} (cosine {_f(c.get('data'))})")
+    acc, off = live.get("acceptance"), live.get("offline")
+    if acc:
+        steps = len(acc.get("per_position") or [])
+        lines.append(f"acceptance per draft position 1..{steps} (the chance that positions 1..k are all accepted):")
+        lines.append(_rates(f"  measured by {name} ({acc.get('drafts')} drafts)", acc))
+        if off:
+            lines.append(_rates(f"  predicted by accept ({off.get('drafts')} drafts)", off))
+            lines.append(_wrap(f"  ({off.get('measured_by')})", indent="   "))
+        same = live.get("greedy_same") or []
+        lines.append(f"  the engine's greedy answers equal the data's on {sum(same)} of {len(same)} prompts")
+    return "\n".join(lines)
+
+
+def _rates(label: str, block: dict[str, Any]) -> str:
+    rates = "  ".join(f"{r * 100:5.1f}%" if r is not None else "    -" for r in block.get("per_position") or [])
+    mean = block.get("mean_length")
+    return f"{label:<44} {rates}   mean length {mean:.2f}" if mean is not None else f"{label:<44} {rates}"
+
+
+def _set(bounds: Any) -> str:
+    return ", ".join("?" if b is None else str(b) for b in bounds or []) or "nothing"
+
+
+def _b(bounds: list | None, i: int) -> str:
+    return "?" if not bounds or i >= len(bounds) or bounds[i] is None else str(bounds[i])
+
+
+def _f(x: Any) -> str:
+    return f"{x:.4f}" if isinstance(x, float) else "-"
+
+
+def _wrap(text: str, indent: str = "      ") -> str:
+    return "\n".join(textwrap.wrap(printable(text, message=True), WIDTH, subsequent_indent=indent))
