@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the drafter's vocab_mapping.pt, on the data's host: per sample, the share of loss tokens in the "
                         "draft vocabulary (default: DATASET/vocab_mapping/vocab_mapping.pt above the folder)")
 
+    parser.add_argument("--engine-python", metavar="PYTHON",
+                        help="the Python your serving engine (vLLM) is installed in: v in the dataset view's "
+                        "serve-check rows runs it live (default: this one)")
     add_ray_arguments(parser)  # D (the dataset view) scans on the cluster, as `scan --ray` does
     return parser
 
@@ -50,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_app(target: str = ".", *, remote_python: str | None = None,
             accept_new_host_key: bool = False, data_dir: str | None = None,
             tokenizer: str | None = None, model: str | None = None, drafter: str | None = None,
-            vocab_mapping: str | None = None, ray=None) -> int:
+            vocab_mapping: str | None = None, ray=None, engine_python: str | None = None) -> int:
     # Start-up makes ~85,000 objects that live as long as the app (modules, classes, widgets):
     # with the collector on, 150 collections walked them before the first frame (~50 ms, one
     # full one 30-40 ms). The collector is off until the app has drawn its first frame; then
@@ -63,7 +66,7 @@ def run_app(target: str = ".", *, remote_python: str | None = None,
     gc.freeze()  # the modules and classes just imported: never garbage
 
     app = Eagle3App(target, remote_python=remote_python, accept_new_host_key=accept_new_host_key,
-                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter, vocab_mapping),
+                    data_dir=data_dir, analysis=Analysis.from_options(tokenizer, model, drafter, vocab_mapping, engine_python),
                     ray=ray)
     app.run()
     return int(app.return_code or 0)
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     return run_app(args.target, remote_python=args.remote_python,
                    accept_new_host_key=args.accept_new_host_key, data_dir=data_dir,
                    tokenizer=args.tokenizer, model=args.model, drafter=args.drafter,
-                   vocab_mapping=args.vocab_mapping, ray=ray)
+                   vocab_mapping=args.vocab_mapping, ray=ray, engine_python=args.engine_python)
 
 
 def _writes_inside(target: str, data_dir: str | None) -> str | None:

@@ -197,6 +197,13 @@ DATASET_TABLE = [
             tooltip="Compare: pin the file as the training side (A)"),
 ]
 
+#: the dataset view's serve-check rows (ui/dataset/serving_table.py)
+SERVING = [
+    Binding("v", "live", "vLLM live", id="dataset.serving_live",
+            tooltip="Run the vLLM installed here (--engine-python) on a training prompt with the drafter: "
+                    "the layers it feeds the drafter, beside the data's"),
+]
+
 #: e and y (ui/shared/exporting.py): what the view shows, as Markdown and JSON in DATA_DIR/exports
 MAIN_EXPORT = [
     Binding("e", "export", "Export", show=False, id="main.export",
@@ -287,7 +294,8 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Compare view (c)", rows(COMPARE) + rows(TOKENS)),
         ("While filtering", FILTER_KEYS),
         ("Bookmark list (B)", LIST_KEYS),
-        ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS + rows(DATASET_FINDINGS)),
+        ("Dataset view (D)", rows(DATASET) + rows(DATASET_TABLE) + FINDING_KEYS + rows(DATASET_FINDINGS)
+         + rows(SERVING)),
         ("Text viewer (l)", rows(TEXT_VIEW)),
         ("This help", rows(HELP)),
     ]
@@ -295,4 +303,4 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
 
 #: ids of the bindings above: the palette offers exactly these
 OWN_IDS = frozenset(b.id for table in (APP, MAIN, BROWSER, COMPARE, TOKENS, TOKEN_TABLE, BOOKMARK_LIST, DATASET,
-                                             DATASET_TABLE, DATASET_FINDINGS, TEXT_VIEW) for b in table)
+                                             DATASET_TABLE, DATASET_FINDINGS, SERVING, TEXT_VIEW) for b in table)

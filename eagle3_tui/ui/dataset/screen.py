@@ -343,7 +343,7 @@ class DatasetScreen(Screen[str | None]):
             return
         self.layers_state = "failed" if message.error else "cancelled" if message.interrupted else "done"
         self.layer_entries = message.entries
-        self.serving.layers_found(self.source, self.drafter, self.model, self.layer_entries)
+        self.serving.layers_found(self.source, self.drafter, self.model, self.layer_entries, root=self.folder.path)
         self.add_findings(message.extra)
         self.table.rows_changed()
         planned = message.planned if message.interrupted or message.error else None

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import TYPE_CHECKING, Any
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.events import DescendantBlur, DescendantFocus, Resize
 from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
 
 from eagle3_tui.dataset import serving
 from eagle3_tui.dataset.serving import bset, label, table_rows
@@ -32,6 +35,7 @@ from eagle3_tui.dataset.serving_inputs import model_arch, read_config
 from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
+from eagle3_tui.ui import keys
 from eagle3_tui.ui.shared.messages import StatusMessage
 
 if TYPE_CHECKING:
@@ -52,7 +56,11 @@ class ServingRows(DataTable):
 
 class ServingTable(Vertical):
     """The verdict, the fix and the findings above, the rows in their own scrolling table: a few
-    rows while the focus is elsewhere, half the screen while it is in the table (80x24 fits)."""
+    rows while the focus is elsewhere, half the screen while it is in the table (80x24 fits).
+    v in the rows runs the installed vLLM live (dataset/serving_live.py) and shows what it feeds
+    the drafter under the verdict."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.SERVING]
 
     COMPONENT_CLASSES = {"serving--head", "serving--differs", "serving--old", "serving--fix", "serving--ok"}
 
@@ -65,6 +73,11 @@ class ServingTable(Vertical):
         #: "checking", "done", "failed"; None: not run since the last scan began
         self.state: str | None = None
         self.display = False
+        #: the live run's report (serve-check --live's), "running", or None
+        self.live: dict[str, Any] | str | None = None
+        self.source: Source | None = None
+        self.model: str | None = None
+        self.root: str | None = None
         self.head = Static(id="serving-head")
         self.rows = ServingRows(id="serving-rows", cursor_type="row", zebra_stripes=False, show_cursor=True)
         self.detail = Static(id="serving-detail")
@@ -80,17 +93,20 @@ class ServingTable(Vertical):
 
     def reset(self) -> None:
         """A new scan: the check of the last one is gone until the layers are found again."""
-        self.result, self.error, self.state = None, None, None
+        self.result, self.error, self.state, self.live = None, None, None, None
         self.workers.cancel_group(self, "serving")
+        self.workers.cancel_group(self, "serving-live")
         self.display = False
 
     def layers_found(self, source: Source, drafter: str | None, model: str | None,
-                     entries: list[LayersEntry]) -> None:
+                     entries: list[LayersEntry], root: str | None = None) -> None:
         """The layers step ended (its report `entries`): with --drafter and --model, check the
-        drafter against them."""
+        drafter against them. root: the dataset's folder (v runs the engine on its prompts)."""
         if drafter is None or model is None or not entries:
             return
+        self.root = root
         self.drafter, self.state, self.display = drafter, "checking", True
+        self.source, self.model = source, model
         self.head.update(Text(f"serve-check: reading {printable(drafter)}'s config.json…", style="italic"))
         self.rows.display = self.detail.display = False
         self.check(source, drafter, model, list(entries))
@@ -111,6 +127,48 @@ class ServingTable(Vertical):
         except Exception as err:  # noqa: BLE001 - said here; the view goes on without the check
             self.result, self.error, self.state = None, str(err) or type(err).__name__, "failed"
             self._show()
+
+    def action_live(self) -> None:
+        """v: the installed engine run on the dataset's first training prompt with the drafter."""
+        if self.source is None or self.drafter is None or self.model is None or self.root is None \
+                or self.live == "running":
+            return
+        if self.source.host is not None:
+            self.post_message(StatusMessage("the engine runs where the data is: run serve-check --live on that "
+                                            "machine (not yet over SSH)", error=True))
+            return
+        self.live = "running"
+        self.post_message(StatusMessage("vLLM live: starting the engine with the drafter (a minute on a CPU)…"))
+        self.run_live(self.root, self.model, self.drafter)
+
+    @work(exclusive=True, group="serving-live", thread=True)
+    def run_live(self, root: str, model: str, drafter: str) -> None:
+        # lazy: the live run's modules only when asked
+        from eagle3_tui.dataset.serving_live import LiveError, format_live, live_check
+        from eagle3_tui.engines.scan.records import walk
+
+        analysis = getattr(self.app, "analysis", None)
+        python = getattr(analysis, "engine_python", None) or sys.executable
+        worker = get_current_worker()
+        cancel = threading.Event()
+
+        def progress(text: str) -> None:
+            if worker.is_cancelled:
+                cancel.set()
+            self.app.call_from_thread(self.post_message, StatusMessage(f"vLLM live: {text}"))
+
+        files = [os.path.join(root, rel) for rel, size, _, _ in walk(root) if size]
+        try:
+            report: dict[str, Any] = dict(live_check(files, model=model, drafter=drafter, engine="vllm", python=python,
+                                                     cancel=cancel, progress=progress))
+        except LiveError as err:
+            report = {"engine": "vllm", "error": str(err)}
+        self.app.call_from_thread(self._live_done, report, format_live(report))
+
+    def _live_done(self, report: dict[str, Any], text: str) -> None:
+        self.live = report
+        self.post_message(StatusMessage(text.splitlines()[0], error="error" in report or not report.get("match")))
+        self._show()
 
     def verdict(self) -> str:
         assert self.result is not None
@@ -155,6 +213,11 @@ class ServingTable(Vertical):
             out.append("\n" + printable(f"{f['code']}: {f['message']}", message=True), style=bad)
         if len(shown) > HEAD_FINDINGS:
             out.append(f"\n… {len(shown) - HEAD_FINDINGS} more finding(s): e exports them all", style="italic")
+        if isinstance(self.live, dict):
+            from eagle3_tui.dataset.serving_live import format_live
+
+            first = format_live(self.live).splitlines()[0]
+            out.append("\n" + first, style=ok if self.live.get("match") else bad)
         out.no_wrap, out.overflow = True, "ellipsis"
         return out
 
@@ -231,4 +294,5 @@ class ServingTable(Vertical):
         if self.result is None:
             return {"drafter_path": self.drafter, "error": self.error}
         # "table": serve-check's text columns (verdict, engine and versions, what it captures, why)
-        return {"drafter_path": self.drafter, **self.result, "table": [list(row) for row in table_rows(self.result)]}
+        return {"drafter_path": self.drafter, **self.result, "table": [list(row) for row in table_rows(self.result)],
+                **({"live": self.live} if isinstance(self.live, dict) else {})}

@@ -23,17 +23,21 @@ class Analysis:
     tokenizer_from_model: bool = False
     #: the drafter's vocab_mapping.pt (else one found above the open folder)
     vocab_mapping: str | None = None
+    #: the Python the serving engine is installed in (serve-check's live run, v in its rows)
+    engine_python: str | None = None
 
     @classmethod
     def from_options(cls, tokenizer: str | None = None, model: str | None = None,
-                     drafter: str | None = None, vocab_mapping: str | None = None) -> Analysis:
+                     drafter: str | None = None, vocab_mapping: str | None = None,
+                     engine_python: str | None = None) -> Analysis:
         """As the command line gives them: $EAGLE3_TUI_TOKENIZER is the default tokenizer, and a
         model folder that holds a tokenizer.json gives the tokenizer too."""
         if tokenizer is None:
             tokenizer = os.environ.get("EAGLE3_TUI_TOKENIZER") or None
         if tokenizer is None and model is not None:
-            return cls(model, model, drafter, tokenizer_from_model=True, vocab_mapping=vocab_mapping)
-        return cls(tokenizer, model, drafter, vocab_mapping=vocab_mapping)
+            return cls(model, model, drafter, tokenizer_from_model=True, vocab_mapping=vocab_mapping,
+                       engine_python=engine_python)
+        return cls(tokenizer, model, drafter, vocab_mapping=vocab_mapping, engine_python=engine_python)
 
     def tokenizer_choice(self) -> TokenizerChoice:
         """--tokenizer read as the CLI reads it (a plain path is on this machine, `host:/p` on that
