@@ -63,7 +63,7 @@ class DatasetReport(Envelope):
     findings: list[Finding]
     files: list[FileRow]  # at most MAX_FILES
     layers: Sequence[Mapping[str, Any]] | None  # --model: the layers' entries
-    serving: dict[str, Any] | None  # serve-check --json (dataset/serving.py, above this layer) + "drafter_path"
+    serving: dict[str, Any] | None  # serve-check --json (dataset/serving/, above this layer) + "drafter_path"
 
 
 def dataset_report(folder: str, *, where: str, findings: list[Finding], records: Iterable[Any],
