@@ -50,8 +50,13 @@ def _live(capsys, world: VllmWorld, drafter, *extra) -> tuple[int, dict, str]:
 
 
 def test_vllm_reads_specforge_ids_one_boundary_shallower_and_says_so_from_what_it_feeds(world, capsys):
-    code, out, err = _live(capsys, world, world.drafter, "--json")
-    live = json.loads(out.splitlines()[-1])["live"]
+    code, out, err = _live(capsys, world, world.drafter, "--json", "--engine", "vllm==0.32.0")
+    result = json.loads(out.splitlines()[-1])
+    live = result["live"]
+    # the table's rows for the release that runs here (a V1 and a V2 runner row): what vLLM fed is one
+    # of them, the CPU build's runner (cpu_model_runner.py subclasses the V1 GPU runner)
+    rows = [e["boundaries"] for e in result["engines"] if e["engine"] == "vllm"]
+    assert live["fed"] in rows and [2, 15, 27] in rows
     assert "error" not in live, live
     assert (live["engine"], live["version"]) == ("vllm", "0.32.0")
     assert live["data"] == [2, 15, 27]
