@@ -32,6 +32,30 @@ DEFAULT_BUDGET = 512 << 10
 ACCEPT_FILES = 4
 #: files handed to a worker at a time: amortises inter-process overhead, keeps records flowing
 CHUNK_FILES = 16
+#: seconds one file may take in a scan worker before the worker is stopped and the file named in
+#: the results ("took longer than"; engines/scan/pool.py), so a read that never ends (a hostile
+#: file, a reader's bug) costs one worker a minute, not the scan. The slowest honest read without a
+#: drafter: a 1 GiB sample (the gzip cap, load.MAX_GZIP_BYTES) gunzipped, mapped and read in full
+#: (measured 2.4 s for 224 MiB of random bf16 on one core here, so ~11 s) or read cold at 100 MB/s
+#: (~10 s): 60 s leaves a busy machine three times that. scan_tree(time_limit=) sets another
+#: (math.inf: none).
+FILE_SECONDS = 60.0
+#: the same when a drafter scores every row of every file (scan --drafter --full): by its shapes an
+#: 8B-class drafter (H 4,096, MLP 14,336, draft vocabulary 32k) costs ~0.85 GFLOP a row, ~10 ms on
+#: one core at the 85 GFLOPS torch's fp32 matmul gets here (measured), so ~80 s for an 8k-token
+#: sample; a 70B-class one (H 8,192) about four times that
+DRAFTER_FILE_SECONDS = 600.0
+#: bytes a scan worker may take for one file besides what it held once started (its copy of the
+#: parent: torch, ~220 MiB) and the file's own size rounded up to 64 MiB (torch.load(mmap=True)
+#: maps the file, and RLIMIT_DATA counts that private writable mapping: a 224 MiB sample needs
+#: 232 MiB to be read, quick or full). An allocation past it fails in the worker ("out of memory
+#: while reading the file") instead of taking the machine. What honest files need on top of their
+#: size: the full scan's blocks (8 MiB), a .ckpt.gz's expansion, mapped whole (at most
+#: MAX_GZIP_BYTES, 1 GiB), a full --drafter scan of an 8k-token sample (by its shapes: the MLP's
+#: two T x 14,336 and the T x 4,096 states in fp32, ~2 GiB); 4 GiB is twice the largest. Two
+#: workers (this 24 GiB, 2-core machine's pool) on two hostile files at once then hold 8 GiB at
+#: most, a third of it.
+FILE_MEMORY = 4 << 30
 
 
 @dataclass(frozen=True)
@@ -130,6 +154,12 @@ def mapping_identity(path: str | None) -> str | None:
     except OSError:
         return None
     return f"{os.path.abspath(path)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def file_time_limit(full: bool, drafter: bool) -> float:
+    """The seconds a scan worker gives one file by default (FILE_SECONDS, DRAFTER_FILE_SECONDS
+    when a drafter scores every row)."""
+    return DRAFTER_FILE_SECONDS if full and drafter else FILE_SECONDS
 
 
 def default_workers() -> int:

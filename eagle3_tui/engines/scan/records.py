@@ -26,6 +26,8 @@ or {"path", "index", "shard", "size", "mtime", "error": msg} (+ "not_sample": Tr
 `known` files (same size and mtime as a cached record, and a record computed with the same
 vocabulary mapping, see scan_tree) come back as stubs {"path", "size", "mtime", "cached": True}
 without being opened. A FIFO, socket or device is never opened: its record says what it is.
+In the process pool (engines/scan/pool.py) each file has a time limit and a memory limit
+(options.FILE_SECONDS, FILE_MEMORY): a file past either gets an error record and the scan goes on.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import math
 import multiprocessing
 import os
 import re
@@ -54,11 +57,13 @@ from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: t
     CHUNK_FILES,
     DEFAULT_BUDGET,
     DEFAULT_ROWS,
+    FILE_MEMORY,
     bounded_workers,
     default_workers,
+    file_time_limit,
     mapping_identity,
 )
-from eagle3_tui.engines.scan.pool import TaskFailed, WorkerDied, run_tasks
+from eagle3_tui.engines.scan.pool import TaskFailed, TimedOut, WorkerDied, item_memory, run_tasks
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
@@ -164,14 +169,34 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
     except NotASample as err:
         return _error(base, str(err), not_sample=True)
     except SampleError as err:
-        return _error(base, str(err))
+        return _error(base, _out_of_memory(str(err)) or str(err))
     except MemoryError:
-        return _error(base, "out of memory while reading the file")
+        return _error(base, _OUT_OF_MEMORY)
     except Exception as err:  # one odd file must never stop a 100,000-file scan
-        return _error(base, f"{type(err).__name__}: {str(err)[:200]}")
+        return _error(base, _out_of_memory(str(err)) or f"{type(err).__name__}: {str(err)[:200]}")
     finally:
         if fd is not None:
             os.close(fd)
+
+
+_OUT_OF_MEMORY = "out of memory while reading the file"
+#: torch's allocator ("can't allocate memory: you tried to allocate 17179869176 bytes") and its
+#: mapping of a file ("unable to mmap N bytes ...: Cannot allocate memory (12)") when an allocation
+#: fails: past a scan worker's limit (options.FILE_MEMORY) or the machine's
+_NO_MEMORY = re.compile(r"can't allocate memory|cannot allocate memory", re.IGNORECASE)
+_ASKED = re.compile(r"tried to allocate (\d+) bytes|unable to mmap (\d+) bytes")
+
+
+def _out_of_memory(text: str) -> str | None:
+    """The error of a file whose read ran out of memory, told from torch's message (None: not
+    that), with what it asked for at once when the message says."""
+    if not _NO_MEMORY.search(text):
+        return None
+    asked = _ASKED.search(text)
+    n = int(asked.group(1) or asked.group(2)) if asked else 0
+    if n < 1 << 20:
+        return _OUT_OF_MEMORY
+    return f"{_OUT_OF_MEMORY} (it asked for {f'{n / 2**30:.1f} GiB' if n >= 1 << 30 else f'{n >> 20} MiB'} at once)"
 
 
 def _head(path: str) -> tuple[int, bytes]:
@@ -266,11 +291,15 @@ def _init_worker(trust_data: bool = False) -> None:
     torch.set_num_threads(1)
 
 
-def _scan_chunk(args) -> list[ScanRecord]:
-    root, full, rows, budget, pair, drafter, vocab_mapping, chunk = args
-    return [scan_file(root, rel, size, mtime, full=full, rows=rows, budget=budget, drafter=drafter,
-                      vocab_mapping=vocab_mapping, pair=pair)
-            for rel, size, mtime in chunk]
+def _scan_chunk(args, chunk) -> Iterator[ScanRecord]:
+    """In a pool worker: the records of a chunk's files, one at a time (the pool marks the file the
+    worker is on before each; the chunk's records go home together). Each file may map its own
+    size on top of the worker's memory limit (options.FILE_MEMORY)."""
+    root, full, rows, budget, pair, drafter, vocab_mapping = args
+    for rel, size, mtime in chunk:
+        item_memory(size or 0)
+        yield scan_file(root, rel, size, mtime, full=full, rows=rows, budget=budget, drafter=drafter,
+                        vocab_mapping=vocab_mapping, pair=pair)
 
 
 @contextlib.contextmanager
@@ -323,6 +352,7 @@ def scan_tree(
     vocab_mapping: str | None = None,
     executor: Any = None,
     pair: bool = False,
+    time_limit: float | None = None,
 ) -> Iterator[ScanRecord]:
     """Records of every file under root, each as soon as it is ready (not in path order).
 
@@ -343,6 +373,12 @@ def scan_tree(
     (dataset/ray_runner.py: Ray tasks); its .walk(root, cancel), .workers(requested, files) and
     .run(...) stand for walk, bounded_workers and _run. Everything else is the same.
     pair: records carry the pairing print (only `pair` asks; the rows read are the same).
+    time_limit: seconds a file may take in a pool worker before the worker is stopped and the file
+    gets an error record ("took longer than"); None: options.file_time_limit (60 s, 600 s when
+    a drafter scores every row), math.inf: none. The pool's workers also hold at most
+    options.FILE_MEMORY beyond what they start with and the file's size. Neither applies to a
+    scan small enough to run in this process (one chunk of files, or one worker), nor to an
+    executor's.
     """
     with frozen_heap():
         if executor is None and not os.path.isdir(root):
@@ -375,7 +411,11 @@ def scan_tree(
         state.workers = (executor.workers if executor is not None else bounded_workers)(workers, len(todo)) if todo else 0
         if progress is not None:
             progress(state)
-        run = executor.run if executor is not None else _run
+        if executor is not None:
+            run = executor.run
+        else:
+            limit = file_time_limit(full, drafter is not None) if time_limit is None else time_limit
+            run = functools.partial(_run, time_limit=None if math.isinf(limit) else limit)
         for record in run(root, todo, full, (rows, budget, pair), state.workers, cancel, drafter, vocab_mapping):
             state.files_done += 1
             state.files_read += 1
@@ -389,7 +429,8 @@ def scan_tree(
                 progress(state)
 
 
-def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=None) -> Iterable[ScanRecord]:
+def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=None, *,
+         time_limit: float | None = None) -> Iterable[ScanRecord]:
     rows, budget, pair = depth
     chunks = [todo[i : i + CHUNK_FILES] for i in range(0, len(todo), CHUNK_FILES)]
     if workers <= 1 or len(chunks) <= 1:
@@ -413,19 +454,19 @@ def _run(root, todo, full, depth, workers, cancel, drafter=None, vocab_mapping=N
     # (scan_tree's frozen_heap unfreezes them at the end)
     gc.freeze()
     args = (root, full, rows, budget, pair, drafter, vocab_mapping)
-    for task, batch in run_tasks(_scan_chunk, [(*args, c) for c in chunks], workers=workers,
-                                 ctx=ctx, cancel=cancel, retry=_one_by_one,
-                                 initializer=functools.partial(_init_worker, torch_gate.trusted())):
-        if isinstance(batch, (TaskFailed, WorkerDied)):
-            what = "died reading this file" if isinstance(batch, WorkerDied) else "failed"
-            batch = [_error(_base(*f), f"the scan worker {what}: {batch}") for f in task[-1]]
-        yield from batch
+    for item, record in run_tasks(_scan_chunk, args, chunks, workers=workers, ctx=ctx, cancel=cancel,
+                                  initializer=functools.partial(_init_worker, torch_gate.trusted()),
+                                  time_limit=time_limit, memory_limit=FILE_MEMORY):
+        if isinstance(record, (TimedOut, WorkerDied, TaskFailed)):
+            record = _error(_base(*item), _failure(record))
+        yield record
         if cancel.is_set():
             return
 
 
-def _one_by_one(task) -> list:
-    """A worker died holding `task` (killed: out of memory, a crash in a reader): its files run
-    again one by one, so only a file that kills a worker on its own is reported so."""
-    *args, chunk = task
-    return [(*args, [f]) for f in chunk] if len(chunk) > 1 else []
+def _failure(err: Exception) -> str:
+    """The error record's text for a file the pool could not give a record."""
+    if isinstance(err, TimedOut):
+        return f"reading this file took longer than {err.seconds:g} s: stopped (a hostile or broken file?)"
+    what = "died reading this file" if isinstance(err, WorkerDied) else "failed"
+    return f"the scan worker {what}: {err}"
