@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.dataset.serving_live import format_live  # noqa: F401 - serve-check prints it from here
 from eagle3_tui.names import printable
+
+if TYPE_CHECKING:
+    from eagle3_tui.sources.base import Source
 
 
 def add_live_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,7 +22,8 @@ def add_live_arguments(p: argparse.ArgumentParser) -> None:
                    help="run this engine (vllm) on training prompts with the drafter and name the layers it "
                         "feeds the drafter, identified by the target model")
     g.add_argument("--engine-python", metavar="PYTHON",
-                   help="the Python of the environment the engine is installed in (default: this one)")
+                   help="the Python of the environment the engine is installed in, on the data's machine "
+                        "(default: the Python that computes there)")
     g.add_argument("--accept", type=int, default=0, metavar="N",
                    help="with --live: speculative decoding on N training prompts, the engine's measured "
                         "acceptance per draft position beside accept's offline prediction")
@@ -29,23 +31,14 @@ def add_live_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop the engine after this long (default 900)")
 
 
-async def run_live(args: argparse.Namespace, files: list[str], model: str, drafter: str) -> dict[str, Any]:
-    """The live report, or {"error": line}; progress lines on stderr. Ctrl+C stops the engine."""
-    from eagle3_tui.dataset.serving_live import LiveError, live_check
-
-    cancel = threading.Event()
+async def run_live(args: argparse.Namespace, source: Source, root: str, model: str, drafter: str) -> dict[str, Any]:
+    """The live report through the source (here, or on the box by its agent), or {"engine",
+    "error"}; progress lines on stderr. Ctrl+C stops the engine (cancelling the call)."""
 
     def progress(text: str) -> None:
         sys.stderr.write(f"live: {printable(text, message=True)}\n")
         sys.stderr.flush()
 
-    try:
-        return dict(await asyncio.to_thread(
-            live_check, files, model=model, drafter=drafter, engine=args.live,
-            python=args.engine_python or sys.executable, accept=max(0, args.accept), timeout=args.live_timeout,
-            cancel=cancel, progress=progress))
-    except LiveError as err:
-        return {"engine": args.live, "error": str(err)}
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        cancel.set()
-        raise
+    return dict(await source.serve_live(root, model=model, drafter=drafter, engine=args.live,
+                                        python=args.engine_python, accept=max(0, args.accept),
+                                        timeout=args.live_timeout, progress=progress))

@@ -97,33 +97,29 @@ async def _run(args: argparse.Namespace) -> int:
             say(f"serve-check: {err}")
             return 2
         # the engine starts (a minute on a CPU) while the dataset's layers are found
-        live_task = asyncio.create_task(_live(args, target, model, drafter)) if args.live else None
+        live_task = asyncio.create_task(_live(args, source, target, model, drafter)) if args.live else None
         try:
             entries = await dataset_layers(source, target.path, model)
+            live = await live_task if live_task is not None else None
         except BaseException:
             if live_task is not None:
                 live_task.cancel()
             raise
     finally:
         await source.close()
-    live = await live_task if live_task is not None else None
     if isinstance(entries, str):
         say(f"serve-check: {entries}")
         return 2
     return report(config, entries, arch, args.json, live, asked=asked)
 
 
-async def _live(args: argparse.Namespace, target, model: str, drafter: str) -> dict[str, Any]:
+async def _live(args: argparse.Namespace, source: Source, target, model: str, drafter: str) -> dict[str, Any]:
     # lazy: the live run's modules only when asked
     from eagle3_tui.commands._serve_live import run_live
-    from eagle3_tui.engines.scan.records import walk
 
-    if target.is_remote:
-        return {"engine": args.live, "error": "the engine runs where the data is: run serve-check --live on that "
-                                               "machine (not yet over SSH)"}
-    folder = os.path.dirname(drafter) if drafter.endswith(".json") else drafter
-    files = [os.path.join(target.path, rel) for rel, size, _, _ in walk(target.path) if size]
-    return await run_live(args, files, model, folder)
+    join = posixpath if target.is_remote else os.path
+    folder = join.dirname(drafter) if drafter.endswith(".json") else drafter
+    return await run_live(args, source, target.path, model, folder)
 
 
 def report(config: dict[str, Any], entries: list[LayersEntry], arch: str | None, as_json: bool,

@@ -21,6 +21,9 @@ Protocol, JSON lines both ways. The agent first prints one line
                                                  -> {"id", "result": {...}}
     accept    {"path", "drafter", "model", "steps", "all_rows", "order", "ids_from"} -> {"id", "result": {...}}
     pair_print {"path", "widths"}        -> {"id", "result": {"n", "ids", "pos", "rows"}} (engines/scan/pairprint.py)
+    serve_live {"root", "model", "drafter", "engine", "python", "accept", "timeout"}
+                                         -> {"id", "result": serve-check --live's report or {"engine", "error"}}
+                                            (engines/live/check.py: the engine run in its own Python)
     check_folders {"model", "drafter"}   -> {"id", "result": {"problems": {"model"|"drafter": line}}}
                                             (engines/model/folder_check.py, the TUI's start-up check)
     scan      {"path", "full", "rows", "budget", "workers", "vocab_mapping", "pair", "known": [[rel, size, mtime, variant], ...],
@@ -65,6 +68,9 @@ def install_modules(modules):
 
         def create_module(self, spec):
             return None
+
+        def get_source(self, name):  # what engines/live/run.py sends to the engine's own Python
+            return modules[name][1]
 
         def exec_module(self, module):
             is_package, source = modules[module.__name__]
@@ -249,6 +255,18 @@ class Agent:
             all_rows=bool(req.get("all_rows")), order=req.get("order"), cancel=cancel,
             **({"ids_from": req["ids_from"]} if req.get("ids_from") else {}),
         )
+        self.send({"id": rid, "result": result})
+
+    def op_serve_live(self, rid, req, cancel):
+        # lazy: the shipped modules import only once install_modules ran
+        from eagle3_tui.engines.live.check import LiveError, live_check
+
+        try:
+            result = live_check(req["root"], model=req["model"], drafter=req["drafter"], engine=req["engine"],
+                                python=req.get("python"), accept=int(req.get("accept") or 0),
+                                timeout=float(req.get("timeout") or 900), cancel=cancel)
+        except LiveError as err:
+            result = {"engine": req["engine"], "error": str(err)}
         self.send({"id": rid, "result": result})
 
     def op_check_folders(self, rid, req, cancel):

@@ -21,6 +21,7 @@ from eagle3_tui.engines.results import (
     ComparisonResult,
     IdentifyOptions,
     IdentifyResult,
+    LiveReport,
     Runtime,
     ScanProgressItem,
     ScanRecord,
@@ -246,6 +247,14 @@ class Source(ABC):
         and so is `ids_from` (a sample whose ids an id-less `path` borrows).
         Unusable inputs come back as {"path", "drafter", "error"}."""
         raise NotImplementedError
+
+    async def serve_live(self, root: str, *, model: str, drafter: str, engine: str, python: str | None = None,
+                         accept: int = 0, timeout: float = 900.0,
+                         progress: Callable[[str], None] = lambda _s: None) -> LiveReport:
+        """serve-check --live's report (engines/live/check.py): `engine` run in `python` (its own
+        environment's Python on the data's machine; None: the Python that computes there) on the
+        first training prompts under `root`, with the drafter; {"engine", "error"} when it cannot."""
+        return {"engine": engine, "error": f"{self.label}: the engine cannot be run for this source"}
 
     async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:
         """What is wrong with a model and a drafter folder on this source's machine

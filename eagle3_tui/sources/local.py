@@ -18,6 +18,7 @@ from eagle3_tui.engines.results import (
     ComparisonResult,
     IdentifyOptions,
     IdentifyResult,
+    LiveReport,
     ScanProgressItem,
     ScanRecord,
     Summary,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Unpack
 
 #: what the engines answer with, as a Source hands it on with its "computed" set
-EngineResult = TypeVar("EngineResult", Summary, ComparisonResult, IdentifyResult, AcceptResult)
+EngineResult = TypeVar("EngineResult", Summary, ComparisonResult, IdentifyResult, AcceptResult, LiveReport)
 
 
 # The engines are imported in the worker thread that runs them (each "lazy: engine" below): the
@@ -180,6 +181,20 @@ class LocalSource(Source):
 
             return accept_file(path, drafter, model=model, steps=steps, all_rows=all_rows, order=order,
                                cancel=cancel, ids_from=ids_from)
+
+        return await self._computed_here(run)
+
+    async def serve_live(self, root: str, *, model: str, drafter: str, engine: str, python: str | None = None,
+                         accept: int = 0, timeout: float = 900.0,
+                         progress: Callable[[str], None] = lambda _s: None) -> LiveReport:
+        from eagle3_tui.engines.live.check import LiveError, live_check  # lazy: engine
+
+        def run(cancel: threading.Event) -> LiveReport:
+            try:
+                return live_check(root, model=model, drafter=drafter, engine=engine, python=python, accept=accept,
+                                  timeout=timeout, cancel=cancel, progress=progress)
+            except LiveError as err:
+                return {"engine": engine, "error": str(err)}
 
         return await self._computed_here(run)
 

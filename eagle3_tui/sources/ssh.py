@@ -20,7 +20,7 @@ import asyncio
 import errno as errno_mod
 import os
 import posixpath
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -34,6 +34,7 @@ from eagle3_tui.engines.results import (
     FolderCheck,
     IdentifyOptions,
     IdentifyResult,
+    LiveReport,
     ScanProgressItem,
     ScanRecord,
     SideHeader,
@@ -64,7 +65,8 @@ if TYPE_CHECKING:
 #: the results the box may leave for this machine to decode
 _Decoded = TypeVar("_Decoded", Summary, ComparisonResult)
 #: what an agent's request answers: an engine's result, a capture's print, the folders' problems
-_Answer = TypeVar("_Answer", Summary, ComparisonResult, IdentifyResult, AcceptResult, CapturePrint, FolderCheck)
+_Answer = TypeVar("_Answer", Summary, ComparisonResult, IdentifyResult, AcceptResult, CapturePrint, FolderCheck,
+                   LiveReport)
 
 
 class SshSource(SshSession):
@@ -271,6 +273,18 @@ class SshSource(SshSession):
         return {"path": path, "drafter": drafter, "computed": "local",
                 **error_result(path, f"cannot run the drafter on {self.target.host}: no usable Python with torch "
                                      "there (see --remote-python)")}
+
+    async def serve_live(self, root: str, *, model: str, drafter: str, engine: str, python: str | None = None,
+                         accept: int = 0, timeout: float = 900.0,
+                         progress: Callable[[str], None] = lambda _s: None) -> LiveReport:
+        progress(f"running {engine} on {self.target.host} (its progress stays there; time limit {timeout:.0f} s)")
+        args = {"root": root, "model": model, "drafter": drafter, "engine": engine, "python": python,
+                "accept": accept, "timeout": timeout}
+        remote = await self._remote(LiveReport, "serve_live", f"running {engine} on {root}", args)
+        if remote is not None:
+            return remote
+        return {"engine": engine, "error": f"cannot run {engine} on {self.target.host}: no usable Python with torch "
+                                           "there (see --remote-python)"}
 
     async def scan(
         self, path: str, *, full: bool = False, rows: int = DEFAULT_ROWS, budget: int = DEFAULT_BUDGET,

@@ -98,3 +98,30 @@ def test_an_engine_python_without_vllm_is_one_line(world, capsys, tmp_path):
     out = capsys.readouterr().out
     live = out[out.index("live: "):]
     assert "could not be run" in live and "vllm" in live.lower() and code == 1
+
+
+@pytest.fixture
+def ssh_home(sshd, tmp_path):
+    """A HOME whose .ssh/config names Host "box" -> OpenSSH's sshd on loopback (key trusted)."""
+    import os
+
+    from tests.helpers.ssh_servers import write_client_files
+
+    home = tmp_path / "home"
+    config, _ = write_client_files(home / ".ssh", "box", sshd.port, sshd.keys)
+    os.rename(config, home / ".ssh" / "config")
+    return home
+
+
+async def test_over_ssh_the_box_runs_its_own_vllm_and_says_what_it_feeds(world, ssh_home):
+    """`serve-check box:/data --live vllm`: the agent on the box runs the engine installed there
+    (--engine-python is a path on the box) and the identification next to the data; only the
+    report travels."""
+    from tests.helpers.ssh import cli
+
+    code, out, err = await cli(ssh_home, "serve-check", str(world.drafter), f"box:{world.data}", "--model",
+                               str(world.model), "--live", "vllm", "--engine-python", world.python, "--json")
+    live = json.loads(out.splitlines()[-1])["live"]
+    assert "error" not in live, (live, err[-2000:])
+    assert live["computed"] == "remote"
+    assert (live["fed"], live["data"], live["match"]) == ([1, 14, 26], [2, 15, 27], False) and code == 1

@@ -18,10 +18,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from importlib import resources
 
-#: engines this module can run live, and the module (in engines/live/) that runs each
-PROGRAMS = {"vllm": "vllm_engine.py"}
+from eagle3_tui.engines.live import vllm_engine
+
+#: engines this module can run live, and the program (a module of engines/live/, imported so that
+#: the agent ships it to the box) that runs each
+PROGRAMS = {"vllm": vllm_engine}
 MARK = "EAGLE3-LIVE"
 #: what vLLM's CPU build takes beside the weights and the KV cache (measured: 1.87 GiB of
 #: "non-kv usages" for SmolLM2-135M in float32 with a drafter, vLLM 0.32.0)
@@ -36,9 +38,15 @@ class LiveError(Exception):
 
 
 def program(engine: str) -> str:
+    """The program's text, from its module's loader: a file here, the shipped source on the box."""
     if engine not in PROGRAMS:
         raise LiveError(f"{engine}: not available live (engines run live: {', '.join(PROGRAMS)})")
-    return resources.files("eagle3_tui.engines.live").joinpath(PROGRAMS[engine]).read_text("utf-8")
+    module = PROGRAMS[engine]
+    get_source = getattr(module.__loader__, "get_source", None)
+    source = get_source(module.__name__) if get_source is not None else None
+    if not source:
+        raise LiveError(f"the program that runs {engine} is missing from this installation")
+    return source
 
 
 def memory_estimate(model: str, drafter: str, dtype: str = "float32") -> float:

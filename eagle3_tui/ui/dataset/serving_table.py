@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import sys
-import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -27,7 +25,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.events import DescendantBlur, DescendantFocus, Resize
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
 from eagle3_tui.dataset import serving
 from eagle3_tui.dataset.serving import bset, label, table_rows
@@ -129,41 +126,32 @@ class ServingTable(Vertical):
             self._show()
 
     def action_live(self) -> None:
-        """v: the installed engine run on the dataset's first training prompt with the drafter."""
+        """v: the installed engine run on the dataset's first training prompt with the drafter,
+        where the data is (here, or on the box by its agent)."""
         if self.source is None or self.drafter is None or self.model is None or self.root is None \
                 or self.live == "running":
             return
-        if self.source.host is not None:
-            self.post_message(StatusMessage("the engine runs where the data is: run serve-check --live on that "
-                                            "machine (not yet over SSH)", error=True))
-            return
         self.live = "running"
         self.post_message(StatusMessage("vLLM live: starting the engine with the drafter (a minute on a CPU)…"))
-        self.run_live(self.root, self.model, self.drafter)
+        self.run_live(self.source, self.root, self.model, self.drafter)
 
-    @work(exclusive=True, group="serving-live", thread=True)
-    def run_live(self, root: str, model: str, drafter: str) -> None:
-        # lazy: the live run's modules only when asked
-        from eagle3_tui.dataset.serving_live import LiveError, format_live, live_check
-        from eagle3_tui.engines.scan.records import walk
+    @work(exclusive=True, group="serving-live")
+    async def run_live(self, source: Source, root: str, model: str, drafter: str) -> None:
+        # lazy: the live text only when asked
+        from eagle3_tui.dataset.serving_live import format_live
 
         analysis = getattr(self.app, "analysis", None)
-        python = getattr(analysis, "engine_python", None) or sys.executable
-        worker = get_current_worker()
-        cancel = threading.Event()
 
         def progress(text: str) -> None:
-            if worker.is_cancelled:
-                cancel.set()
-            self.app.call_from_thread(self.post_message, StatusMessage(f"vLLM live: {text}"))
+            self.post_message(StatusMessage(f"vLLM live: {text}"))
 
-        files = [os.path.join(root, rel) for rel, size, _, _ in walk(root) if size]
         try:
-            report: dict[str, Any] = dict(live_check(files, model=model, drafter=drafter, engine="vllm", python=python,
-                                                     cancel=cancel, progress=progress))
-        except LiveError as err:
-            report = {"engine": "vllm", "error": str(err)}
-        self.app.call_from_thread(self._live_done, report, format_live(report))
+            report: dict[str, Any] = dict(await source.serve_live(
+                root, model=model, drafter=drafter, engine="vllm", python=getattr(analysis, "engine_python", None),
+                progress=lambda text: self.app.call_from_thread(progress, text) if source.host is None else progress(text)))
+        except Exception as err:  # noqa: BLE001 - said here; the view goes on
+            report = {"engine": "vllm", "error": str(err) or type(err).__name__}
+        self._live_done(report, format_live(report))
 
     def _live_done(self, report: dict[str, Any], text: str) -> None:
         self.live = report
