@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 
 def add_live_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("running the engine you serve with (on the data's machine)")
-    g.add_argument("--live", metavar="ENGINE", choices=["vllm"],
-                   help="run this engine (vllm) on training prompts with the drafter and name the layers it "
-                        "feeds the drafter, identified by the target model")
+    g.add_argument("--live", metavar="ENGINE", choices=["vllm", "sglang", "tokenspeed", "trtllm"],
+                   help="run this engine on a training prompt with the drafter and name the layers it feeds the "
+                        "drafter, identified by the target model (vllm; the others say they are not available live)")
     g.add_argument("--engine-python", metavar="PYTHON",
                    help="the Python of the environment the engine is installed in, on the data's machine "
                         "(default: the Python that computes there)")

@@ -18,7 +18,8 @@ WIDTH = 100
 
 def format_live(live: dict[str, Any]) -> str:
     """The live part of serve-check's text: what the engine feeds, the numbers, the acceptance."""
-    name = {"vllm": "vLLM"}.get(str(live.get("engine")), str(live.get("engine")))
+    name = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}.get(str(live.get("engine")),
+                                                                            str(live.get("engine")))
     if "error" in live:
         return _wrap(f"live: {name} could not be run: {live['error']}")
     verdict = "the same" if live.get("match") else "DIFFERS"

@@ -137,3 +137,16 @@ def test_a_guess_that_matches_is_said_in_the_verdict_the_fix_pins_it(data, targe
     head = " ".join(out.split("\n\n")[0].split())
     assert code == 0 and "but vLLM 0.22.0 ≤ v, V2 runner only by its default" in head
     assert 'fix: config.json: "eagle_aux_hidden_state_layer_ids": [2, 5, 7] (top level)' in head
+
+
+def test_an_engine_that_cannot_run_live_says_so_and_the_table_still_answers(data, target, tmp_path, capsys):
+    """SGLang has no build that runs on a CPU here: --live sglang says so in one line under the
+    table, which still gives every engine's rows (and the JSON carries the reason)."""
+    folder = drafter(tmp_path, {"eagle_aux_hidden_state_layer_ids": [2, 5, 7]})
+    code, out, _ = run(capsys, folder, data, "--model", target.folder, "--live", "sglang")
+    assert "live: SGLang could not be run: sglang is not available live" in out
+    assert "SGLang" in out.split("live:")[0]  # the table's rows are there
+    assert code == 1 and all(len(line) <= 100 for line in out.splitlines())
+    code, out, _ = run(capsys, folder, data, "--model", target.folder, "--live", "sglang", "--json")
+    live = json.loads(out.splitlines()[-1])["live"]
+    assert live["engine"] == "sglang" and "not available live" in live["error"]

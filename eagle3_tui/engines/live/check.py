@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from eagle3_tui.engines.live.run import LiveError, memory_estimate, run_engine
+from eagle3_tui.engines.live.run import LiveError, memory_estimate, program, run_engine
 from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.engines.model.identify import bounds_of, identify_pair
 from eagle3_tui.engines.read.load import load_sample
@@ -45,6 +45,7 @@ def live_check(root: str, *, model: str, drafter: str, engine: str, python: str 
     """Run `engine` (its Python: `python`, else the one running this) on the first training
     files' prompts under `root`; LiveError (one line) when it cannot run or the data gives none."""
     python = python or sys.executable
+    program(engine)  # an engine that cannot run live says so before anything is read
     prompts = _prompts(sample_files(root), max(FEED_FILES, accept))
     if not prompts:
         raise LiveError("no training file with token ids and a loss mask to take a prompt from")

@@ -40,7 +40,8 @@ class LiveError(Exception):
 def program(engine: str) -> str:
     """The program's text, from its module's loader: a file here, the shipped source on the box."""
     if engine not in PROGRAMS:
-        raise LiveError(f"{engine}: not available live (engines run live: {', '.join(PROGRAMS)})")
+        raise LiveError(f"{engine} is not available live (no build of it runs on a CPU here): its rows come from "
+                        f"the table above; engines run live: {', '.join(PROGRAMS)}")
     module = PROGRAMS[engine]
     get_source = getattr(module.__loader__, "get_source", None)
     source = get_source(module.__name__) if get_source is not None else None
