@@ -52,7 +52,10 @@ def main(argv: list[str]) -> int:
                 verdict = compare(path, deterministic=kind != "torch-nondeterministic")
                 files[kind] += 1
                 taken[kind] += verdict.taken
-                problems += [f"seed {seed} {kind}/{name}: {p}" for p in verdict.problems]
+                found = [f"seed {seed} {kind}/{name}: {p}" for p in verdict.problems]
+                for line in found:
+                    print("  DISAGREES " + line, flush=True)
+                problems += found
                 path.unlink()
             print(f"seed {seed}: {sum(files.values())} files so far, {len(problems)} disagreements", flush=True)
     print(f"\n{sum(files.values())} files in {time.monotonic() - started:.0f} s, torch {torch.__version__}")

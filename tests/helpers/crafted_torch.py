@@ -190,6 +190,8 @@ def _pickles(folder: str, items: list) -> Iterator[tuple[str, str, bytes]]:
         "grad_as_int": same.replace(b"\x89c", b"K\x01c", 1),
         "hooks": same.replace(b")R", b")R(K\x01Nu", 1),
         "location_int": same.replace(b"X\x03\x00\x00\x00cpu", b"K\x07", 1),
+        # saved on a GPU: read onto the CPU as the tool's full load reads it (map_location="cpu")
+        "location_cuda": same.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"),
         "key_int": same.replace(b"X\x01\x00\x00\x000", b"K\x00", 1),
         "pid_int": _sample_pickle(P().s("pid").op(b"K\x05Q").b[2:]),
         "protocol_3_header": b"\x80\x03" + body,

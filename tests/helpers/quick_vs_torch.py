@@ -86,8 +86,10 @@ def _structure_problems(path: Path, structure) -> list[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mapped = torch.load(path, weights_only=True, mmap=True)
-            plain = torch.load(path, weights_only=True)
+            # as the tool's own full load reads (engines/read/load.py): onto the CPU, whatever device
+            # the file names (a storage "tagged with cu" loads so; without map_location it would not)
+            mapped = torch.load(path, weights_only=True, mmap=True, map_location="cpu")
+            plain = torch.load(path, weights_only=True, map_location="cpu")
     except Exception as err:  # noqa: BLE001 - the disagreement itself
         return [f"taken, but torch.load refuses it: {type(err).__name__}: {str(err)[:120]}"]
     data = path.read_bytes()

@@ -34,7 +34,7 @@ SEEDS = (0, 1, 2)
 #: (the CRCs and times torch never checks, a longer padding it skips as torch does)
 TAKEN = {"specforge_bf16", "specforge_f32", "specforge_f16", "modelopt", "speculators_views", "list", "fp8",
          "handwritten", "rewritten", "crc_changed", "time_changed", "flags_utf8_off", "decoy_extra",
-         "alignment_128_written", "no_byteorder", "nan_slot", "inf_rows"}
+         "alignment_128_written", "no_byteorder", "nan_slot", "inf_rows", "location_cuda"}
 #: the issue's findings: each one handed over (torch reads it, or refuses it, in its own words)
 HANDED = {"protocol4", "memoize", "frame", "dup_pop", "odd_setitems", "tuple_bomb", "float_alias", "torch_storage",
           "big_endian_genuine", "alignment_b'0'", "upper_case_name", "upper_case_twin", "unreferenced_between",
