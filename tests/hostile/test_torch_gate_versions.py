@@ -37,3 +37,34 @@ def test_an_abbreviated_trust_data_is_refused_by_every_parser(tmp_path, flag):
                          env=subprocess_env())
         assert p.returncode == 2 and "spelled out in full: --trust-data" in p.stderr, (args, p.stderr)
         assert len(p.stderr.splitlines()) == 1
+
+
+_RACE = """
+import sys, threading
+from eagle3_tui.engines.read import torch_gate
+seen = []
+def importer():
+    import torch  # noqa: F401
+def asker():
+    while "torch" not in sys.modules:
+        pass
+    seen.append(torch_gate.torch_version())
+b = threading.Thread(target=asker); a = threading.Thread(target=importer)
+b.start(); a.start(); a.join(); b.join()
+import torch
+print(seen[0] == torch.__version__, seen[0])
+"""
+
+
+def test_a_torch_another_thread_is_importing_is_not_taken_for_an_unknown_one():
+    """serve-check --live loads samples in a thread while the dataset's scan imports torch in
+    another: the gate saw the half-imported module (no __version__ yet) as torch "unknown" and
+    refused every file. It waits for the import instead."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", _RACE], capture_output=True, text=True, timeout=300, cwd=root,
+                         check=True).stdout
+    assert out.startswith("True"), out

@@ -103,7 +103,9 @@ def refused(text: str | None) -> bool:
 def torch_version() -> str | None:
     """The running torch's own version (torch.__version__, what it reports once imported)."""
     torch = sys.modules.get("torch")
-    if torch is None:
+    # a torch another thread is still importing is in sys.modules without its __version__ yet (the
+    # TUI's and serve-check's workers import it side by side): the import waits for that one
+    if torch is None or not hasattr(torch, "__version__"):
         try:
             # lazy: torch: loaded when used, never at start-up
             import torch
