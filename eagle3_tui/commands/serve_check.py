@@ -96,8 +96,14 @@ async def _run(args: argparse.Namespace) -> int:
         except (SourceError, ValueError) as err:
             say(f"serve-check: {err}")
             return 2
-        # the engine starts (a minute on a CPU) while the dataset's layers are found
-        live_task = asyncio.create_task(_live(args, source, target, model, drafter)) if args.live else None
+        # the engine starts (a minute on a CPU) while the dataset's layers are found, here on one
+        # torch thread: vLLM's CPU build binds its own to a core, and a second one here would
+        # share that core with it (its start-up took 3x as long)
+        live_task = None
+        if args.live:
+            if not target.is_remote:
+                _one_thread()
+            live_task = asyncio.create_task(_live(args, source, target, model, drafter))
         try:
             entries = await dataset_layers(source, target.path, model)
             live = await live_task if live_task is not None else None
@@ -111,6 +117,13 @@ async def _run(args: argparse.Namespace) -> int:
         say(f"serve-check: {entries}")
         return 2
     return report(config, entries, arch, args.json, live, asked=asked)
+
+
+def _one_thread() -> None:
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    torch.set_num_threads(1)
 
 
 async def _live(args: argparse.Namespace, source: Source, target, model: str, drafter: str) -> dict[str, Any]:

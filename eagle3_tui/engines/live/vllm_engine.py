@@ -27,7 +27,6 @@ Standard library, torch and vLLM only: it runs where the package is not installe
 import json
 import os
 import sys
-import tempfile
 import time
 
 MARK = "EAGLE3-LIVE"
@@ -74,7 +73,6 @@ def _counters(llm):
 def run(req):
     started = time.monotonic()
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    os.environ.setdefault("VLLM_CACHE_ROOT", tempfile.mkdtemp(prefix="eagle3-live-vllm-"))
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(req.get("kv_cache_gib", 1))
     os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     import torch
@@ -82,9 +80,9 @@ def run(req):
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
-    say(progress=f"starting vLLM {vllm.__version__} with the drafter (a minute on a CPU)")
+    say(progress=f"starting vLLM {vllm.__version__} with the drafter")
     llm = LLM(model=req["model"], dtype=req.get("dtype", "float32"), max_model_len=req["max_model_len"],
-              enforce_eager=True, seed=0, disable_log_stats=False,
+              enforce_eager=True, seed=0, disable_log_stats=not req.get("accept"),  # its counters: --accept
               speculative_config={"method": "eagle3", "model": req["drafter"],
                                   "num_speculative_tokens": req.get("num_speculative_tokens", 3)},
               **{"enable_prefix_caching": False, **req.get("engine_args", {})})
