@@ -342,42 +342,14 @@ def _central_field(data: bytes, inner: str, at: int, value: bytes, zip64: int | 
 
 def _decoy(data: bytes, folder: str, items: list, *, longer_extra: bool) -> bytes:
     """aux_hidden_state's real data NaN, placed after a local extra field 64 bytes longer (or a
-    local name 64 bytes longer) than torch's writer makes it, with a clean copy (the decoy) where a
-    reader that computes offsets from the central directory would look."""
+    local name 64 bytes longer) than torch's writer makes it, with the first bytes of a clean copy
+    (the decoy) where a reader that computes offsets from the central directory would look."""
     named = dict(items)
     clean = named["data/2"]
     nan = torch.full((len(clean) // 2,), float("nan"), dtype=torch.bfloat16).view(torch.uint8).numpy().tobytes()
-    out = bytearray()
-    central = bytearray()
-    for inner, payload in items:
-        name = f"{folder}/{inner}".encode()
-        header = len(out)
-        start = header + 30 + len(name) + 4
-        pad = -start % 64
-        crc = 0
-        if inner == "data/2":
-            local_name = name + (b"x" * 64 if not longer_extra else b"")
-            extra = b"FB" + struct.pack("<H", pad + (64 if longer_extra else 0)) + b"Z" * pad + (clean[:64] if longer_extra else b"")
-            if not longer_extra:
-                local_name = name + clean[:64]  # the decoy's first bytes where the name's tail lies
-            out += struct.pack("<4s5H3I2H", b"PK\x03\x04", 0, 0x0808, 0, 0, 0, 0, 0, 0, len(local_name), len(extra))
-            out += local_name + extra + nan
-            central_name = name
-        else:
-            out += struct.pack("<4s5H3I2H", b"PK\x03\x04", 0, 0x0808, 0, 0, 0, 0, 0, 0, len(name), 4 + pad)
-            out += name + b"FB" + struct.pack("<H", pad) + b"Z" * pad + payload
-            central_name = name
-        out += struct.pack("<4s3I", b"PK\x07\x08", crc, len(payload), len(payload))
-        central += struct.pack("<4s6H3I5HII", b"PK\x01\x02", 0, 0, 0x0808, 0, 0, 0, crc, len(payload), len(payload),
-                               len(central_name), 0, 0, 0, 0, 0, header) + central_name
-    cd_offset = len(out)
-    out += central
-    eocd64 = len(out)
-    n = len(items)
-    out += struct.pack("<4sQ2H2I4Q", b"PK\x06\x06", 44, 798, 45, 0, 0, n, n, len(central), cd_offset)
-    out += struct.pack("<4sIQI", b"PK\x06\x07", 0, eocd64, 1)
-    out += struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(central), cd_offset, 0)
-    return bytes(out)
+    moved = [(n, nan if n == "data/2" else d) for n, d in items]
+    where = {"extra_tail": {"data/2": clean[:64]}} if longer_extra else {"local_name_tail": {"data/2": clean[:64]}}
+    return torch_layout.write(folder, moved, **where)
 
 
 # ------------------------------------------------------------------------------ the data

@@ -31,19 +31,24 @@ def records(data: bytes) -> tuple[str, list[tuple[str, bytes]]]:
 
 
 def write(folder: str, items: list[tuple[str, bytes]], *, align: int = ALIGN, flags: int = 0x0808,
-          name_bytes: dict[str, bytes] | None = None) -> bytes:
+          name_bytes: dict[str, bytes] | None = None, local_name_tail: dict[str, bytes] | None = None,
+          extra_tail: dict[str, bytes] | None = None) -> bytes:
     """The archive of `items` ((name inside the folder, bytes)) as torch's writer writes it.
-    name_bytes: a record's full name as other bytes (a crafted name)."""
+    name_bytes: a record's full name as other bytes (a crafted name); local_name_tail: bytes after
+    a record's name in its local header only; extra_tail: bytes after its padding, inside the "FB"
+    extra (whose length counts them): either moves the data past where torch's writer puts it."""
     out = bytearray()
     central = bytearray()
     for inner, payload in items:
         name = (name_bytes or {}).get(inner, f"{folder}/{inner}".encode())
+        local_name = name + (local_name_tail or {}).get(inner, b"")
+        tail = (extra_tail or {}).get(inner, b"")
         header = len(out)
         start = header + 30 + len(name) + 4
         pad = -start % align
         crc = zlib.crc32(payload)
-        out += struct.pack("<4s5H3I2H", b"PK\x03\x04", 0, flags, 0, 0, 0, 0, 0, 0, len(name), 4 + pad)
-        out += name + b"FB" + struct.pack("<H", pad) + b"Z" * pad + payload
+        out += struct.pack("<4s5H3I2H", b"PK\x03\x04", 0, flags, 0, 0, 0, 0, 0, 0, len(local_name), 4 + pad + len(tail))
+        out += local_name + b"FB" + struct.pack("<H", pad + len(tail)) + b"Z" * pad + tail + payload
         out += struct.pack("<4s3I", b"PK\x07\x08", crc, len(payload), len(payload))
         central += struct.pack("<4s6H3I5HII", b"PK\x01\x02", 0, 0, flags, 0, 0, 0, crc, len(payload), len(payload),
                                len(name), 0, 0, 0, 0, 0, header) + name
