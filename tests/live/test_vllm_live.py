@@ -125,3 +125,35 @@ async def test_over_ssh_the_box_runs_its_own_vllm_and_says_what_it_feeds(world, 
     assert "error" not in live, (live, err[-2000:])
     assert live["computed"] == "remote"
     assert (live["fed"], live["data"], live["match"]) == ([1, 14, 26], [2, 15, 27], False) and code == 1
+
+
+async def test_v_in_the_dataset_views_serving_rows_runs_the_engine_and_shows_what_it_feeds(world):
+    """The TUI's door to the same run: D on the dataset with --model, --drafter and --engine-python,
+    tab to serve-check's rows, v: the engine runs in a worker and its verdict shows under the table's."""
+    from eagle3_tui.sources.local import LocalSource
+    from eagle3_tui.ui.dataset.serving_table import ServingTable
+    from eagle3_tui.ui.start.analysis import Analysis
+    from tests.helpers.dataset_view import open_dataset
+    from tests.helpers.tui import make_app, screen_text, wait_until
+
+    app = make_app(world.data.parent, LocalSource())
+    app.analysis = Analysis.from_options(model=str(world.model), drafter=str(world.drafter),
+                                         engine_python=world.python)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_dataset(pilot, world.data.parent, on=world.data.name)
+        await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), timeout=300, what="the layers")
+        table = screen.query_one(ServingTable)
+        await wait_until(pilot, lambda: table.state in ("done", "failed"), timeout=120, what="the serve-check")
+        for _ in range(3):
+            if screen.focused is table.rows:
+                break
+            await pilot.press("tab")
+            await pilot.pause()
+        assert screen.focused is table.rows
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(table.live, dict), timeout=600, what="the live run")
+        assert (table.live.get("fed"), table.live.get("data")) == ([1, 14, 26], [2, 15, 27]), table.live
+        await pilot.press("tab")  # off the rows: the head shows the whole report again
+        await pilot.pause()
+        assert "feeds the drafter b 1, 14, 26; the data holds b 2, 15, 27: DIFFERS" in screen_text(app)
+        assert table.export()["live"]["match"] is False
