@@ -12,7 +12,6 @@ torch and the standard library (the engines it calls).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from typing import Any
 from eagle3_tui.engines.live.run import LiveError, memory_estimate, program, run_engine
 from eagle3_tui.engines.model.accept import accept_file
 from eagle3_tui.engines.model.identify import bounds_of, identify_pair
+from eagle3_tui.engines.read.file_names import SAMPLE_EXT, natural
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError
 from eagle3_tui.engines.results import LiveReport
@@ -35,7 +35,6 @@ FEED_FILES = 1
 MAX_PROMPT = 2048
 #: sample files looked at, at most, for prompts (the first ones in natural order)
 MAX_LOOKED = 64
-_SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
 
 
 
@@ -161,13 +160,9 @@ def sample_files(root: str) -> list[str]:
         return [root]
     out: list[str] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted((d for d in dirs if not d.startswith(".")), key=_natural)
-        out += [os.path.join(folder, f) for f in sorted(files, key=_natural)
-                if not f.startswith(".") and f.endswith(_SAMPLE_EXT)]
+        dirs[:] = sorted((d for d in dirs if not d.startswith(".")), key=natural)
+        out += [os.path.join(folder, f) for f in sorted(files, key=natural)
+                if not f.startswith(".") and f.endswith(SAMPLE_EXT)]
         if len(out) >= MAX_LOOKED:
             break
     return out[:MAX_LOOKED]
-
-
-def _natural(name: str) -> list:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]

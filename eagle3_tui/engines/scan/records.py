@@ -48,6 +48,7 @@ from typing import Any, cast
 
 from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read import torch_gate
+from eagle3_tui.engines.read.file_names import SAMPLE_EXT, natural
 from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
 from eagle3_tui.engines.read.sample import NotASample, SampleError
@@ -67,7 +68,6 @@ from eagle3_tui.engines.scan.pool import TaskFailed, TimedOut, WorkerDied, item_
 
 #: file name patterns a producer uses for samples: data_12.ckpt, hs_3.safetensors
 _INDEX = re.compile(r"^[A-Za-z]+_(\d+)\.")
-_SAMPLE_EXT = (".pt", ".pth", ".ckpt", ".gz", ".safetensors", ".bin")
 _MAGIC = (b"PK\x03\x04", b"\x1f\x8b", b"\x80")
 #: what records._head reads of a file: its first page
 _HEAD_BYTES = 4096
@@ -79,12 +79,6 @@ _HEAD_BYTES = 4096
 def file_index(name: str) -> int | None:
     m = _INDEX.match(name)
     return int(m.group(1)) if m else None
-
-
-def _natural(name: str) -> tuple:
-    parts: list = re.split(r"(\d+)", name.casefold())
-    parts[1::2] = map(int, parts[1::2])
-    return (*parts, -1, name)
 
 
 Listed = tuple[str, int | None, float | None, str | None]
@@ -111,7 +105,7 @@ def walk(root: str, cancel: threading.Event | None = None) -> Iterator[Listed]:
         rel = stack.pop()
         try:
             with os.scandir(os.path.join(root, rel) if rel else root) as it:
-                entries = sorted(it, key=lambda d: _natural(d.name))
+                entries = sorted(it, key=lambda d: natural(d.name))
         except OSError:
             if not rel:
                 raise
@@ -152,7 +146,7 @@ def scan_file(root: str, rel: str, size: int | None, mtime: float | None, *, ful
         why = _why_unread(path)
         odd = why.startswith(("a FIFO", "a socket", "a character", "a block")) and base["index"] is None
         return _error(base, why, **({"not_sample": True} if odd else {}))
-    looks_like_sample = base["index"] is not None or name.endswith(_SAMPLE_EXT)
+    looks_like_sample = base["index"] is not None or name.endswith(SAMPLE_EXT)
     head = b""  # a small sample is read whole, gzip or not: loading it says what it is
     fd = None  # the descriptor the head was read with: the counting reader reads the rest with it
     if not looks_like_sample or size > min(SMALL_FILE_BYTES, budget):  # budget: read by the counting reader
