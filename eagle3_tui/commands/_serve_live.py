@@ -1,4 +1,5 @@
-"""serve-check's --live part: its options and the run (dataset/serving_live.py, which writes its text).
+"""serve-check's --live part: its options and the run through the Source (its text:
+dataset/serving_live.py).
 
     live: vLLM 0.32.0 (installed) feeds the drafter b 1, 14, 26; the data holds b 2, 15, 27: differs
 """
@@ -9,7 +10,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from eagle3_tui.dataset.serving_live import format_live  # noqa: F401 - serve-check prints it from here
 from eagle3_tui.names import printable
 
 if TYPE_CHECKING:

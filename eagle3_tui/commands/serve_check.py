@@ -153,7 +153,7 @@ def report(config: dict[str, Any], entries: list[LayersEntry], arch: str | None,
     else:
         sys.stdout.write(format_check(result) + "\n")  # its values escaped, its lines real
         if live is not None:
-            from eagle3_tui.commands._serve_live import format_live
+            from eagle3_tui.dataset.serving_live import format_live
 
             sys.stdout.write("\n" + format_live(live) + "\n")
     code = exit_code(result)

@@ -253,7 +253,8 @@ class Source(ABC):
                          progress: Callable[[str], None] = lambda _s: None) -> LiveReport:
         """serve-check --live's report (engines/live/check.py): `engine` run in `python` (its own
         environment's Python on the data's machine; None: the Python that computes there) on the
-        first training prompts under `root`, with the drafter; {"engine", "error"} when it cannot."""
+        first training prompts under `root`, with the drafter; {"engine", "error"} when it cannot.
+        `progress` is called on the caller's event loop."""
         return {"engine": engine, "error": f"{self.label}: the engine cannot be run for this source"}
 
     async def check_folders(self, model: str | None, drafter: str | None) -> dict[str, str]:

@@ -189,10 +189,15 @@ class LocalSource(Source):
                          progress: Callable[[str], None] = lambda _s: None) -> LiveReport:
         from eagle3_tui.engines.live.check import LiveError, live_check  # lazy: engine
 
+        loop = asyncio.get_running_loop()
+
+        def said(text: str) -> None:  # the engine's thread hands its lines to the caller's loop
+            loop.call_soon_threadsafe(progress, text)
+
         def run(cancel: threading.Event) -> LiveReport:
             try:
                 return live_check(root, model=model, drafter=drafter, engine=engine, python=python, accept=accept,
-                                  timeout=timeout, cancel=cancel, progress=progress)
+                                  timeout=timeout, cancel=cancel, progress=said)
             except LiveError as err:
                 return {"engine": engine, "error": str(err)}
 

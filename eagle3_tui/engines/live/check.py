@@ -90,16 +90,15 @@ def _prompts(files: list[str], n: int) -> list[dict[str, Any]]:
         mask = s.loss_mask[:v].tolist()
         if 1 not in mask or mask.index(1) < 1:
             continue
-        out.append({"path": path, "ids": [int(i) for i in s.ids[:v].tolist()], "start": mask.index(1)})
+        out.append({"path": path, "sample": s, "ids": [int(i) for i in s.ids[:v].tolist()], "start": mask.index(1)})
     return out
 
 
 def _identified(report: LiveReport, feed: list[dict], fed: list[dict], model: str,
                 cancel: threading.Event | None) -> None:
     """Per slot, the boundary the engine fed and the one the data holds: the first prompt's."""
-    first = load_sample(feed[0]["path"])
     capture = load_sample(fed[0]["file"])
-    pair = identify_pair(first, capture, model, cancel=cancel)
+    pair = identify_pair(feed[0]["sample"], capture, model, cancel=cancel)
     if "error" in pair or "error" in pair.get("a", {}) or "error" in pair.get("b", {}):
         why = pair.get("error") or pair.get("a", {}).get("error") or pair.get("b", {}).get("error")
         raise LiveError(f"the target model could not identify the states: {why}")

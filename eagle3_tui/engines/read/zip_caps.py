@@ -14,6 +14,7 @@ import zlib
 from dataclasses import dataclass
 
 from eagle3_tui.engines.read.sample import SampleError
+from eagle3_tui.names import printable
 
 #: the most the deflated records of one file may expand to, together (as a .ckpt.gz: load.py)
 MAX_INFLATED_BYTES = 1024**3
@@ -67,7 +68,8 @@ def check_expansion(fd: int, size: int) -> Expansion:
                 raise SampleError(f"its compressed records expand to more than {_mib(MAX_INFLATED_BYTES)}; refusing")
             if method != 8 or not _inflates_to(fd, size, fields[16], fields[8], usize):
                 # miniz fills what a broken stream does not with bytes nobody wrote
-                raise SampleError(f"a compressed record ({_printable(name)}) that does not expand to its size")
+                raise SampleError(f"a compressed record ({printable(name.decode('utf-8', 'replace')[-40:])}) "
+                                  "that does not expand to its size")
     return Expansion(deflated)
 
 
@@ -94,10 +96,6 @@ def _inflates_to(fd: int, size: int, header: int, csize: int, usize: int) -> boo
         out += len(inflate.decompress(pending, _STEP))
         pending = inflate.unconsumed_tail
     return inflate.eof and out == usize
-
-
-def _printable(name: bytes) -> str:
-    return name.decode("ascii", "replace")[-40:].encode("unicode_escape").decode("ascii")
 
 
 def _zip64_size(extra: bytes, usize: int) -> int:

@@ -148,7 +148,7 @@ class ServingTable(Vertical):
         try:
             report: dict[str, Any] = dict(await source.serve_live(
                 root, model=model, drafter=drafter, engine="vllm", python=getattr(analysis, "engine_python", None),
-                progress=lambda text: self.app.call_from_thread(progress, text) if source.host is None else progress(text)))
+                progress=progress))
         except Exception as err:  # noqa: BLE001 - said here; the view goes on
             report = {"engine": "vllm", "error": str(err) or type(err).__name__}
         self._live_done(report, format_live(report))
