@@ -78,7 +78,6 @@ class Reader(io.RawIOBase):
         self.first = first if fd is not None else b""
         self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if fd is None else fd
         self.size = os.fstat(self.fd).st_size
-        self.pos = 0
         self.pages = {0}  # the pages of the file read (page 0: the head records.scan_file read)
         if self.owned and hasattr(os, "posix_fadvise"):
             os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
