@@ -74,6 +74,9 @@ class Scores:
 
 _CACHE: dict[str, Any] = {}
 _CACHE_LOCK = threading.Lock()
+#: one hooked forward at a time on the cached model (serve-check --live identifies in a thread
+#: while the dataset's layers are identified in another: their hooks mixed 101 rows with 103)
+_RUN_LOCK = threading.Lock()
 
 
 def resolve_device(device: str) -> str:
@@ -348,13 +351,18 @@ def score_states(model: str, ids, parts: list, layers: int, *, device: str = "au
                  cancel: threading.Event | None = None) -> Scores:
     """Run the model once on `ids` and score every part against its boundaries, their shifts and
     the in-layer states (Scores). Raises IdentifyError on a model that does not fit."""
-    # lazy: torch: loaded when used, never at start-up
-    import torch
-
     dev = resolve_device(device)
     lm, layer_list, norm, tdev = load_model(model, dev)
     if len(layer_list) != layers:
         raise IdentifyError(f"model {model}: config says {layers} layers, the model has {len(layer_list)}")
+    with _RUN_LOCK:  # the hooks go on the one cached model: a second run at once would feed them too
+        return _scored(lm, layer_list, norm, tdev, ids, parts, layers, cancel)
+
+
+def _scored(lm, layer_list, norm, tdev, ids, parts: list, layers: int, cancel: threading.Event | None) -> Scores:
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
     red = _Reducer(parts, layers, tdev, cancel)
 
     def layer_in(_mod, args, kwargs):
