@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from eagle3_tui.engines.finding_codes import CODES, FindingCode, raised_by, title
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results.findings import finding
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "eagle3_tui"

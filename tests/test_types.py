@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "eagle3_tui"
 
 #: the one place a finding dict is written out
-CONSTRUCTOR = PACKAGE / "engines" / "results.py"
+CONSTRUCTOR = PACKAGE / "engines" / "results" / "findings.py"
 #: modules the lead is reshaping in another branch; they move to finding() when that lands
 NOT_YET: set = set()
 
@@ -45,7 +45,7 @@ def _keys(node: ast.Dict) -> set[str]:
 
 
 def test_findings_are_built_by_the_constructor_only():
-    """A dict literal with "code" and "severity" keys outside results.py is a finding built by
+    """A dict literal with "code" and "severity" keys outside results/findings.py is a finding built by
     hand: its keys or its severity could drift from what the views and --json readers expect."""
     by_hand = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -54,11 +54,11 @@ def test_findings_are_built_by_the_constructor_only():
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Dict) and {"code", "severity"} <= _keys(node):
                 by_hand.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
-    assert not by_hand, "build findings with engines.results.finding(): " + ", ".join(by_hand)
+    assert not by_hand, "build findings with engines.results.findings.finding(): " + ", ".join(by_hand)
 
 
 def test_the_constructor_gives_the_finding_every_reader_expects():
-    from eagle3_tui.engines.results import blocking, finding, sort_findings
+    from eagle3_tui.engines.results.findings import blocking, finding, sort_findings
 
     made = finding("slot_mismatch", "warning", "A slot 1 is B slot 2", slot=1, paths=["a.pt"])
     assert made == {"code": "slot_mismatch", "severity": "warning", "message": "A slot 1 is B slot 2",
@@ -96,23 +96,23 @@ def test_entry_points_and_sources_name_their_result_type():
 
 def test_the_result_types_are_the_ones_the_engines_build():
     """The types name the keys the engines write: a renamed key shows up here, not in a view."""
-    from eagle3_tui.engines import results
+    from eagle3_tui.engines.results import accept, compare, identify, scan
 
     assert {"path", "tokens", "k", "slots", "final", "signature", "fingerprint", "error",
-            "not_sample", "cached", "computed"} <= set(results.ScanRecord.__annotations__)
-    assert set(results.SlotRecord.__annotations__) == {"norm_mean", "norm_bulk", "norm_max", "nan", "inf",
+            "not_sample", "cached", "computed"} <= set(scan.ScanRecord.__annotations__)
+    assert set(scan.SlotRecord.__annotations__) == {"norm_mean", "norm_bulk", "norm_max", "nan", "inf",
                                                        "first_nonfinite_row"}
-    assert {"a", "b", "alignment", "findings", "error"} <= set(results.ComparisonResult.__annotations__)
-    assert {"slots", "final", "conventions", "findings", "error"} <= set(results.IdentifyResult.__annotations__)
-    assert {"top1", "steps", "tau", "per_token", "error"} <= set(results.AcceptResult.__annotations__)
-    assert not hasattr(results, "Comparison")  # the compare engine's class keeps that name
+    assert {"a", "b", "alignment", "findings", "error"} <= set(compare.ComparisonResult.__annotations__)
+    assert {"slots", "final", "conventions", "findings", "error"} <= set(identify.IdentifyResult.__annotations__)
+    assert {"top1", "steps", "tau", "per_token", "error"} <= set(accept.AcceptResult.__annotations__)
+    assert not hasattr(compare, "Comparison")  # the compare engine's class keeps that name
 
 
 def test_every_scan_record_field_is_in_the_type_and_the_view_keeps_it(tmp_path):
     """A real tree (samples, a NaN, a non-sample, a vocabulary mapping, a dead link, a README):
     every key of every record is a ScanRecord field, so the dataset view, whose Record takes its
     fields from the type, keeps all of them but the few only the CLI's report reads."""
-    from eagle3_tui.engines.results import ScanRecord, SlotRecord
+    from eagle3_tui.engines.results.scan import ScanRecord, SlotRecord
     from eagle3_tui.engines.scan.records import scan_tree
     from eagle3_tui.ui.dataset.model import _NOT_KEPT, Record
     from tests.helpers.tree import make_tree
@@ -163,7 +163,8 @@ def test_a_real_scan_through_the_pipeline_fits_the_record_and_progress_types(tmp
     and message first."""
     from eagle3_tui.dataset.pipeline import Findings, Finished, Progress, ScanEnded
     from eagle3_tui.dataset.shapes import DatasetRecord
-    from eagle3_tui.engines.results import Finding, ScanProgressData, ScanRecord
+    from eagle3_tui.engines.results.findings import Finding
+    from eagle3_tui.engines.results.scan import ScanProgressData, ScanRecord
     from tests.helpers.tree import make_tree
 
     root = make_tree(tmp_path / "data")
@@ -258,7 +259,7 @@ def test_the_scan_progress_is_written_once_for_the_cli_and_the_view():
 def test_the_views_record_declares_the_fields_it_keeps():
     """Record (ui/dataset/model.py) keeps ScanRecord's fields in __slots__ and names their types
     for the type checker: the two lists are the same, and a record read back is typed by them."""
-    from eagle3_tui.engines.results import ScanRecord
+    from eagle3_tui.engines.results.scan import ScanRecord
     from eagle3_tui.ui.dataset.model import _NOT_KEPT, Record
 
     kept = {name for name in ScanRecord.__annotations__ if name not in _NOT_KEPT}

@@ -31,7 +31,7 @@ class Headline(TypedDict, total=False):
 
 def headline_from_summary(summary: Mapping[str, Any]) -> Headline:
     """Schema, T, H, dtype and per-slot norm means from a summary dict (see stats.summarize;
-    engines/results.py Summary, which bookmarks, standard library only, do not import)."""
+    engines/results/summary.py Summary, which bookmarks, standard library only, do not import)."""
     error = summary.get("error")
     if error:
         line = str(error).splitlines()[0] if str(error) else "error"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from eagle3_tui.dataset.pipeline import progress_text
-from eagle3_tui.engines.results import ScanProgressData
+from eagle3_tui.engines.results.scan import ScanProgressData
 
 
 def progress_line(p: ScanProgressData) -> str:

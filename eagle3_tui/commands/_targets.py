@@ -16,7 +16,8 @@ from typing import Any, TypeVar, overload
 
 from eagle3_tui.commands._options import say
 from eagle3_tui.engines.model.folder_config import FolderConfigError, read_model_config
-from eagle3_tui.engines.results import Summary, error_result
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.engines.scan.agreement import check_drafter
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.opener import open_source

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
-from eagle3_tui.engines.results import AcceptResult
+from eagle3_tui.engines.results.accept import AcceptResult
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 

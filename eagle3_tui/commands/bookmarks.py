@@ -18,7 +18,7 @@ from eagle3_tui.names import json_for_terminal, printable, unfiltered
 
 if TYPE_CHECKING:
     from eagle3_tui.bookmarks.headline import Headline
-    from eagle3_tui.engines.results import Summary
+    from eagle3_tui.engines.results.summary import Summary
 
 PROG = "eagle3-tui bookmarks"
 

@@ -17,7 +17,8 @@ from eagle3_tui.commands._options import (
     json_line,
 )
 from eagle3_tui.commands.identify import add_model_argument
-from eagle3_tui.engines.results import ComparisonResult, SideHeader, blocking
+from eagle3_tui.engines.results.compare import ComparisonResult, SideHeader
+from eagle3_tui.engines.results.findings import blocking
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 

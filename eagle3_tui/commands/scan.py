@@ -36,7 +36,9 @@ from eagle3_tui.dataset.pipeline import DatasetPipeline
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import full_record
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import Runtime, ScanProgressData, blocking
+from eagle3_tui.engines.results.findings import blocking
+from eagle3_tui.engines.results.host import Runtime
+from eagle3_tui.engines.results.scan import ScanProgressData
 from eagle3_tui.engines.scan.options import (
     ACCEPT_FILES,
     CHUNK_FILES,

@@ -13,7 +13,7 @@ from eagle3_tui.commands._options import (
     refused_by_gate,
 )
 from eagle3_tui.commands.identify import add_model_argument
-from eagle3_tui.engines.results import PartSummary, Summary
+from eagle3_tui.engines.results.summary import PartSummary, Summary
 from eagle3_tui.names import printable
 
 

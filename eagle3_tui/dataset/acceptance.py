@@ -30,7 +30,9 @@ from collections.abc import Callable, Sequence
 from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
 from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore, DatasetRecord
-from eagle3_tui.engines.results import AcceptResult, Finding, error_result, finding
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.findings import Finding, finding
 from eagle3_tui.engines.scan.agreement import MIN_GAP
 from eagle3_tui.engines.scan.options import ACCEPT_FILES  # noqa: F401 - files scored per group, the representative included
 from eagle3_tui.sources.base import Source, SourceError, natural_key

@@ -29,7 +29,8 @@ from eagle3_tui.userdirs import cache_dir
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord
-    from eagle3_tui.engines.results import Finding, RecordPrint
+    from eagle3_tui.engines.results.findings import Finding
+    from eagle3_tui.engines.results.scan import RecordPrint
 
 SCHEMA = 9  # 2: fingerprints from the first and last valid rows (same in quick and full); 3: error column;
 #          4: a small sample is read whole in quick mode too (its statistics are of every row);

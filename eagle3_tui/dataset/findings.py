@@ -19,7 +19,7 @@ from eagle3_tui.dataset.norm_scale import norm_scale
 from eagle3_tui.dataset.outliers import exact_edges, outliers
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
 from eagle3_tui.engines.model.vocab import coverage_finding
-from eagle3_tui.engines.results import Finding, Severity, finding, sort_findings
+from eagle3_tui.engines.results.findings import Finding, Severity, finding, sort_findings
 from eagle3_tui.engines.scan.agreement import low_acceptance
 
 #: files at each end of a run that layer_group may not split off (too few to judge)

@@ -33,7 +33,8 @@ from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerFinal, LayersEntry, LayerSlot, Pick, Reading, VerifyPlan
 from eagle3_tui.dataset.verify import verdicts, verify_picks
 from eagle3_tui.engines.finding_codes import raised_by
-from eagle3_tui.engines.results import ConventionReading, Finding, IdentifyResult, finding
+from eagle3_tui.engines.results.findings import Finding, finding
+from eagle3_tui.engines.results.identify import ConventionReading, IdentifyResult
 from eagle3_tui.sources.base import Source, natural_key
 
 #: identify calls per scan (each is a forward pass of the target model on one sample)

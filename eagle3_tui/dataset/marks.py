@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord, LayerRuns
-    from eagle3_tui.engines.results import Finding
+    from eagle3_tui.engines.results.findings import Finding
 
 STATUS_RANK = {"error": 0, "warning": 1, "ok": 2, None: 3}
 

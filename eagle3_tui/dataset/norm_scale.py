@@ -15,7 +15,7 @@ import math
 from collections import Counter
 
 from eagle3_tui.dataset.shapes import DatasetRecord
-from eagle3_tui.engines.results import Finding, finding
+from eagle3_tui.engines.results.findings import Finding, finding
 
 FACTOR = 2.0  # at least this many times the group's norms (or at most its inverse)
 CONSISTENT = 1.5  # the slots' factors agree within this ratio: one scale, not other layers

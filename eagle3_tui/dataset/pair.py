@@ -32,7 +32,7 @@ from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import scan_dataset
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import CapturePrint, RecordPrint, ScanProgressData
+from eagle3_tui.engines.results.scan import CapturePrint, RecordPrint, ScanProgressData
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.engines.scan.pairprint import PAIR_IDS, PROJ, decode_ids, ids_digest
 from eagle3_tui.sources.base import Source

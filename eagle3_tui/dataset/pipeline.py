@@ -38,12 +38,10 @@ from eagle3_tui.dataset import layers as layers_step
 from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptScore, DatasetRecord, LayersEntry
 from eagle3_tui.dataset.stream import findings_for, scan_dataset
 from eagle3_tui.dataset.verify import merge_later
-from eagle3_tui.engines.results import (
-    Finding,
-    IdentifyResult,
-    ScanProgressData,
-    error_result,
-)
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.findings import Finding
+from eagle3_tui.engines.results.identify import IdentifyResult
+from eagle3_tui.engines.results.scan import ScanProgressData
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import ConnectionLost, Source, SourceError
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TypedDict
 
-from eagle3_tui.engines.results import AcceptOptions, AcceptResult, IdentifyOptions, IdentifyResult, error_result
+from eagle3_tui.engines.results.accept import AcceptOptions, AcceptResult
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.identify import IdentifyOptions, IdentifyResult
 from eagle3_tui.engines.scan.ray_tasks import lost_reason
 
 #: restarts of an actor whose process or node died, and retries of the call it was running

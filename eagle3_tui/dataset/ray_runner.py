@@ -15,7 +15,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.dataset.ray_models import ModelPool
-from eagle3_tui.engines.results import AcceptOptions, AcceptResult, IdentifyOptions, IdentifyResult
+from eagle3_tui.engines.results.accept import AcceptOptions, AcceptResult
+from eagle3_tui.engines.results.identify import IdentifyOptions, IdentifyResult
 from eagle3_tui.engines.scan import ray_tasks
 from eagle3_tui.engines.scan.ray_tasks import INSTALL_HINT, RayScan  # noqa: F401 - the hint, for callers
 from eagle3_tui.sources.base import SourceError

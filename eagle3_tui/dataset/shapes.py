@@ -1,4 +1,4 @@
-"""The shapes of what the dataset pipeline hands on, from the engines' records (engines/results.py)
+"""The shapes of what the dataset pipeline hands on, from the engines' records (engines/results/)
 to the CLI's report and the dataset view: the record as it travels (a ScanRecord, or a cached one
 kept undecoded), the files the layers and acceptance steps choose, and the entries they report
 (the JSON "layers" and "acceptance" of `scan --json`).
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypedDict, final
 
-from eagle3_tui.engines.results import ErrorResult, ScanRecord
+from eagle3_tui.engines.results.errors import ErrorResult
+from eagle3_tui.engines.results.scan import ScanRecord
 
 
 @final  # no further keys: `"progress" in item` tells a record from the scan's progress

@@ -29,7 +29,8 @@ from typing import cast
 from eagle3_tui.dataset.cache import ScanCache
 from eagle3_tui.dataset.findings import dataset_findings as judge
 from eagle3_tui.dataset.shapes import DatasetRecord, LayerSearch
-from eagle3_tui.engines.results import Finding, RecordPrint, ScanProgressItem
+from eagle3_tui.engines.results.findings import Finding
+from eagle3_tui.engines.results.scan import RecordPrint, ScanProgressItem
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.sources.base import Source
 

@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence, Set
 from eagle3_tui.dataset.findings import _features, _order_key
 from eagle3_tui.dataset.outliers import outliers
 from eagle3_tui.dataset.shapes import DatasetRecord, LayersEntry, Pick, VerifyPlan
-from eagle3_tui.engines.results import Finding, IdentifyResult, finding, sort_findings
+from eagle3_tui.engines.results.findings import Finding, finding, sort_findings
+from eagle3_tui.engines.results.identify import IdentifyResult
 from eagle3_tui.sources.base import natural_key
 
 #: the chance that a minority of the stated share shows up among the drawn files

@@ -5,7 +5,7 @@
                drafter, accept, vocab
     compare/   a training sample against an inference capture, the mismatch named
     scan/      the per-file part of a dataset scan: records, rows, options, the drafter's agreement
-    results.py the shapes of what they return, error_result, the errors loading raises
+    results/   the shapes of what they return (one module per engine), error_result, finding
     finding_codes.py  every finding code once: severity, title, meaning
 
 Everything here imports torch and the standard library only (transformers and tokenizers inside

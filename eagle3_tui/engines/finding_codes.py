@@ -8,7 +8,7 @@ codes), and the list tests/test_finding_codes.py holds against the code (every
 code raised is here, every code here is raised), docs/findings.md and the README (both ways).
 A new code: one line here, one row in docs/findings.md, its mention in the README.
 
-Standard library only (the ground floor of the engines: results.py builds on it).
+Standard library only (the ground floor of the engines: results/ builds on it).
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Finding, PairMetrics, SideHeader
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult, PairMetrics, SideHeader
+from eagle3_tui.engines.results.findings import Finding
 from eagle3_tui.reports.model import (
     Envelope,
     Report,

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from eagle3_tui.engines.results import Finding
+from eagle3_tui.engines.results.findings import Finding
 from eagle3_tui.reports.model import Envelope, Report, cell, code, envelope, findings_lines, table
 
 #: a record's fields a file row of the report keeps (the JSON's "files" entries)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypedDict, Union
 
-from eagle3_tui.engines.results import Finding
+from eagle3_tui.engines.results.findings import Finding
 
 if TYPE_CHECKING:
     from eagle3_tui.reports.compare import CompareReport

@@ -7,7 +7,10 @@ import posixpath
 from datetime import datetime
 from typing import cast
 
-from eagle3_tui.engines.results import AcceptResult, Finding, IdentifyBrief, PartSummary, Summary
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.findings import Finding
+from eagle3_tui.engines.results.identify import IdentifyBrief
+from eagle3_tui.engines.results.summary import PartSummary, Summary
 from eagle3_tui.reports.model import (
     Envelope,
     Report,

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any, TypedDict
 
-from eagle3_tui.engines.results import ScanProgressData
+from eagle3_tui.engines.results.scan import ScanProgressData
 from eagle3_tui.sources.agent import HELLO
 from eagle3_tui.sources.shipping import shipped_modules
 

@@ -15,18 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import (
-    AcceptResult,
-    CapturePrint,
-    ComparisonResult,
-    IdentifyOptions,
-    IdentifyResult,
-    LiveReport,
-    Runtime,
-    ScanProgressItem,
-    ScanRecord,
-    Summary,
-)
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult
+from eagle3_tui.engines.results.host import Runtime
+from eagle3_tui.engines.results.identify import IdentifyOptions, IdentifyResult
+from eagle3_tui.engines.results.live import LiveReport
+from eagle3_tui.engines.results.scan import CapturePrint, ScanProgressItem, ScanRecord
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 
 if TYPE_CHECKING:

@@ -12,17 +12,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.json_file import kind_problem
-from eagle3_tui.engines.results import (
-    AcceptResult,
-    CapturePrint,
-    ComparisonResult,
-    IdentifyOptions,
-    IdentifyResult,
-    LiveReport,
-    ScanProgressItem,
-    ScanRecord,
-    Summary,
-)
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult
+from eagle3_tui.engines.results.identify import IdentifyOptions, IdentifyResult
+from eagle3_tui.engines.results.live import LiveReport
+from eagle3_tui.engines.results.scan import CapturePrint, ScanProgressItem, ScanRecord
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources.base import Entry, Source, SourceError
 

@@ -27,21 +27,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import asyncssh
 
 from eagle3_tui.engines.read.tokens import TOKENIZER_FILE
-from eagle3_tui.engines.results import (
-    AcceptResult,
-    CapturePrint,
-    ComparisonResult,
-    FolderCheck,
-    IdentifyOptions,
-    IdentifyResult,
-    LiveReport,
-    ScanProgressItem,
-    ScanRecord,
-    SideHeader,
-    Summary,
-    error_result,
-    finding,
-)
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult, SideHeader
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.findings import finding
+from eagle3_tui.engines.results.host import FolderCheck
+from eagle3_tui.engines.results.identify import IdentifyOptions, IdentifyResult
+from eagle3_tui.engines.results.live import LiveReport
+from eagle3_tui.engines.results.scan import CapturePrint, ScanProgressItem, ScanRecord
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET, DEFAULT_ROWS
 from eagle3_tui.sources import sftp_fallback
 from eagle3_tui.sources.agent_client import AgentError

@@ -15,7 +15,7 @@ from typing import TypeVar, cast
 import asyncssh
 
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import Runtime
+from eagle3_tui.engines.results.host import Runtime
 from eagle3_tui.sources.agent_client import AgentClient, AgentLost, AgentUnavailable
 from eagle3_tui.sources.base import ConnectionLost, Source, SourceError
 from eagle3_tui.sources.hostkeys import HostKeyPrompt

@@ -16,7 +16,9 @@ from __future__ import annotations
 from typing import TypeVar
 
 from eagle3_tui.engines.read.tokens import annotate
-from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.target import Target, TargetError, parse_target
 
 NO_TOKENIZER_FILE = "no tokenizer.json"

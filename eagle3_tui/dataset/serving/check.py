@@ -12,7 +12,7 @@ from eagle3_tui.dataset.serving.norm import norm_before_fc
 from eagle3_tui.dataset.serving.result import DrafterIds, ServingCheck, ServingData, ServingGroup, key_of, known
 from eagle3_tui.dataset.serving.table import OWN_OPTION, EngineCapture, read, run
 from eagle3_tui.dataset.shapes import LayersEntry
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results.findings import finding
 
 
 def data_from_layers(entries: Sequence[LayersEntry]) -> ServingData | None:

@@ -10,7 +10,7 @@ from eagle3_tui.dataset.serving.norm import norm_findings
 from eagle3_tui.dataset.serving.result import ServingData, key_of, known
 from eagle3_tui.dataset.serving.table import OWN_OPTION, EngineCapture
 from eagle3_tui.dataset.serving.versions import label
-from eagle3_tui.engines.results import Finding, Severity, finding
+from eagle3_tui.engines.results.findings import Finding, Severity, finding
 
 
 def bad_ids(value: Any) -> list[str]:

@@ -4,7 +4,7 @@ engine applies it from where the drafter writes it, and the finding that names w
 from __future__ import annotations
 
 from eagle3_tui.dataset.serving.capture import Config, nested
-from eagle3_tui.engines.results import Finding, finding
+from eagle3_tui.engines.results.findings import Finding, finding
 
 #: who reads norm_before_fc, and where: (engine, releases, keys read, source)
 NORM_BEFORE_FC: tuple[tuple[str, str, tuple[str, ...], str], ...] = (

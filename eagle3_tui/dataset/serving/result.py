@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from eagle3_tui.dataset.serving.table import EngineCapture
-from eagle3_tui.engines.results import Finding
+from eagle3_tui.engines.results.findings import Finding
 
 
 class ServingGroup(TypedDict):

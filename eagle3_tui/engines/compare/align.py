@@ -15,7 +15,7 @@ from eagle3_tui.engines.compare.metrics import num
 from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import ID_RUN, MATCH_COS, MAX_LAG, SHIFT_GAIN, UNRELATED_COS
 from eagle3_tui.engines.read.row_lag import best_lag, lag_scores
-from eagle3_tui.engines.results import AlignedIds, AlignmentInfo
+from eagle3_tui.engines.results.compare import AlignedIds, AlignmentInfo
 
 if TYPE_CHECKING:
     import torch

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from eagle3_tui.engines.model.capture_faults import common_lag, own_boundary, what_is_wrong
-from eagle3_tui.engines.results import IdentifiedBrief, IdentifyBrief, IdentifyPair
+from eagle3_tui.engines.results.identify import IdentifiedBrief, IdentifyBrief, IdentifyPair
 
 
 def report_faults(identified: IdentifyPair, add: Callable[..., None]) -> None:

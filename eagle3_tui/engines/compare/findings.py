@@ -25,7 +25,7 @@ from eagle3_tui.engines.compare.thresholds import (
     UNRELATED_GAIN,
 )
 from eagle3_tui.engines.read.sample import Sample
-from eagle3_tui.engines.results import AlignmentInfo, PairMetrics
+from eagle3_tui.engines.results.compare import AlignmentInfo, PairMetrics
 
 if TYPE_CHECKING:
     import torch

@@ -10,7 +10,7 @@ from typing import TypedDict
 
 from eagle3_tui.engines.compare.faults import report_faults
 from eagle3_tui.engines.compare.sides import FindingList
-from eagle3_tui.engines.results import IdentifyBrief, IdentifyPair
+from eagle3_tui.engines.results.identify import IdentifyBrief, IdentifyPair
 
 
 class SlotBoundaries(TypedDict):

@@ -33,7 +33,7 @@ from eagle3_tui.engines.compare.thresholds import (
 from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.sample import Sample
 from eagle3_tui.engines.read.stats import Cancelled
-from eagle3_tui.engines.results import AlignmentInfo, PairMetrics
+from eagle3_tui.engines.results.compare import AlignmentInfo, PairMetrics
 
 if TYPE_CHECKING:
     import torch

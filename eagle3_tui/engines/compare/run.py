@@ -21,7 +21,10 @@ from eagle3_tui.engines.model.identify import identify_pair
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.shapes import split_like
-from eagle3_tui.engines.results import ComparisonResult, IdentifyPair, SideHeader, error_result, sort_findings
+from eagle3_tui.engines.results.compare import ComparisonResult, SideHeader
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.findings import sort_findings
+from eagle3_tui.engines.results.identify import IdentifyPair
 
 
 def compare_files(a_path: str, b_path: str, *, slots: int | None = None, hidden: int | None = None,

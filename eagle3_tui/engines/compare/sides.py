@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from eagle3_tui.engines.read.sample import Sample
-from eagle3_tui.engines.results import Finding, Severity, finding
+from eagle3_tui.engines.results.findings import Finding, Severity, finding
 
 if TYPE_CHECKING:
     import torch

@@ -25,7 +25,7 @@ from eagle3_tui.engines.model.identify import bounds_of, identify_pair
 from eagle3_tui.engines.read.file_names import SAMPLE_EXT, natural
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError
-from eagle3_tui.engines.results import LiveReport
+from eagle3_tui.engines.results.live import LiveReport
 
 __all__ = ["LiveError", "LiveReport", "live_check"]
 

@@ -54,7 +54,8 @@ from eagle3_tui.engines.read.borrow_ids import borrow_ids
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import Sample, SampleError, blank_ids
 from eagle3_tui.engines.read.stats import Cancelled
-from eagle3_tui.engines.results import AcceptResult, AcceptToken, error_result
+from eagle3_tui.engines.results.accept import AcceptResult, AcceptToken
+from eagle3_tui.engines.results.errors import error_result
 
 QUERY_CHUNK = 256  # query rows per attention block in steps >= 1: bounds the [heads, rows, T] scores
 ROW_CHUNK = 1024  # rows per lm_head block: bounds the [rows, draft_vocab] logits

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 
-from eagle3_tui.engines.results import CaptureFault, Finding, finding
+from eagle3_tui.engines.results.findings import Finding, finding
+from eagle3_tui.engines.results.identify import CaptureFault
 
 #: 1 - mean cosine within which a slot holds a state (a capture in bf16, fp16 or float32)
 TOLERANCE = 1.6e-3

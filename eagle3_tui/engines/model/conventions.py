@@ -28,7 +28,8 @@ from eagle3_tui.engines.model.folder_config import (  # noqa: F401 - the reader'
     read_json,
     text_config,
 )
-from eagle3_tui.engines.results import ConventionReading, Conventions, Finding, PairExplanation, Severity, finding
+from eagle3_tui.engines.results.findings import Finding, Severity, finding
+from eagle3_tui.engines.results.identify import ConventionReading, Conventions, PairExplanation
 
 READINGS = (
     ("output", "output of layer id (SpecForge, SGLang explicit ids, speculators legacy): b = id + 1", 1),

@@ -51,7 +51,7 @@ from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, No
 from eagle3_tui.engines.read.load import read_object
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors, read_safetensors
 from eagle3_tui.engines.read.sample import SampleError
-from eagle3_tui.engines.results import DrafterInfo
+from eagle3_tui.engines.results.accept import DrafterInfo
 
 if TYPE_CHECKING:
     from torch import Tensor  # the weights; torch itself is imported where they are read

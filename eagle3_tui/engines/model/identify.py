@@ -40,16 +40,16 @@ from eagle3_tui.engines.model.identify_verdicts import SCALE_TOL, UNRELATED_COS,
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, SampleError, Slot
 from eagle3_tui.engines.read.stats import Cancelled, summarize
-from eagle3_tui.engines.results import (
-    Finding,
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.findings import Finding
+from eagle3_tui.engines.results.identify import (
     IdentifiedBrief,
     IdentifiedPart,
     IdentifyBrief,
     IdentifyPair,
     IdentifyResult,
-    Summary,
-    error_result,
 )
+from eagle3_tui.engines.results.summary import Summary
 
 # ------------------------------------------------------------------------------ entry points
 

@@ -33,7 +33,7 @@ from eagle3_tui.engines.model.folder_config import read_model_config
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.read.massive import MASSIVE_FACTOR
 from eagle3_tui.engines.read.stats import Cancelled
-from eagle3_tui.engines.results import ForwardInfo
+from eagle3_tui.engines.results.identify import ForwardInfo
 
 #: rows per chunk when a boundary is reduced against the parts (caps the float32 temporaries)
 CHUNK_ROWS = 256

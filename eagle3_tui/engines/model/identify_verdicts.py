@@ -11,14 +11,8 @@ import math
 from eagle3_tui.engines.model import capture_faults
 from eagle3_tui.engines.model.capture_faults import NEAR_COS
 from eagle3_tui.engines.model.conventions import convention_finding
-from eagle3_tui.engines.results import (
-    CaptureFault,
-    Finding,
-    IdentifiedPart,
-    IdentifyResult,
-    finding,
-    sort_findings,
-)
+from eagle3_tui.engines.results.findings import Finding, finding, sort_findings
+from eagle3_tui.engines.results.identify import CaptureFault, IdentifiedPart, IdentifyResult
 
 #: |median norm ratio - 1| beyond which a matched slot differs by a scale (noise: <= 0.0021)
 SCALE_TOL = 0.02

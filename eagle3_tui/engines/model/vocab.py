@@ -22,17 +22,9 @@ from eagle3_tui.engines.read.vocab_file import (  # noqa: F401 - the file's read
     load_mapping,
     mapping_from,
 )
-from eagle3_tui.engines.results import (
-    DraftVocabCounts,
-    Finding,
-    OutOfVocab,
-    SampleVocab,
-    ScanRecord,
-    ScanVocabPart,
-    Severity,
-    Summary,
-    finding,
-)
+from eagle3_tui.engines.results.findings import Finding, Severity, finding
+from eagle3_tui.engines.results.scan import DraftVocabCounts, ScanRecord, ScanVocabPart
+from eagle3_tui.engines.results.summary import OutOfVocab, SampleVocab, Summary
 
 FILE_NAME = "vocab_mapping.pt"
 #: below this share of loss tokens in the draft vocabulary, scan warns

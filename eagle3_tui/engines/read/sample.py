@@ -1,6 +1,6 @@
 """The normal form every on-disk schema is turned into, and the errors loading can raise.
 
-Imports only the standard library (and results.py, stdlib only) at module level; tensors are typed loosely so that
+Imports only the standard library (and results/, stdlib only) at module level; tensors are typed loosely so that
 this module stays importable without torch (the UI reads the error classes).
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 # the errors are declared with the shapes of results (error_result turns one into a result), the
 # engines' ground floor; they are what loading raises, so they are named here too
-from eagle3_tui.engines.results import NotASample, SampleError
+from eagle3_tui.engines.results.errors import NotASample, SampleError
 
 __all__ = ["NotASample", "Sample", "SampleError", "Slot", "blank_ids"]
 

@@ -17,7 +17,8 @@ from eagle3_tui.engines.read.final_label import checked_label
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import NotASample, Sample, Slot
 from eagle3_tui.engines.read.vocab_file import VocabError, describe_file
-from eagle3_tui.engines.results import Cancelled, ErrorResult, Summary, error_result
+from eagle3_tui.engines.results.errors import Cancelled, ErrorResult, error_result
+from eagle3_tui.engines.results.summary import Summary
 
 #: elements per chunk: bounds the temporary memory, big enough to amortise per-call overhead
 CHUNK_ELEMENTS = 1 << 22

@@ -20,7 +20,10 @@ from typing import Any, cast
 
 from eagle3_tui.engines.read.json_file import TOKENIZER_LIMIT, JsonFileError, parse_json, read_bytes
 from eagle3_tui.engines.read.sample import SampleError
-from eagle3_tui.engines.results import AcceptResult, ComparisonResult, LossSpan, Summary, TextResult, TextRun
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult
+from eagle3_tui.engines.results.summary import LossSpan, Summary, TextRun
+from eagle3_tui.engines.results.text import TextResult
 
 TOKENIZER_FILE = "tokenizer.json"
 _VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}

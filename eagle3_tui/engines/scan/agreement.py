@@ -22,7 +22,8 @@ import math
 from collections.abc import Sequence
 
 from eagle3_tui.engines.read.sample import SampleError
-from eagle3_tui.engines.results import Finding, ScanAccept, ScanRecord, finding
+from eagle3_tui.engines.results.findings import Finding, finding
+from eagle3_tui.engines.results.scan import ScanAccept, ScanRecord
 from eagle3_tui.engines.scan.options import DEFAULT_ROWS
 
 #: a file is flagged when its top-1 is below median - max(MAD_FACTOR * 1.4826 * MAD, MIN_GAP)

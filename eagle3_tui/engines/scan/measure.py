@@ -16,7 +16,7 @@ from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.read.load import ZIP_MAGIC, load_sample, maps_file
 from eagle3_tui.engines.read.sample import Sample, SampleError
 from eagle3_tui.engines.read.schema import normalize
-from eagle3_tui.engines.results import ScanRecord
+from eagle3_tui.engines.results.scan import ScanRecord
 from eagle3_tui.engines.scan.agreement import record_acceptance
 from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET

@@ -28,7 +28,8 @@ from typing import cast
 
 from eagle3_tui.engines.read.load import load_sample
 from eagle3_tui.engines.read.sample import SampleError, blank_ids
-from eagle3_tui.engines.results import CapturePrint, RecordPrint, error_result
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.scan import CapturePrint, RecordPrint
 
 #: token ids a record keeps (the head a capture's prompt is matched on, exactly)
 PAIR_IDS = 256

@@ -36,7 +36,8 @@ from typing import Any, TypedDict, cast
 
 import eagle3_tui
 from eagle3_tui.engines.read import torch_gate
-from eagle3_tui.engines.results import ScanRecord, error_result
+from eagle3_tui.engines.results.errors import error_result
+from eagle3_tui.engines.results.scan import ScanRecord
 from eagle3_tui.engines.scan.options import CHUNK_FILES
 from eagle3_tui.engines.scan.records import Listed, file_index, one_torch_thread, scan_file, walk
 

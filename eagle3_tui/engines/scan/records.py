@@ -52,7 +52,8 @@ from eagle3_tui.engines.read.file_names import SAMPLE_EXT, natural
 from eagle3_tui.engines.read.load import SMALL_FILE_BYTES, regular_file_size
 from eagle3_tui.engines.read.safetensors_file import looks_like_safetensors
 from eagle3_tui.engines.read.sample import NotASample, SampleError
-from eagle3_tui.engines.results import Cancelled, ScanRecord, error_result
+from eagle3_tui.engines.results.errors import Cancelled, error_result
+from eagle3_tui.engines.results.scan import ScanRecord
 from eagle3_tui.engines.scan.measure import measure
 from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: the scan's callers ask here
     CHUNK_FILES,

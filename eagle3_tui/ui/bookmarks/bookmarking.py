@@ -23,7 +23,7 @@ from eagle3_tui.bookmarks import (
     open_store,
 )
 from eagle3_tui.bookmarks.headline import Headline
-from eagle3_tui.engines.results import Summary
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Entry
 from eagle3_tui.target import Target, TargetError, parse_target

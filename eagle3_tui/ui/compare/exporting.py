@@ -10,7 +10,8 @@ from eagle3_tui.reports.model import Report
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
 
 if TYPE_CHECKING:
-    from eagle3_tui.engines.results import AcceptResult, ComparisonResult
+    from eagle3_tui.engines.results.accept import AcceptResult
+    from eagle3_tui.engines.results.compare import ComparisonResult
     from eagle3_tui.sources.base import Source
     from eagle3_tui.target import Target
     from eagle3_tui.ui.shared.acceptance import Shown

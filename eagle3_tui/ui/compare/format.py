@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from eagle3_tui.engines.compare import BF16_ATOL, BF16_RTOL, MATCH_COS, UNRELATED_COS
 from eagle3_tui.engines.finding_codes import CODES
-from eagle3_tui.engines.results import ComparisonResult, Finding, PairMetrics, SideHeader
+from eagle3_tui.engines.results.compare import ComparisonResult, PairMetrics, SideHeader
+from eagle3_tui.engines.results.findings import Finding
 
 #: the finding codes in plain words (engines/finding_codes.py, the one list; the code itself stays
 #: visible for searching the docs)

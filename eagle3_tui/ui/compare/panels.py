@@ -13,7 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from eagle3_tui.engines.results import ComparisonResult, PairMetrics
+from eagle3_tui.engines.results.compare import ComparisonResult, PairMetrics
 from eagle3_tui.names import printable
 from eagle3_tui.ui.compare.format import (
     SEVERITY_MARK,

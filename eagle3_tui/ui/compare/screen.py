@@ -20,7 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 
-from eagle3_tui.engines.results import ComparisonResult
+from eagle3_tui.engines.results.compare import ComparisonResult
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.sources.tokenizer import TokenizerChoice
 from eagle3_tui.target import Target

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from eagle3_tui.engines.read.massive import massive_note, massive_rows, median_norm
-from eagle3_tui.engines.results import ComparisonResult, PairMetrics
+from eagle3_tui.engines.results.compare import ComparisonResult, PairMetrics
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.compare.format import (
     cos_kind,

@@ -14,7 +14,7 @@ from eagle3_tui.ui.dataset.messages import layers_tail
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayersEntry
-    from eagle3_tui.engines.results import Finding
+    from eagle3_tui.engines.results.findings import Finding
     from eagle3_tui.ui.dataset.findings import DatasetFindings
     from eagle3_tui.ui.dataset.model import DatasetRows
     from eagle3_tui.ui.dataset.table import DatasetTable

@@ -10,7 +10,7 @@ from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayersEntry
-    from eagle3_tui.engines.results import Finding
+    from eagle3_tui.engines.results.findings import Finding
     from eagle3_tui.sources.base import Source
     from eagle3_tui.target import Target
     from eagle3_tui.ui.dataset.findings import DatasetFindings

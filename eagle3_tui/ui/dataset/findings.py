@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 
 from eagle3_tui.dataset.marks import finding_paths
 from eagle3_tui.dataset.verify import merge_later
-from eagle3_tui.engines.results import Finding
+from eagle3_tui.engines.results.findings import Finding
 from eagle3_tui.names import printable
 from eagle3_tui.ui.keys import DATASET_FINDINGS
 

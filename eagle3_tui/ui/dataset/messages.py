@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from eagle3_tui.engines.results import Finding
+from eagle3_tui.engines.results.findings import Finding
 from eagle3_tui.target import Target
 
 if TYPE_CHECKING:  # only named in annotations: dataset/shapes.py stays off the first frame

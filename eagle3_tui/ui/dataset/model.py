@@ -5,7 +5,7 @@ holds, and the screen (ui/dataset/screen.py) feeds it records as a scan streams 
 
 A scan record (engines/scan/records.py) decoded from JSON costs about 5 KB of Python objects; 100,000 of
 them would be half a gigabyte. `Record` keeps the fields of the record's type (ScanRecord in
-engines/results.py; less the few only the CLI's report reads) in __slots__ (about 1.3 KB) and
+engines/results/scan.py; less the few only the CLI's report reads) in __slots__ (about 1.3 KB) and
 still reads like the dict (r["k"], r.get("final"), "error" in r). The view's scan pipeline keeps
 these rather than the dicts (`kept`, its `keep`), and its findings, layers and acceptance steps
 read them as they are: one copy of each record, not two.
@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from eagle3_tui.dataset.marks import STATUS_RANK, raised, status_of
 from eagle3_tui.dataset.shapes import AcceptScore, DatasetRecord
-from eagle3_tui.engines.results import DraftVocabCounts, ScanRecord, ScanSignature, SlotRecord
+from eagle3_tui.engines.results.scan import DraftVocabCounts, ScanRecord, ScanSignature, SlotRecord
 from eagle3_tui.sources.base import natural_key
 
 

@@ -27,7 +27,8 @@ from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
 from eagle3_tui.dataset.pipeline import DatasetPipeline, progress_text
 from eagle3_tui.dataset.shapes import LayersEntry
-from eagle3_tui.engines.results import Finding, ScanProgressData, finding
+from eagle3_tui.engines.results.findings import Finding, finding
+from eagle3_tui.engines.results.scan import ScanProgressData
 from eagle3_tui.engines.scan.options import ScanOptions
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source

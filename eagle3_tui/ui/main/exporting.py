@@ -10,7 +10,7 @@ from eagle3_tui.ui.main.host import Parts
 from eagle3_tui.ui.shared.exporting import Exporter, ExportScreen, local_folder
 
 if TYPE_CHECKING:
-    from eagle3_tui.engines.results import AcceptResult
+    from eagle3_tui.engines.results.accept import AcceptResult
 
 
 class MainView(Parts, ExportScreen, Protocol):

@@ -16,7 +16,7 @@ from eagle3_tui.ui.shared.format import human_size
 if TYPE_CHECKING:
     from textual.worker import Worker
 
-    from eagle3_tui.engines.results import ScanProgressData
+    from eagle3_tui.engines.results.scan import ScanProgressData
     from eagle3_tui.target import Target
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from eagle3_tui.engines.results import Summary
+from eagle3_tui.engines.results.summary import Summary
 
 
 @dataclass

@@ -22,7 +22,8 @@ from textual.markup import escape
 from textual.message import Message
 from textual.timer import Timer
 
-from eagle3_tui.engines.results import IdentifyBrief, IdentifyResult, Summary
+from eagle3_tui.engines.results.identify import IdentifyBrief, IdentifyResult
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source, SourceError
 from eagle3_tui.ui.sample.messages import SummaryLoaded

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from eagle3_tui.engines.results import Summary
+from eagle3_tui.engines.results.summary import Summary
 
 if TYPE_CHECKING:
     from eagle3_tui.sources.base import Source

@@ -27,7 +27,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from eagle3_tui.engines.read.tokens import visible
-from eagle3_tui.engines.results import SampleVocab, Summary
+from eagle3_tui.engines.results.summary import SampleVocab, Summary
 from eagle3_tui.names import printable
 from eagle3_tui.ui import keys
 from eagle3_tui.ui.shared.format import num

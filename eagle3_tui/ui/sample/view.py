@@ -17,7 +17,8 @@ from textual.widget import Widget
 
 from eagle3_tui.engines.model.capture_faults import fault_words
 from eagle3_tui.engines.read.shapes import SPLIT_ADVICE
-from eagle3_tui.engines.results import IdentifiedBrief, Summary, VocabFileInfo
+from eagle3_tui.engines.results.identify import IdentifiedBrief
+from eagle3_tui.engines.results.summary import Summary, VocabFileInfo
 from eagle3_tui.names import printable
 from eagle3_tui.ui.shared import acceptance, norm_marks
 from eagle3_tui.ui.shared.format import (

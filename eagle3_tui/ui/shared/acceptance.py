@@ -23,7 +23,9 @@ from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
-from eagle3_tui.engines.results import AcceptResult, ComparisonResult, Summary
+from eagle3_tui.engines.results.accept import AcceptResult
+from eagle3_tui.engines.results.compare import ComparisonResult
+from eagle3_tui.engines.results.summary import Summary
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
 from eagle3_tui.sources.tokenizer import with_token_text

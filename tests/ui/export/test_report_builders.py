@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3_tui.engines.results import finding
+from eagle3_tui.engines.results.findings import finding
 from eagle3_tui.reports.compare import compare_report
 from eagle3_tui.reports.dataset import dataset_report
 from eagle3_tui.reports.model import Report
