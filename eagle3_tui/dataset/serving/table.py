@@ -8,7 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from eagle3_tui.dataset.serving import sglang, specforge, tokenspeed, trtllm, vllm
+import eagle3_tui.dataset.serving.sglang as sglang
+import eagle3_tui.dataset.serving.specforge as specforge
+import eagle3_tui.dataset.serving.tokenspeed as tokenspeed
+import eagle3_tui.dataset.serving.trtllm as trtllm
+import eagle3_tui.dataset.serving.vllm as vllm
 from eagle3_tui.dataset.serving.capture import Capture, Config, show
 from eagle3_tui.dataset.serving.versions import key, read_as, within
 
