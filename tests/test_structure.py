@@ -54,3 +54,23 @@ def test_architecture_maps_every_folder_and_the_readme_points_to_it():
     for invariant in ("weights_only", "never writes", "first frame"):
         assert invariant in arch, invariant
     assert "](ARCHITECTURE.md)" in (ROOT / "README.md").read_text()
+
+
+#: the sizes the code keeps (issue 58): past them a module holds two ideas, a function two steps
+MODULE_LINES = 450
+FUNCTION_LINES = 80
+
+
+def test_no_module_or_function_outgrows_its_idea():
+    big = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(ROOT)
+        if (n := text.count("\n")) > MODULE_LINES:
+            big.append(f"{rel}: {n} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if (n := node.end_lineno - first + 1) > FUNCTION_LINES:
+                    big.append(f"{rel}:{node.lineno} {node.name}: {n} lines")
+    assert not big, "; ".join(big)

@@ -64,7 +64,7 @@ class CompareReport(Envelope):
 
 
 def compare_report(result: ComparisonResult, *, where: str, acceptance: Mapping[str, AcceptResult | None] | None = None,
-                   created: datetime | None = None) -> Report:
+                   created: datetime | None = None) -> Report[CompareReport]:
     """`acceptance`: {"a", "b", "fixed"} results of the drafter (None: no --drafter)."""
     a: SideHeader = result.get("a") or {}
     b: SideHeader = result.get("b") or {}

@@ -68,7 +68,7 @@ class DatasetReport(Envelope):
 
 def dataset_report(folder: str, *, where: str, findings: list[Finding], records: Iterable[Any],
                    state: str, layers: Sequence[Mapping[str, Any]] | None = None, layer_lines: list[str] | None = None,
-                   created: datetime | None = None, serving: dict[str, Any] | None = None) -> Report:
+                   created: datetime | None = None, serving: dict[str, Any] | None = None) -> Report[DatasetReport]:
     """records: the scan records (dicts, or the view's records: anything with .get); the files
     the findings name are listed with their numbers. state: "done", "cancelled", "scanning"...
     serving: with --drafter and --model, the serve-check (`serve-check --json` plus "drafter_path";

@@ -6,14 +6,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypedDict, Union
+from typing import Any, Generic, TypedDict, TypeVar
 
 from eagle3_tui.engines.results.findings import Finding
-
-if TYPE_CHECKING:
-    from eagle3_tui.reports.compare import CompareReport
-    from eagle3_tui.reports.dataset import DatasetReport
-    from eagle3_tui.reports.sample import SampleReport
 
 #: the JSON's "format" and "version": a script checks both before it reads the rest
 FORMAT = "eagle3-tui-export"
@@ -32,18 +27,20 @@ class Envelope(TypedDict):
     where: str  # the machine that computed it
 
 
-#: an export's JSON object: one view's
-ReportData = Union["CompareReport", "SampleReport", "DatasetReport"]
+#: an export's JSON object: one view's (reports/compare.py CompareReport, sample.py SampleReport,
+#: dataset.py DatasetReport), each the envelope and its own keys. A type variable rather than
+#: their union, so that this module, which they all build on, imports none of them.
+Data = TypeVar("Data", bound=Envelope)
 
 
 @dataclass
-class Report:
+class Report(Generic[Data]):
     """One export: `view` ("compare" | "sample" | "dataset"), `subject` (what the file name
     says: the sample's or folder's name), the JSON object and the Markdown text."""
 
     view: str
     subject: str
-    data: ReportData
+    data: Data
     markdown: str = ""
 
 

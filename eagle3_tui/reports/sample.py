@@ -47,7 +47,7 @@ class SampleReport(Envelope):
 
 
 def sample_report(summary: Summary, *, where: str, acceptance: AcceptResult | None = None,
-                  created: datetime | None = None) -> Report:
+                  created: datetime | None = None) -> Report[SampleReport]:
     ident: IdentifyBrief = summary.get("identify") or {}
     parts = [_part(p, p.get("label") or f"aux{i}") for i, p in enumerate(summary.get("slots") or [])]
     if (final := summary.get("final")) is not None:
