@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from eagle3_tui.engines.compare import compare
-from eagle3_tui.engines.compare.metrics import factor_text
+from eagle3_tui.engines.compare.rounding import factor_text
 
 from tests.helpers.compare_world import finding
 

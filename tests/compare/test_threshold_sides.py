@@ -13,7 +13,7 @@ import torch
 
 from eagle3_tui.engines import compare as C
 from eagle3_tui.engines.compare import compare
-from eagle3_tui.engines.compare.metrics import norm_fit
+from eagle3_tui.engines.compare.norm import norm_fit
 
 from tests.helpers.compare_world import codes, finding
 

@@ -8,7 +8,7 @@ import random
 import torch
 
 from eagle3_tui.engines import compare as C
-from eagle3_tui.engines.compare.metrics import norm_fit
+from eagle3_tui.engines.compare.norm import norm_fit
 from eagle3_tui.demo.dataset import _make_prompt
 from eagle3_tui.demo.model import build_model
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from eagle3_tui.engines.compare.metrics import num
+from eagle3_tui.engines.compare.rounding import num
 from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import ID_RUN, MATCH_COS, MAX_LAG, SHIFT_GAIN, UNRELATED_COS
 from eagle3_tui.engines.read.row_lag import best_lag, lag_scores

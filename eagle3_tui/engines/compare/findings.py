@@ -12,14 +12,15 @@ import math
 from typing import TYPE_CHECKING, TypedDict
 
 from eagle3_tui.engines.compare.identified import IdentifiedSides
-from eagle3_tui.engines.compare.metrics import Measures, factor_text, nonfinite_counts, norm_fit, num
+from eagle3_tui.engines.compare.measures import Measures
+from eagle3_tui.engines.compare.nonfinite import check_nonfinite
+from eagle3_tui.engines.compare.norm import norm_pattern
+from eagle3_tui.engines.compare.rounding import factor_text, num
 from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.compare.thresholds import (
     MATCH_COS,
     NOISE_FLOOR,
     NOISE_RATIO,
-    NORM_FIT_RESIDUAL,
-    RATIO_CV,
     SHIFT_GAIN,
     UNRELATED_COS,
     UNRELATED_GAIN,
@@ -126,7 +127,7 @@ class Judge:
                     scaled.append((j, factor))
                 continue
             mapping.append(None)
-            norm = self.norm_pattern(m, m.slots[j], j, j) if j < ka else None
+            norm = norm_pattern(self.sides, m, m.slots[j], j, j) if j < ka else None
             if norm is not None:
                 normed = True
                 self.add("norm_mismatch", "error",
@@ -345,7 +346,7 @@ class Judge:
                          f"final: B = {factor_text(factor)} x A (same direction, constant per-token norm ratio)",
                          factor=num(factor), slots=["final"], factors=[num(factor)])
             return
-        norm = self.norm_pattern(m, fin, len(self.sides.a_parts) - 1, len(self.sides.b_parts) - 1)
+        norm = norm_pattern(self.sides, m, fin, len(self.sides.a_parts) - 1, len(self.sides.b_parts) - 1)
         if norm is not None:
             self.add("norm_mismatch", "warning", f"final: {norm['message']}", slot="final", **norm["details"])
         elif cos_mean >= UNRELATED_COS:
@@ -363,49 +364,9 @@ class Judge:
                      "or another prompt's, not A's",
                      slots=[{"slot": "final", "nearest": "final", "cosine": fin["cos_mean"]}])
 
-    def norm_pattern(self, measures: Measures, m: PairMetrics, ia: int, ib: int) -> _NormFit | None:
-        """One side is the other passed through a norm: the per-token norm ratio varies, and a
-        fitted per-channel gain maps the normalised other side onto it (see NORM_FIT_RESIDUAL)."""
-        if m.get("cos_mean") is None:
-            return None
-        ratio_cv = (m["norm_ratio_std"] or 0.0) / max(m["norm_ratio_mean"] or 1e-30, 1e-30)
-        if ratio_cv <= RATIO_CV:
-            return None
-        a_rows, b_rows = measures.aligned_rows(self.sides.a_parts[ia], self.sides.b_parts[ib])
-        fits = {"a": norm_fit(a_rows, b_rows), "b": norm_fit(b_rows, a_rows)}
-        post = min(fits, key=lambda k: fits[k][0])
-        residual, kind = fits[post]
-        if residual > NORM_FIT_RESIDUAL:
-            return None
-        flat, other = post.upper(), ("B" if post == "a" else "A")
-        return {
-            "message": f"{flat} equals {other} passed through {kind} with per-channel gains (residual "
-                       f"{100 * residual:.1f}%; cosine {m['cos_mean']:.3f}, per-token norm ratio spread "
-                       f"{100 * ratio_cv:.0f}%, norm CV A {m['a_norm_cv']:.3f} / B {m['b_norm_cv']:.3f}): "
-                       f"{flat} was taken after a norm, {other} before it",
-            "details": {"after_norm": post, "norm_kind": kind, "fit_residual": num(residual),
-                        "ratio_cv": num(ratio_cv), "a_norm_cv": m["a_norm_cv"], "b_norm_cv": m["b_norm_cv"]},
-        }
-
     def check_nonfinite(self, m: Measures | None) -> None:
-        """NaN/Inf anywhere in either side; `m`: the main pass's squared row norms (None: not measured)."""
-        sides = {}
-        for side, sample in (("a", self.sides.a), ("b", self.sides.b)):
-            known = None
-            if m is not None:  # rows of the main pass: their squared norms say it already
-                b0, b1, off = m.span
-                start = b0 + off if side == "a" else b0
-                known = (start, m.sq_norms[side])
-            counts = nonfinite_counts(sample, known)
-            if counts["nan"] or counts["inf"]:
-                sides[side] = counts
-        if not sides:
-            return
-        text = "; ".join(
-            f"{k.upper()} has {v['nan']} NaN and {v['inf']} Inf values, "
-            f"first in row {v['first_row']} ({v['first_part']})"
-            for k, v in sides.items())
-        self.add("nonfinite", "error", f"{text}; those rows are left out of the metrics", **sides)
+        """NaN/Inf anywhere in either side (nonfinite.py); `m`: the main pass's squared row norms (None: not measured)."""
+        check_nonfinite(self.sides, self.findings, m)
 
     def check_padding_flags(self, pad_rows: int) -> None:
         """`pad_rows`: B rows on A's padding, as the alignment found them and the main pass kept them."""
@@ -460,20 +421,6 @@ class PaddingDetails(TypedDict, total=False):
     rows: int  # B rows on A's padding
     a_loss_mask_on_padding: int
     b_loss_mask_on_padding: int
-
-
-class NormFitDetails(TypedDict):
-    after_norm: str  # "a" | "b": the side taken after the norm
-    norm_kind: str
-    fit_residual: float | None
-    ratio_cv: float | None
-    a_norm_cv: float | None
-    b_norm_cv: float | None
-
-
-class _NormFit(TypedDict):
-    message: str
-    details: NormFitDetails
 
 
 def _shift_direction(matrix: torch.Tensor) -> str | None:

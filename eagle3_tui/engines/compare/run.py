@@ -15,7 +15,8 @@ from typing import cast
 from eagle3_tui.engines.compare.align import Aligner
 from eagle3_tui.engines.compare.findings import Judge
 from eagle3_tui.engines.compare.identified import IdentifiedSides
-from eagle3_tui.engines.compare.metrics import Measurer, Measures, in_workers
+from eagle3_tui.engines.compare.measures import Measures
+from eagle3_tui.engines.compare.metrics import Measurer, in_workers
 from eagle3_tui.engines.compare.sides import FindingList, Sides
 from eagle3_tui.engines.model.identify import identify_pair
 from eagle3_tui.engines.read.load import load_sample
