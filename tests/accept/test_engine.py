@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from eagle3_tui.engines.model.accept import accept, accept_file, draft_tokens
+from eagle3_tui.engines.model.accept import accept, accept_file
+from eagle3_tui.engines.model.draft_forward import draft_tokens
 from eagle3_tui.engines.model.drafter import load_drafter
 from eagle3_tui.engines.read.sample import Sample, Slot
 from tests.helpers.drafter import AUX, WORDS, aux_of, reference_logits, save_drafter
@@ -35,7 +36,7 @@ def test_forward_matches_the_dense_reference_at_every_step(trained):
 
 def test_small_query_chunks_change_nothing(trained, monkeypatch):
     """Steps >= 2 attend in query blocks; block edges must not leak or drop keys."""
-    import eagle3_tui.engines.model.accept as engine
+    import eagle3_tui.engines.model.draft_forward as engine
 
     d = load_drafter(str(trained.drafter))
     sample = _sample(trained.held_out[1])

@@ -100,7 +100,7 @@ class Drafter:
     weights: dict[str, Tensor] = field(repr=False)  # SpecForge names -> tensors
     embed_from: str = "drafter"  # "drafter" or the target shard it came from
     notes: list[str] = field(default_factory=list)
-    #: rotary cos/sin rows for positions 0..n-1, kept across samples (engines/model/accept.py rope_rows)
+    #: rotary cos/sin rows for positions 0..n-1, kept across samples (engines/model/draft_forward.py rope_rows)
     rope: tuple | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -49,6 +49,15 @@ class DrafterInfo(TypedDict):
     embed_from: str
     notes: list[str]
 
+class AcceptFigures(TypedDict):
+    """The same drafts scored against another kind of targets (accept's "against_ids")."""
+
+    top1: float | None
+    steps: list[float | None]
+    tau: float | None
+    rows: int
+
+
 class AcceptResult(TypedDict, total=False):
     """`accept --json` (engines/model/accept.py): the drafter's acceptance on one sample, or
     {"path", "drafter", "error"}."""
@@ -60,7 +69,9 @@ class AcceptResult(TypedDict, total=False):
     steps: list[float | None]  # acceptance per draft step
     tau: float | None  # mean accepted length
     per_token: list[AcceptToken]  # row, target, draft, p, hit, accepted (+ texts)
-    target_source: str
+    target_source: str  # "model": the target model's own next token (its head on the sample's post-norm
+    # final state); "ids": the data's next token ids
+    against_ids: AcceptFigures  # with "model" targets: the same drafts against the data's next ids
     rows_from: str  # "loss mask" | "all rows"
     valid_tokens: int
     order: list[int] | None
