@@ -1,6 +1,6 @@
 """A scan of samples whose rows are NaN (signalling NaNs too, the bits that set the CPU's invalid
 flag in the BLAS dot products) or Inf against -Inf says so in its findings and nowhere else:
-numpy's "RuntimeWarning: invalid value encountered in matmul" (engines/scan/rows.py _norms_dots)
+numpy's "RuntimeWarning: invalid value encountered in matmul" (engines/scan/rows_pass.py _norms_dots)
 reached stderr. Run as a user runs it, in a subprocess; the counts are those the scan gave before."""
 
 from __future__ import annotations

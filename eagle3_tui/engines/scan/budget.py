@@ -40,7 +40,7 @@ PAGE = 4096
 #: what reading a sample's structure costs at most (zip directory, pickle, local headers), kept
 #: out of the rows' share of the budget; a header that takes more only leaves fewer rows
 STRUCTURE_BYTES = 16 << 10
-#: padding rows a quick scan reads to tell whether they carry states (rows.PAD_PROBE)
+#: padding rows a quick scan reads to tell whether they carry states (row_reads.PAD_PROBE)
 PAD_ROWS = 2
 #: torch's zip structure read by engines/read/torch_zip.py (no unpickler); False: every torch zip
 #: loaded whole by torch.load (what the tests compare it with)

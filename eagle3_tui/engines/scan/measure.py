@@ -19,20 +19,12 @@ from eagle3_tui.engines.read.schema import normalize
 from eagle3_tui.engines.results.scan import ScanRecord
 from eagle3_tui.engines.scan.agreement import record_acceptance
 from eagle3_tui.engines.scan.budget import PAGE, Reader, fit_rows, structure
+from eagle3_tui.engines.scan.fingerprint import fingerprint
 from eagle3_tui.engines.scan.options import DEFAULT_BUDGET
 from eagle3_tui.engines.scan.pairprint import positions, record_print
-from eagle3_tui.engines.scan.rows import (
-    all_finite,
-    fingerprint,
-    no_readahead,
-    part_stats,
-    parts_apart,
-    pick_rows,
-    pread_rows,
-    prefix_summary,
-    rows_pass,
-    signature,
-)
+from eagle3_tui.engines.scan.row_reads import no_readahead, pick_rows, pread_rows
+from eagle3_tui.engines.scan.rows import part_stats, prefix_summary, signature
+from eagle3_tui.engines.scan.rows_pass import all_finite, parts_apart, rows_pass
 
 #: from this size on a quick scan reads its rows with pread (see pread_rows); below it, parsing
 #: the zip costs more than the few pages a small file has
