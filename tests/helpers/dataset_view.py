@@ -87,6 +87,6 @@ async def open_dataset(pilot, folder: Path, on: str | None = None) -> object:
 
 async def scan_done(pilot, screen, states=("done",)) -> None:
     """The scan worker finished and the findings are on screen."""
-    await wait_until(pilot, lambda: screen.state in states, timeout=120, what=f"scan state in {states}")
+    await wait_until(pilot, lambda: screen.state in states, what=f"scan state in {states}")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()

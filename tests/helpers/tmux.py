@@ -14,6 +14,8 @@ import uuid
 
 import pytest
 
+from tests.helpers.tui import WAIT_SECONDS
+
 
 class Tmux:
     """One detached tmux session running `argv` (the session is this object's own: kill() ends it)."""
@@ -37,9 +39,10 @@ class Tmux:
                              capture_output=True, text=True, check=False)
         return out.stdout
 
-    def wait_for(self, condition, timeout: float = 60.0, what: str = "the screen") -> str:
-        """Poll the terminal until `condition(screen)` holds (a terminal has no idle signal)."""
-        deadline = time.monotonic() + timeout
+    def wait_for(self, condition, what: str = "the screen") -> str:
+        """Poll the terminal until `condition(screen)` holds (a terminal has no idle signal), at
+        most the tests' one ceiling (tests/helpers/tui.py WAIT_SECONDS)."""
+        deadline = time.monotonic() + WAIT_SECONDS
         while True:
             text = self.screen()
             if condition(text):

@@ -5,6 +5,7 @@ and the characters on screen."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from time import monotonic
 
@@ -12,6 +13,12 @@ from eagle3_tui.sources.local import LocalSource
 from eagle3_tui.ui.start.analysis import Analysis
 from eagle3_tui.ui.app import Eagle3App
 from eagle3_tui.ui.start.connect import Opened
+
+
+#: The one ceiling of every wait in the TUI tests (wait_until, the tmux terminal's wait_for, Textual's
+#: own wait after each key). A wait ends on its event; this is only how long a test that will
+#: never see it goes on: long enough for a 2-core machine at load 7 (a 15 s ceiling failed there).
+WAIT_SECONDS = float(os.environ.get("EAGLE3_TUI_TEST_WAIT", "240"))
 
 
 class CountingSource(LocalSource):
@@ -92,12 +99,16 @@ def text_app(target: Path, tokenizer: Path | None, data_dir: Path, **options) ->
                      analysis=Analysis.from_options(str(tokenizer) if tokenizer else None, **options))
 
 
-async def wait_until(pilot, condition, timeout: float = 15.0, what: str = "condition") -> None:
-    """Let the app run until `condition()` holds (the app's workers post their messages)."""
-    deadline = monotonic() + timeout
+async def wait_until(pilot, condition, timeout: float | None = None, what: str = "condition") -> None:
+    """Let the app run until `condition()` holds (the app's workers post their messages), at most
+    WAIT_SECONDS; a caller's `timeout` can raise that ceiling, never lower it (a short one is a
+    test that fails on a loaded machine)."""
+    ceiling = max(timeout or 0.0, WAIT_SECONDS)
+    deadline = monotonic() + ceiling
     while not condition():
         if monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; screen:\n{screen_text(pilot.app)}")
+            raise AssertionError(f"timed out after {ceiling:.0f} s waiting for {what}; screen:\n"
+                                 f"{screen_text(pilot.app)}")
         await pilot.pause(0.02)
     await pilot.pause(0)  # let the refresh the change asked for reach the screen
 
@@ -123,6 +134,17 @@ async def hold_keys(pilot, keys: list[str]) -> None:
     for key in keys:
         pilot.app.post_message(events.Key(key, chars.get(key, key if len(key) == 1 else None)))
     await pilot.pause(0)
+
+
+def patient_pilot() -> None:
+    """Textual's Pilot waits at most 30 s after each key for the screen to take it (then raises
+    WaitForScreenTimeout): the same ceiling as every other wait here."""
+    from functools import partialmethod
+
+    from textual.pilot import Pilot
+
+    if not isinstance(Pilot.__dict__["_wait_for_screen"], partialmethod):
+        Pilot._wait_for_screen = partialmethod(Pilot._wait_for_screen, timeout=WAIT_SECONDS)  # type: ignore[method-assign, assignment]
 
 
 def screen_text(app) -> str:

@@ -14,6 +14,13 @@ import pytest
 from tests.helpers import warm_cli
 from tests.helpers.demo_world import demo_once
 from tests.helpers.tree import make_tree, write_specforge
+from tests.helpers.tui import patient_pilot
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _patient_pilot():
+    """Textual's wait after each key gets the tests' one ceiling (tests/helpers/tui.py)."""
+    patient_pilot()
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from eagle3_tui.ui.help import HelpScreen, key_text
 from eagle3_tui.ui.start.hostkey import HostKeyScreen
 from eagle3_tui.ui.main.screen import MainScreen
 from eagle3_tui.ui.browser.browser import BrowserList
-from tests.helpers.tui import make_app, screen_text, wait_until
+from tests.helpers.tui import WAIT_SECONDS, make_app, screen_text, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -122,7 +122,7 @@ def test_starting_the_app_does_not_import_torch(tree):
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, timeout=120)
+                         cwd=REPO, timeout=WAIT_SECONDS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("NO-TORCH")
 

@@ -22,7 +22,7 @@ import pytest
 from eagle3_tui.ui.bookmarks.screen import BookmarksScreen
 from eagle3_tui.ui.compare.screen import CompareScreen
 from tests.helpers.tree import write_specforge
-from tests.helpers.tui import make_app, screen_text, wait_until
+from tests.helpers.tui import WAIT_SECONDS, make_app, screen_text, wait_until
 
 ESC_NAME = "c\x1b[31mred\x1b[0m.ckpt"
 CRLF_NAME = "b_new\r\nline.ckpt"
@@ -96,7 +96,7 @@ async def test_compare_header_and_pins_bar(hostile, monkeypatch, tmp_path):
         assert_safe(terminal_output(app), ESC_NAME)  # the pins bar and the status line
         await pilot.press("k", "c")  # B: the CR/LF name
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen)
-                         and app.screen.result is not None, timeout=60, what="comparison")
+                         and app.screen.result is not None, what="comparison")
         assert_safe(terminal_output(app), ESC_NAME, CRLF_NAME, DIR_NAME)
 
 
@@ -133,6 +133,21 @@ def test_summary_header_escapes_the_path(hostile):
     assert header.endswith(f"{ESCAPED[DIR_NAME]}/{ESCAPED[ESC_NAME]}")
 
 
+def _exited(pid: int, fd: int) -> str | None:
+    """Wait for the child to end after q (draining its terminal so it can write): "exited", or None
+    after WAIT_SECONDS (the caller kills it)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return "exited"
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:  # the child closed the terminal; it is reaped on the next turn
+                pass
+    return None
+
+
 def test_real_app_in_a_pty_receives_no_raw_name(hostile, tmp_path):
     """The real program on a real terminal device: its bytes as a terminal reads them."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
@@ -144,7 +159,7 @@ def test_real_app_in_a_pty_receives_no_raw_name(hostile, tmp_path):
     received, ended, start = b"", None, time.monotonic()
     wants = [ESCAPED[CRLF_NAME].encode(), ESCAPED[ESC_NAME].encode()]
     try:
-        while not all(w in received for w in wants) and time.monotonic() - start < 120:
+        while not all(w in received for w in wants) and time.monotonic() - start < WAIT_SECONDS:
             if select.select([fd], [], [], 0.2)[0]:
                 try:
                     received += os.read(fd, 65536)
@@ -154,7 +169,7 @@ def test_real_app_in_a_pty_receives_no_raw_name(hostile, tmp_path):
                 ended = "exited"  # reaped here; its last bytes may still be in the pty
         if ended is None:
             os.write(fd, b"q")
-            time.sleep(0.5)
+            ended = _exited(pid, fd)
     finally:
         if ended is None:
             os.kill(pid, 9)

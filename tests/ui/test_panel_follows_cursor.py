@@ -78,7 +78,7 @@ async def test_compare_view_counts_tokens_from_zero_like_the_sample_view(folder)
         assert "token 0/16" in screen_text(app)  # the sample view
         await pilot.press("t", "j", "c")
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen)
-                         and app.screen.result is not None, timeout=60, what="comparison")
+                         and app.screen.result is not None, what="comparison")
         await pilot.pause()
         text = screen_text(app)
         assert "token 0/16 · B row 0" in text

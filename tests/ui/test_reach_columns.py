@@ -90,8 +90,7 @@ async def test_sample_lines_are_read_whole_and_the_guess_is_text(demo_drafter, t
     async with app.run_test(size=size) as pilot:
         main = app.main_screen
         await wait_until(pilot, lambda: main.shown is not None, what="data_0 shown")
-        await wait_until(pilot, lambda: (main.sample.acceptance or {}).get("per_token") is not None,
-                         timeout=60, what="the drafter's result")
+        await wait_until(pilot, lambda: (main.sample.acceptance or {}).get("per_token") is not None, what="the drafter's result")
         guess = next(t for t in main.sample.acceptance["per_token"] if t["hit"])
         main.sample.set_token(guess["row"])
         await pilot.pause()

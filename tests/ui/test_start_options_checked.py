@@ -63,7 +63,7 @@ async def test_a_model_on_the_ssh_box_is_checked_there_at_start(box, demo, train
     app, _ = remote_app(box, tmp_path, f"box:{demo / SHARD}", analysis=analysis)
     async with app.run_test(size=(120, 40)) as pilot:
         main = app.main_screen
-        await wait_until(pilot, lambda: main.pane.unusable, timeout=60, what="the options checked on the box")
+        await wait_until(pilot, lambda: main.pane.unusable, what="the options checked on the box")
         assert set(main.pane.unusable) == {"model"} and "no config.json" in main.pane.unusable["model"]
         notes = [n.message for n in app._notifications]
         assert len(notes) == 1 and "--model unusable" in notes[0]

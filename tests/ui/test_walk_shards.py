@@ -128,11 +128,10 @@ async def test_n_walks_into_the_next_shard_over_ssh(box, tree, tmp_path):
     app = Eagle3App(f"box:{start}", remote_python=warm_box_python(), opener=opener)
     async with app.run_test(size=(120, 40)) as pilot:
         main = app.main_screen
-        await wait_until(pilot, lambda: main.listing_done and main.path == start, timeout=30,
+        await wait_until(pilot, lambda: main.listing_done and main.path == start,
                          what="remote listing")
         await pilot.press("G", "n")
         nxt = str(tree / "rows_2000-4000")
-        await wait_until(pilot, lambda: main.path == nxt and current(app) == "data_2000.ckpt",
-                         timeout=30, what="next remote shard")
+        await wait_until(pilot, lambda: main.path == nxt and current(app) == "data_2000.ckpt", what="next remote shard")
         assert " box " in screen_text(app).splitlines()[0]
         assert recorded["listed"] == [start, str(tree), nxt]

@@ -26,7 +26,7 @@ async def test_p_on_a_capture_of_blank_ids_pairs_and_compares_by_states(demo, tm
         await started(pilot)
         await go_to(pilot, tmp_path / "infer", "padded_ids.pt")
         await pilot.press("P")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare view", timeout=60)
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare view")
         await compare_done(pilot)
         view = app.screen
         assert view.a == str(shard / "data_0.ckpt")

@@ -17,7 +17,7 @@ async def pair_with_p(pilot, demo, capture: str) -> CompareScreen:
     await started(pilot)
     await go_to(pilot, demo / "infer", capture)
     await pilot.press("P")
-    await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare view", timeout=60)
+    await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare view")
     await compare_done(pilot)
     return app.screen
 
@@ -71,7 +71,7 @@ async def test_an_id_less_capture_gets_acceptance_from_a(demo_drafter):
         assert isinstance(app.screen, CompareScreen)
         line = app.screen.query_one(CompareAcceptance)
         await wait_until(pilot, lambda: all(r and not r.get("running") for r in (line.a, line.b, line.fixed)),
-                         what="A, B and B re-ordered", timeout=60)
+                         what="A, B and B re-ordered")
         assert line.order == [1, 2, 0]
         assert "error" not in line.b and "error" not in line.fixed, (line.b, line.fixed)
         assert line.fixed["top1"] > 2 * line.b["top1"]  # the slots in A's order: the drafter works again
@@ -98,13 +98,14 @@ async def test_p_shows_its_scan_and_esc_cancels_it(demo, tmp_path):
         await go_to(pilot, tmp_path / "infer", "ok_bf16_s0.pt")
         main = app.main_screen
         await pilot.press("P")
-        await wait_until(pilot, lambda: "files scanned" in screen_text(app), what="the scan's progress", timeout=60)
+        await wait_until(pilot, lambda: "files scanned" in screen_text(app), what="the scan's progress")
         assert "esc cancels" in screen_text(app)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not [w for w in app.workers if w.group == "pair" and w.is_running],
                          what="the pairing worker stopped")
         assert "pairing cancelled" in screen_text(app)
-        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()  # nothing left running could still pin or open the view
+        await pilot.pause()
         assert app.screen is main and main.pins.a is None
         await pilot.press("j")  # still browsing
         assert app.screen is main

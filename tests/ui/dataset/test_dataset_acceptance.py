@@ -31,7 +31,7 @@ async def test_top1_column_sorts_and_each_group_says_its_cost(demo_drafter, size
             set_status(text, **kwargs)
 
         screen.set_status = recording
-        await wait_until(pilot, lambda: screen.accept_state == "done", timeout=240, what="the acceptance step")
+        await wait_until(pilot, lambda: screen.accept_state == "done", what="the acceptance step")
         # the step ran with its progress on screen
         assert any(s.startswith("scoring acceptance 1/") and s.endswith("(esc stops)") for s in statuses), statuses
         await app.workers.wait_for_complete()
@@ -72,11 +72,10 @@ async def test_esc_stops_the_acceptance_step(demo_drafter):
     app = make_drafter_app(demo, str(demo / "drafter"), source)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, demo, on="README.txt")
-        await wait_until(pilot, lambda: screen.accept_state == "scoring", timeout=240, what="scoring")
+        await wait_until(pilot, lambda: screen.accept_state == "scoring", what="scoring")
         assert "(esc stops)" in screen_text(app)
         await pilot.press("escape")
-        await wait_until(pilot, lambda: screen.accept_state is not None and screen.accept_state != "scoring",
-                         timeout=120, what="stopped")
+        await wait_until(pilot, lambda: screen.accept_state is not None and screen.accept_state != "scoring", what="stopped")
         source.go.set()
         assert screen.accept_state == "cancelled"
         assert app.screen is screen  # esc stopped the step, it did not leave the view

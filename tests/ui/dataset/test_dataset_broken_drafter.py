@@ -24,7 +24,7 @@ async def test_a_drafter_found_unusable_at_start_runs_no_acceptance_in_d(demo_dr
     app = make_drafter_app(demo_drafter, str(bad))
     async with app.run_test(size=(120, 40)) as pilot:
         main = app.main_screen
-        await wait_until(pilot, lambda: "drafter" in main.pane.unusable, timeout=120, what="the start-up check")
+        await wait_until(pilot, lambda: "drafter" in main.pane.unusable, what="the start-up check")
         screen = await open_dataset(pilot, demo_drafter, on="README.txt")
         await scan_done(pilot, screen)
         assert screen.accept_state is None and screen.options.accept is None

@@ -33,6 +33,6 @@ async def test_the_dataset_view_keeps_its_findings_with_a_broken_config(demo_dra
         screen = await open_dataset(pilot, demo_drafter / "train", on="rows_0-2000")
         await scan_done(pilot, screen)
         await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying")
-                         and screen.accept_state in (None, "done"), timeout=240, what="the steps")
+                         and screen.accept_state in (None, "done"), what="the steps")
         codes = [f["code"] for f in screen.findings]
         assert "findings_failed" not in codes and codes, codes

@@ -58,7 +58,7 @@ async def test_findings_come_from_a_child_while_the_view_says_so_and_answers_key
     app = make_app(planted)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, planted, on="README.txt")
-        await wait_until(pilot, lambda: gated.made and gated.made[0].entered.is_set(), timeout=120,
+        await wait_until(pilot, lambda: gated.made and gated.made[0].entered.is_set(),
                          what="the findings to start")
         assert screen.state == "findings"
         files = len(screen.rows)
@@ -93,7 +93,7 @@ async def test_leaving_the_view_stops_the_findings_child(planted, gated):
     app = make_app(planted)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, planted, on="README.txt")
-        await wait_until(pilot, lambda: gated.made and gated.made[0].pid is not None, timeout=120,
+        await wait_until(pilot, lambda: gated.made and gated.made[0].pid is not None,
                          what="the findings child to start")
         pid = gated.made[0].pid
         assert screen.state == "findings"
@@ -137,7 +137,7 @@ async def test_keys_are_answered_and_rows_redrawn_while_records_stream_in(plante
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, planted, on="README.txt")
         table = screen.table
-        await wait_until(pilot, lambda: len(screen.rows) == 2000, timeout=60, what="the first 2,000 records")
+        await wait_until(pilot, lambda: len(screen.rows) == 2000, what="the first 2,000 records")
         # sorted by index, descending: the next records land above the rows on screen, which
         # must then be drawn again although nothing else about them changed
         while screen.rows.sort_col != "index":
@@ -145,7 +145,7 @@ async def test_keys_are_answered_and_rows_redrawn_while_records_stream_in(plante
         await pilot.press("S")
         await wait_until(pilot, lambda: "data_1999.ckpt" in screen_text(app), what="the highest index on top")
         source.go(2000)
-        await wait_until(pilot, lambda: len(screen.rows) == 4000, timeout=60, what="4,000 records")
+        await wait_until(pilot, lambda: len(screen.rows) == 4000, what="4,000 records")
         await wait_until(pilot, lambda: "data_3999.ckpt" in screen_text(app), what="the new highest index on top")
         assert "data_1999.ckpt" not in screen_text(app)
         # keys while the scan runs: the cursor moves, and keeps its file as more land above
@@ -153,7 +153,7 @@ async def test_keys_are_answered_and_rows_redrawn_while_records_stream_in(plante
         await pilot.press("j", "j", "j")
         assert table.cursor == 3 and table.current.path.endswith("/data_3996.ckpt")
         source.go(4000)
-        await wait_until(pilot, lambda: len(screen.rows) == 6000, timeout=60, what="every record")
+        await wait_until(pilot, lambda: len(screen.rows) == 6000, what="every record")
         assert table.current.path.endswith("/data_3996.ckpt")
         await wait_until(pilot, lambda: "data_3997.ckpt" in screen_text(app), what="the cursor's neighbours drawn")
         await scan_done(pilot, screen)

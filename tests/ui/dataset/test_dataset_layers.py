@@ -88,11 +88,11 @@ async def test_the_view_names_each_groups_layers_and_a_layer_finding_filters_the
     app = app_with(shifted, source, model=target.folder, drafter=drafter)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_dataset(pilot, shifted.parent, on=shifted.name)
-        await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), timeout=240,
+        await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"),
                          what="the layers")
         assert screen.layers_state == "done"
         # with --drafter the acceptance step follows (ui/dataset/accept.py): the keys below act on its end
-        await wait_until(pilot, lambda: screen.accept_state not in (None, "scoring"), timeout=240,
+        await wait_until(pilot, lambda: screen.accept_state not in (None, "scoring"),
                          what="the acceptance step")
         # the majority, the layer_group, the third shard first; then the verification: the run's
         # edges and a sample of the rest (36 files: a 1% minority is one file, so every file)
@@ -136,7 +136,7 @@ async def test_leaving_the_view_while_identifying_cancels_it(shifted, target):
     app = app_with(shifted, source, model=target.folder)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_dataset(pilot, shifted.parent, on=shifted.name)
-        await wait_until(pilot, lambda: source.calls, timeout=120, what="the first identify call")
+        await wait_until(pilot, lambda: source.calls, what="the first identify call")
         text = screen_text(app)
         assert "identifying 1/36: rows_0-12/data_0.ckpt…" in text, text  # 3 representatives, 33 verified
         await pilot.press("j")
@@ -156,7 +156,7 @@ async def test_esc_stops_identifying_and_the_view_keeps_what_it_has(shifted, tar
     app = app_with(shifted, source, model=target.folder)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_dataset(pilot, shifted.parent, on=shifted.name)
-        await wait_until(pilot, lambda: source.calls, timeout=120, what="the first identify call")
+        await wait_until(pilot, lambda: source.calls, what="the first identify call")
         await pilot.press("escape")
         await wait_until(pilot, lambda: screen.layers_state == "cancelled", what="identify stopped")
         assert app.screen is screen and source.cancelled
@@ -164,5 +164,5 @@ async def test_esc_stops_identifying_and_the_view_keeps_what_it_has(shifted, tar
         assert "layers (identified with --model" in text and "on 0 files of 3 planned, interrupted): none" in text, text
         await pilot.press("r")  # a rescan runs the layers again
         source.gate.set()
-        await wait_until(pilot, lambda: screen.layers_state == "done", timeout=240, what="the layers again")
+        await wait_until(pilot, lambda: screen.layers_state == "done", what="the layers again")
         assert MAJORITY in " ".join(screen_text(app).split())

@@ -46,7 +46,7 @@ async def test_100k_records_render_only_visible_rows(planted, template, monkeypa
     app = make_app(planted, source)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_dataset(pilot, planted, on="README.txt")
-        await wait_until(pilot, lambda: len(screen.rows) == 100_000, timeout=240, what="100,000 records")
+        await wait_until(pilot, lambda: len(screen.rows) == 100_000, what="100,000 records")
         # G after the scan's end: the findings that come with the end shrink the table, and the
         # cursor's row is scrolled back into view only after that refresh (the table's on_resize);
         # this test is about the rows drawn, so it presses G once the view is settled

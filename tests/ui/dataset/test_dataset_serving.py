@@ -55,10 +55,10 @@ def data(tmp_path_factory, target, untouched) -> Path:
 async def checked(pilot, data: Path):
     """D on the dataset; returns the screen and its serve-check once the check and every step ran."""
     screen = await open_dataset(pilot, data.parent, on=data.name)
-    await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), timeout=240, what="the layers")
+    await wait_until(pilot, lambda: screen.layers_state not in (None, "identifying"), what="the layers")
     assert screen.layers_state == "done"
     table = screen.query_one(ServingTable)
-    await wait_until(pilot, lambda: table.state in ("done", "failed"), timeout=60, what="the serve-check")
+    await wait_until(pilot, lambda: table.state in ("done", "failed"), what="the serve-check")
     await pilot.app.workers.wait_for_complete()  # the acceptance step --drafter starts, too
     await pilot.pause()
     return screen, table
@@ -66,9 +66,9 @@ async def checked(pilot, data: Path):
 
 async def checked_again(pilot, screen):
     """After r: the scan, the layers and the check again."""
-    await wait_until(pilot, lambda: screen.layers_state == "done", timeout=240, what="the layers again")
+    await wait_until(pilot, lambda: screen.layers_state == "done", what="the layers again")
     table = screen.query_one(ServingTable)
-    await wait_until(pilot, lambda: table.state in ("done", "failed"), timeout=60, what="the serve-check again")
+    await wait_until(pilot, lambda: table.state in ("done", "failed"), what="the serve-check again")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     return screen, table

@@ -38,8 +38,7 @@ async def test_browser_and_dataset_view_give_each_file_one_mark(demo, size):
         main = app.main_screen
         await wait_until(pilot, lambda: app.screen is main, what="back to the browser")
         main.open_folder(str(demo / "infer"), select="fault_aux_disabled_s11.pt")
-        await wait_until(pilot, lambda: main.listing_done and len(main.browser.scan_marks) == len(in_view),
-                         timeout=30, what="the browser's marks")
+        await wait_until(pilot, lambda: main.listing_done and len(main.browser.scan_marks) == len(in_view), what="the browser's marks")
         assert main.browser.scan_marks == in_view  # every file: the same mark in both
         line = next(x for x in screen_text(app).splitlines() if "fault_aux_disabled_s11.pt" in x)
         assert SCAN_GLYPH["error"] in line, line

@@ -22,10 +22,10 @@ def viewing(app) -> bool:
     return type(app.screen).__name__ == "TextViewScreen"
 
 
-async def open_text(pilot, folder, name: str, timeout: float = 15):
+async def open_text(pilot, folder, name: str):
     await go_to(pilot, folder, name)
     await pilot.press("l")
-    await wait_until(pilot, lambda: viewing(pilot.app), timeout=timeout,
+    await wait_until(pilot, lambda: viewing(pilot.app),
                      what=f"the text viewer on {name}")
     return pilot.app.screen
 
@@ -113,11 +113,11 @@ async def test_text_files_open_over_ssh(box, demo, tmp_path, size):
     app, _ = remote_app(box, tmp_path, f"box:{demo}")
     async with app.run_test(size=size) as pilot:
         main = app.main_screen
-        await wait_until(pilot, lambda: main.listing_done, timeout=30, what="remote listing")
+        await wait_until(pilot, lambda: main.listing_done, what="remote listing")
         main.debounce_seconds = 600
-        await open_text(pilot, demo, "README.txt", timeout=30)
+        await open_text(pilot, demo, "README.txt")
         text = screen_text(app)
         assert readme[0] in text and " box" in text
         await pilot.press("escape")
-        await open_text(pilot, demo / "model", "config.json", timeout=30)
+        await open_text(pilot, demo / "model", "config.json")
         assert '"hidden_size"' in screen_text(app)

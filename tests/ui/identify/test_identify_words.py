@@ -24,11 +24,10 @@ async def test_I_shows_layers_in_words_cosines_and_the_cli_warning(demo_drafter,
         main = app.main_screen
         await wait_until(pilot, lambda: main.shown == str(path) and main.sample.summary is not None,
                          what="the sample")
-        await wait_until(pilot, lambda: (main.sample.acceptance or {}).get("top1") is not None,
-                         timeout=60, what="the drafter's line")
+        await wait_until(pilot, lambda: (main.sample.acceptance or {}).get("top1") is not None, what="the drafter's line")
         await pilot.press("I")
         await app.workers.wait_for_complete([w for w in app.workers if w.group == "identify"])
-        await wait_until(pilot, lambda: main.identifying is None, timeout=60, what="the identification")
+        await wait_until(pilot, lambda: main.identifying is None, what="the identification")
         await pilot.pause()
         panel = " ".join(main.sample.render().plain.split())  # the panel's lines, wraps joined
     for row in cli["slots"]:

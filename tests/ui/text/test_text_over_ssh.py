@@ -27,7 +27,6 @@ from tests.helpers.warm_cli import warm_box_python
 from tests.ui.text.test_token_text import table_rows
 
 SIZE = (120, 50)
-SLOW = 90.0  # the box's agent imports torch on this busy machine
 
 
 @pytest.fixture(scope="module")
@@ -69,12 +68,11 @@ def box_app(box, tmp_path, folder, tokenizer: str) -> Eagle3App:
 async def open_remote_sample(pilot, index: int) -> dict:
     app = pilot.app
     main = app.main_screen
-    await wait_until(pilot, lambda: main.listing_done and main.browser.entries, timeout=SLOW, what="listing")
+    await wait_until(pilot, lambda: main.listing_done and main.browser.entries, what="listing")
     name = f"data_{index}.ckpt"
     while main.browser.current is None or main.browser.current.name != name:
         await pilot.press("j")
-    await wait_until(pilot, lambda: (main.sample.summary or {}).get("path", "").endswith(name),
-                     timeout=SLOW, what=f"{name} summarised on the box")
+    await wait_until(pilot, lambda: (main.sample.summary or {}).get("path", "").endswith(name), what=f"{name} summarised on the box")
     return main.sample.summary
 
 
@@ -110,8 +108,7 @@ async def test_compare_view_shows_both_sides_text_from_the_tokenizer_here(
     async with app.run_test(size=SIZE) as pilot:
         await open_remote_sample(pilot, 0)
         await pilot.press("t", "j", "i", "c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.result is not None,
-                         timeout=SLOW, what="comparison on the box")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.result is not None, what="comparison on the box")
         result = app.screen.result
         assert result.get("computed") == "remote", result.get("error")
         rows = result["rows"]
@@ -162,8 +159,7 @@ async def test_a_tokenizer_too_small_for_the_ids_is_refused_on_screen(asyncssh_b
         assert drawn.startswith("text: ") and f"has id {top}: not the tokenizer of the model that made it" in drawn
         assert app.main_screen.query_one(LossText).highlighted() == []
         await pilot.press("t", "j", "i", "c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.result is not None,
-                         timeout=SLOW, what="comparison on the box")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.result is not None, what="comparison on the box")
         assert app.screen.result.get("computed") == "remote"
         findings = app.screen.query_one(CompareFindings).render().plain
         assert "no token text: " in findings and "not the tokenizer of the model that made it" in findings
