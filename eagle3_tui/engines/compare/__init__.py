@@ -5,10 +5,14 @@
 
 run.py's Comparison owns the steps, each an object with its own inputs and typed result:
 align.py's Aligner lines B's rows up with A's; metrics.py's Measurer makes the numbers (cosines,
-norm ratios, errors, the cross-slot matrix); findings.py's Judge names the mismatch (with
-identified.py for compare --model's exact boundaries). sides.py holds what they all read (the
-Sides) and the FindingList they add to; thresholds.py holds every threshold with the noise it
-was measured against.
+norm ratios, errors, the cross-slot matrix) into a Measures (measures.py), each pair's by
+pair_metrics.py; judge.py's Judge names the mismatch, each judgement in the file named for what
+it judges: layers.py (which layers B's slots hold: order, shift), slot_noise.py (a slot noisier
+than its siblings), norm.py (one side taken after a norm), final.py (the final states),
+zero_states.py, nonfinite.py, padding.py; identified.py and faults.py say compare --model's exact
+boundaries and capture faults. sides.py holds what they all read (the Sides) and the FindingList
+they add to; thresholds.py holds every threshold with the noise it was measured against;
+rounding.py how a number is written into the JSON and the messages.
 """
 
 from eagle3_tui.engines.compare.run import compare, compare_files

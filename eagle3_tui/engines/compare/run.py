@@ -1,8 +1,8 @@
 """Compare a training sample (A) with an inference capture (B): load both, align, measure, name
 the mismatch. The three steps are three objects a Comparison owns, each with its own inputs and
 result: the Aligner (align.py) gives the alignment, the Measurer (metrics.py) the Measures of the
-aligned rows, the Judge (findings.py) the findings; all read the Sides and add to one FindingList
-(sides.py).
+aligned rows (measures.py), the Judge (judge.py) the findings; all read the Sides and add to one
+FindingList (sides.py).
 
 Runs on the remote box too (shipped by the agent): torch and the standard library only.
 """
@@ -13,8 +13,8 @@ import threading
 from typing import cast
 
 from eagle3_tui.engines.compare.align import Aligner
-from eagle3_tui.engines.compare.findings import Judge
 from eagle3_tui.engines.compare.identified import IdentifiedSides
+from eagle3_tui.engines.compare.judge import Judge
 from eagle3_tui.engines.compare.measures import Measures
 from eagle3_tui.engines.compare.metrics import Measurer, in_workers
 from eagle3_tui.engines.compare.sides import FindingList, Sides
