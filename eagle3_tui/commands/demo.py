@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from eagle3_tui.commands import tui
 
 if TYPE_CHECKING:
-    from eagle3_tui.demo.dataset import DemoManifest
+    from eagle3_tui.demo.manifest import DemoManifest
 
 DEFAULT_DIR = "eagle3-demo"
 

@@ -19,13 +19,14 @@ import io
 import json
 import os
 import random
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 from eagle3_tui.demo import bpe, faults
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
+from eagle3_tui.demo.drafter import write_drafter
+from eagle3_tui.demo.folder import check_target, remove_stale_captures
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
 from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the commands name them here
     BATCH,
@@ -40,88 +41,23 @@ from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the 
     README_MARK,
     SHARD,
 )
+from eagle3_tui.demo.manifest import CaptureFacts, DemoCapture, DemoManifest, manifest
 from eagle3_tui.demo.model import TinyDecoderConfig, build_model, fit_lm_head
-from eagle3_tui.demo.prompt import Prompt  # noqa: F401 - re-exported: tests build prompts from here
+from eagle3_tui.demo.prompt import (  # noqa: F401 - re-exported: tests build prompts from here
+    ASSISTANT,
+    BOS,
+    EOS,
+    FIRST_WORD,
+    PAD,
+    SYSTEM,
+    USER,
+    Prompt,
+)
+from eagle3_tui.demo.prompt import toy_prompt as _make_prompt  # noqa: F401 - re-exported: test data
 from eagle3_tui.demo.readme import tiny_model_lines, write_readme
-from eagle3_tui.demo.train_drafter import TrainSeq, save_drafter, train_drafter
-from eagle3_tui.engines.read.load import load_sample
 
 if TYPE_CHECKING:
     from typing import Unpack
-
-# Synthetic prompts of random ids in a toy template, for test data that needs no text
-# (tests import these); the demo itself is made of tokenized chats.
-PAD, BOS, EOS = 0, 1, 2
-SYSTEM = [3, 10, 11, 12, 4]  # <|system|> ... <|end|>
-USER = [5]
-ASSISTANT = [6, 13, 7]  # <|assistant|> header; the response follows
-FIRST_WORD = 20  # ordinary tokens are drawn from [FIRST_WORD, vocab)
-
-
-class CaptureFacts(TypedDict, total=False):
-    """What a faulty capture's finding must say (tests/compare/test_demo_claims.py checks it)."""
-
-    prompt_len: int  # the prompt the capture stops at
-    factor: float  # scale_mismatch: B = factor x A
-    position: int  # token_divergence: where the ids part
-    offset: int  # token_shift: B row t is A row t + offset
-    nan: int  # nonfinite: the counts and the first row
-    inf: int
-    first: int
-    shift: str  # slot_mismatch: "shallower" | "deeper"
-    shift_slots: int
-
-
-class DemoCaptureJson(CaptureFacts, total=False):
-    """One capture of write_demo's manifest ("infer")."""
-
-    file: str
-    train: str
-    format: str
-    expect: str | None
-    note: str
-
-
-class DemoModelInfo(TypedDict):
-    layers: int
-    hidden: int
-    vocab: int
-    aux_boundaries: list[int]
-
-
-class DemoManifest(TypedDict):
-    """What write_demo (and write_real_demo) return: what was written where."""
-
-    dir: str
-    seed: int
-    model: DemoModelInfo
-    train: list[str]  # relative paths
-    train_pt: list[str]
-    train_other: list[str]
-    tokenizer: str
-    drafter: str | None  # the drafter's folder (relative), None without one
-    infer: list[DemoCaptureJson]
-    target_model: str
-    other: list[str]
-    bytes: int  # the total size written
-
-
-@dataclass
-class DemoCapture:
-    file: str  # relative to DIR
-    train: str  # the training file it was captured from (relative to DIR)
-    format: str
-    expect: str | None  # the finding code compare must report (None: correctly wired)
-    note: str
-    extra: CaptureFacts = field(default_factory=lambda: CaptureFacts())
-
-
-def _make_prompt(rng: random.Random, vocab: int) -> Prompt:
-    """A random-id prompt in the toy template (test data; the demo uses _chat_prompts)."""
-    user = [rng.randrange(FIRST_WORD, vocab) for _ in range(rng.randint(14, 110))]
-    head = [BOS, *SYSTEM, *USER, *user, *ASSISTANT]
-    resp = [rng.randrange(FIRST_WORD, vocab) for _ in range(rng.randint(18, 80))]
-    return Prompt(head + resp + [EOS], len(head))
 
 
 class DemoTokenizer(Protocol):
@@ -357,61 +293,12 @@ class _Demo:
         write_readme(self)
 
 
-#: Adam steps of the demo drafter: ~4 s on one core; training samples reach 65-75% step-1
-#: top-1 (chance is well under 1%), a capture one layer off falls to 7-35%
-DRAFTER_STEPS = 400
-
-
-def _write_drafter(demo: _Demo, steps: int = DRAFTER_STEPS, head=None) -> str:
-    """A one-layer EAGLE-3 drafter (SpecForge's layout) trained on the demo's training samples,
-    for the TUI's --drafter and `eagle3-tui accept`. Its embeddings are the demo model's, so it
-    needs no --model. Returns the drafter folder relative to the demo."""
-    seqs = []
-    for i in sorted(demo.train_files):
-        s = load_sample(os.path.join(demo.dir, demo.train_files[i]))
-        v = s.valid_len
-        seqs.append(TrainSeq(s.ids[:v], s.loss_mask[:v], torch.cat([x.tensor[:v] for x in s.slots], dim=-1)))
-    weights = train_drafter(seqs, embed=demo.model.embed.weight.detach(), head=head, steps=steps,
-                            draft_vocab=256, seed=demo.seed)
-    # SpecForge's layer ids read as "output of layer id": b = id + 1
-    save_drafter(os.path.join(demo.dir, DRAFTER_DIR), weights, aux_layer_ids=[b - 1 for b in demo.aux])
-    return DRAFTER_DIR
-
-
-def _remove_stale_captures(directory: str, written: set[str]) -> None:
-    """An earlier demo with another seed may have named a capture differently: drop it, so that
-    infer/ holds exactly what README.txt lists."""
-    infer = os.path.join(directory, "infer")
-    for name in os.listdir(infer):
-        if name not in written and name.startswith(("ok_", "fault_", "hs_")):
-            os.remove(os.path.join(infer, name))
-
-
-def _is_demo_readme(path: str) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(len(README_MARK)) == README_MARK
-    except OSError:
-        return False
-
-
-def _check_target(directory: str) -> None:
-    if not os.path.exists(directory):
-        return
-    if not os.path.isdir(directory):
-        raise FileExistsError(f"{directory}: exists and is not a folder")
-    names = os.listdir(directory)
-    readme = os.path.join(directory, "README.txt")
-    if names and not _is_demo_readme(readme):
-        raise FileExistsError(f"{directory}: not empty and not a demo dataset; choose another folder")
-
-
 def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> DemoManifest:
     """Write the demo dataset into `directory` (new, empty, or an earlier demo) and return a manifest
     (with `drafter`, also a trained drafter in DIR/drafter: a few seconds more):
     {"dir", "seed", "train": [rel paths], "train_pt": [...], "infer": [{"file", "train", "format",
     "expect", "note", ...}], "other": [...], "bytes": total size}."""
-    _check_target(directory)
+    check_target(directory)
     os.makedirs(directory, exist_ok=True)
     # one thread: these tensors are tiny, and a second thread only adds contention (4x slower
     # on a busy 2-core box); it also keeps the bytes independent of the machine's core count
@@ -420,7 +307,7 @@ def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> DemoM
     try:
         demo = _Demo(directory, seed, drafter)
         write_parts(demo)
-        drafter_dir = _write_drafter(demo) if drafter else None
+        drafter_dir = write_drafter(demo) if drafter else None
     finally:
         torch.set_num_threads(threads)
     return manifest(demo, drafter_dir)
@@ -438,30 +325,4 @@ def write_parts(demo: _Demo, say=lambda _s: None) -> None:
     say("inference captures, correct and faulty (infer/)")
     demo.write_infer()
     demo.write_readme()
-    _remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})
-
-
-def manifest(demo: _Demo, drafter_dir: str | None) -> DemoManifest:
-    """What write_demo returns (see there), for a written demo."""
-    directory = demo.dir
-    total = 0
-    for root, _dirs, files in os.walk(directory):
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
-    return {
-        "dir": directory,
-        "seed": demo.seed,
-        "model": {"layers": demo.cfg.layers, "hidden": demo.cfg.hidden, "vocab": demo.cfg.vocab,
-                  "aux_boundaries": demo.aux},
-        "train": [demo.train_files[i] for i in sorted(demo.train_files)],
-        "train_pt": [f"train_pt/{SHARD}/data_{i}.pt" for i in sorted(demo.train_files)],
-        "train_other": list(demo.other_train),
-        "tokenizer": f"{MODEL_DIR}/tokenizer.json",
-        "drafter": drafter_dir,
-        "infer": [{"file": c.file, "train": c.train, "format": c.format, "expect": c.expect, "note": c.note,
-                   **c.extra}
-                  for c in demo.captures],
-        "target_model": MODEL_DIR,
-        "other": ["vocab_mapping/vocab_mapping.pt", f"{MODEL_DIR}/tokenizer.json", f"{MODEL_DIR}/config.json",
-                  f"{MODEL_DIR}/model.safetensors", "README.txt"],
-        "bytes": total,
-    }
+    remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})

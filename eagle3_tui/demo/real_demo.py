@@ -21,7 +21,11 @@ from typing import Callable
 import torch
 
 from eagle3_tui.demo import dataset as base
-from eagle3_tui.demo.dataset import MODEL_DIR, N_TRAIN, SHARD, Prompt
+from eagle3_tui.demo.drafter import write_drafter
+from eagle3_tui.demo.folder import check_target
+from eagle3_tui.demo.layout import MODEL_DIR, N_TRAIN, SHARD
+from eagle3_tui.demo.manifest import DemoManifest, manifest
+from eagle3_tui.demo.prompt import Prompt
 from eagle3_tui.demo.readme import train_lines
 from eagle3_tui.demo.real_model import RealTarget, chats, missing, model_folder
 from eagle3_tui.demo.real_questions import QUESTIONS
@@ -125,14 +129,14 @@ class RealDemo(base._Demo):
 
 
 def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
-                    say: Callable[[str], None] = lambda _s: None, cache: Path | None = None) -> base.DemoManifest:
+                    say: Callable[[str], None] = lambda _s: None, cache: Path | None = None) -> DemoManifest:
     """Write the real demo into `directory` (new, empty, or an earlier demo) and return write_demo's
     manifest. Builds (once) the model folder and the model's answers, cached under the user cache
     dir (or `cache`). Raises RuntimeError with the install line when the extra is missing."""
     lacking = missing()
     if lacking:
         raise RuntimeError(lacking)
-    base._check_target(directory)
+    check_target(directory)
     os.makedirs(directory, exist_ok=True)
     start = time.monotonic()
 
@@ -147,6 +151,6 @@ def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
     drafter_dir = None
     if drafter:
         step(f"training a drafter on train/ ({REAL_DRAFTER_STEPS} steps)")
-        drafter_dir = base._write_drafter(demo, steps=REAL_DRAFTER_STEPS, head=target.head())
+        drafter_dir = write_drafter(demo, steps=REAL_DRAFTER_STEPS, head=target.head())
     step("done")
-    return base.manifest(demo, drafter_dir)
+    return manifest(demo, drafter_dir)
