@@ -59,7 +59,7 @@ class AlignedIds(TypedDict, total=False):
     b_text: list[str]
 
 class PairMetrics(TypedDict, total=False):
-    """One B part against its A part (engines/compare/metrics.py pair_metrics): a slot pair, or
+    """One B part against its A part (engines/compare/pair_metrics.py): a slot pair, or
     the final states'. Without a compared row, only the labels, None cosines and the per-token values."""
 
     a: int | str  # the slot index, or "final"
