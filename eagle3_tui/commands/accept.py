@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from eagle3_tui.commands._options import add_connection_arguments, below_one, json_line
+from eagle3_tui.engines.model.accept_words import TARGETS, targets, tau
 from eagle3_tui.engines.results.accept import AcceptResult
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import SourceError
@@ -24,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "on SAMPLE's machine: a plain path there, or host:path naming SAMPLE's host")
     p.add_argument("--model", metavar="DIR",
                    help="target model folder: embed_tokens when the drafter has none, the LM head for "
-                        "targets from the sample's post-norm final state, tokenizer.json for token text; "
+                        "targets from the sample's post-norm final state (then also scored against the data's ids), "
+                        "tokenizer.json for token text; "
                         "on SAMPLE's machine, like --drafter")
     p.add_argument("--steps", type=int, default=3, metavar="K", help="draft steps to roll out (default 3)")
     p.add_argument("--all-rows", action="store_true", help="score every valid row, not only loss rows")
@@ -99,13 +101,16 @@ def format_result(r: AcceptResult) -> str:
     lines = [
         f"{printable(r['path'])}",
         f"  drafter {printable(r['drafter'])} ({printable(shape, message=True)}; H {info.get('hidden') if info else None})",
-        f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']}; targets from "
-        f"{'the target model head' if r['target_source'] == 'model' else 'the sample ids'})"
+        f"  targets {targets(r)}",
+        f"  top-1 {_pct(r['top1'])} over {r['rows']} rows ({r['rows_from']})"
         + (f", computed {r['computed']}" if r.get("computed") else ""),
         "  per step " + "  ".join(f"{s + 1}: {_pct(v)}" for s, v in enumerate(r["steps"])),
         f"  tau {r['tau']:.2f} (accepted length of a {k}-token draft, the target's own token included)"
         if r["tau"] is not None else "  tau -",
     ]
+    if (ids := r.get("against_ids")) is not None:
+        lines.append(f"  the same drafts against {TARGETS['ids']}: top-1 {_pct(ids['top1'])}, per step "
+                     + " ".join(_pct(v) for v in ids["steps"]) + f", tau {tau(ids['tau'])}")
     if r.get("order"):
         lines.append(f"  slots fed in order {r['order']}")
     lines += [f"  note: {printable(n, message=True)}" for n in r.get("notes", [])]

@@ -5,9 +5,11 @@
   The numbers come from a worker the main screen starts after the summary (Source.accept, next
   to the data); results are cached per file (SampleAcceptance) and a move to another file
   cancels the run.
-- Compare view: one line, A's and B's acceptance side by side and, when the comparison found B's
-  slots in another order, B's acceptance with its slots fed to fc in A's order
-  (accept's `order=`), which tells whether the order explains the collapse.
+- Compare view: A's and B's acceptance side by side, each with what it was scored against, and,
+  when the comparison found B's slots in another order, B's acceptance with its slots fed to fc
+  in A's order (accept's `order=`), which tells whether the order explains the collapse; a
+  second line says why B's figure is not A's even when the states match (other targets, other
+  rows: engines/model/accept_words.py why_b_differs).
 
 Rendering helpers only read dicts; no I/O here except through the Source in the workers.
 """
@@ -23,6 +25,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widget import Widget
 
+from eagle3_tui.engines.model.accept_words import SHORT, pct, targets, tau, why_b_differs
 from eagle3_tui.engines.results.accept import AcceptResult
 from eagle3_tui.engines.results.compare import ComparisonResult
 from eagle3_tui.engines.results.summary import Summary
@@ -115,14 +118,16 @@ class SampleAcceptance:
 # ------------------------------------------------------------------------------ formatting
 
 
-def pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.1f}%"
-
-
 def figures(r: Shown) -> str:
-    """'top-1 71.2% · τ 2.31' for a result."""
-    tau = r.get("tau")
-    return f"top-1 {pct(r.get('top1'))} · τ {'-' if tau is None else f'{tau:.2f}'}"
+    """'top-1 71.2% · τ 2.31 vs data's ids' for a result: the figures and what they were scored against."""
+    said = targets(r, short=True)
+    return f"top-1 {pct(r.get('top1'))} · τ {tau(r.get('tau'))}" + (f" {said}" if said else "")
+
+
+def other_figures(r: Shown) -> str | None:
+    """'71.6% · τ 2.21 vs data's ids': the same drafts against the data's ids, when the figures are the model's."""
+    ids = r.get("against_ids")
+    return None if not ids else f"{pct(ids.get('top1'))} · τ {tau(ids.get('tau'))} {SHORT['ids']}"
 
 
 def error_line(r: Shown) -> str:
@@ -140,6 +145,8 @@ def header_line(out: Text, acc: Shown | None, style: Callable[[str], Style], wid
         parts = [("✗ " + error_line(acc), style("sample--warn"))]
     else:
         parts = [(figures(acc), style("sample--ok"))]
+        if (other := other_figures(acc)) is not None:
+            parts.append((other, style("sample--ok")))
         steps = acc.get("steps") or []
         if len(steps) > 1:
             parts.append(("per step " + " ".join(pct(s) for s in steps), style("sample--dim")))
@@ -278,7 +285,7 @@ class CompareAcceptance(Widget):
             out.append(figures(r))
 
     def render(self) -> Text:
-        out = Text(no_wrap=True, overflow="ellipsis")
+        out = Text()
         out.append("drafter  ", self.s("cmp--head"))
         if self.a and self.b and self.a.get("error") and self.a.get("error") == self.b.get("error"):
             out.append("✗ " + error_line(self.a), self.s("cmp--error"))  # the drafter itself: one line
@@ -294,6 +301,9 @@ class CompareAcceptance(Widget):
             self._part(out, self.fixed)
         shape = next(((r.get("drafter_info") or {}).get("shape") for r in (self.a, self.b, self.fixed)
                       if r and (r.get("drafter_info") or {}).get("shape")), None)
-        if shape:  # last: the first part cut where the line is narrow
+        if shape:
             out.append(f"  │  {shape}", self.s("cmp--dim"))
+        if self.a and self.b and (why := why_b_differs(self.a, self.b)):
+            # the states can match and the figures still differ: say how they were scored
+            out.append("\nB is scored otherwise: " + "; ".join(why), self.s("cmp--dim"))
         return out

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from eagle3_tui.engines.model.accept import accept_file
+from eagle3_tui.engines.model.accept_words import why_b_differs
 from eagle3_tui.ui.compare.screen import CompareScreen
 from eagle3_tui.ui.shared.acceptance import CompareAcceptance
 from tests.helpers.drafter import save_drafter
@@ -141,8 +142,32 @@ async def test_compare_line_shows_a_b_and_b_reordered(trained, data):
         # the same states in A's order: exactly A's acceptance back
         assert f"B re-ordered 1,2,0 top-1 {_pct(a['top1'])} · τ {a['tau']:.2f}" in first
         assert line.fixed["top1"] == a["top1"] and line.fixed["tau"] == a["tau"]
-        assert line.render().plain.endswith("│  SpecForge, 1 layer, 3 aux states, draft vocab 320")
+        shown = line.render().plain.splitlines()
+        assert shown[0].endswith("│  SpecForge, 1 layer, 3 aux states, draft vocab 320")
+        assert "vs data's ids" in shown[0]  # no --model: every figure is scored against the data's ids
+        # the states are A's (re-ordered they score exactly A's figure): what B's own figure differs by is said
+        assert why_b_differs(a, b) == [] and len(shown) == 1  # scored alike: the states make the difference
         del main
+
+
+async def test_compare_line_says_why_b_is_not_a_when_the_states_match(trained, data):
+    """The same states as a capture holds them (no loss mask) score another figure: the line says
+    it is other rows, not other states, and fits an 80-column terminal by wrapping."""
+    a = accept_file(str(data / "a_train.ckpt"), str(trained.drafter))
+    b = accept_file(str(data / "d_capture.pt"), str(trained.drafter))
+    assert a["top1"] != b["top1"]
+    app = make_app(data / "a_train.ckpt", str(trained.drafter))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _shown(pilot, "a_train.ckpt")
+        for key in ("t", "down", "down", "down", "i", "c"):
+            await pilot.press(key)
+        assert isinstance(app.screen, CompareScreen)
+        line = app.screen.query_one(CompareAcceptance)
+        await wait_until(pilot, lambda: all(r and not r.get("running") for r in (line.a, line.b)), what="A and B")
+        await pilot.pause()
+        text = " ".join(" ".join(screen_text(app).split("\n")[:4]).split())
+        assert f"A top-1 {_pct(a['top1'])}" in text and f"B top-1 {_pct(b['top1'])}" in text
+        assert f"B is scored otherwise: other rows: A loss mask ({a['rows']}), B all rows ({b['rows']})" in text
 
 
 async def test_compare_without_drafter_has_no_line(data):
