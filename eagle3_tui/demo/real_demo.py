@@ -32,6 +32,9 @@ from eagle3_tui.demo.real_questions import QUESTIONS
 
 #: Adam steps of the real demo's drafter (H 576, draft vocabulary 256): ~1 minute on one core
 REAL_DRAFTER_STEPS = 300
+#: TTT steps: still two, as when README.md's figures for the real demo were measured (a third
+#: makes its drafter ~1.5x slower to train; the seeded demo's trains three, demo/drafter.py)
+REAL_DRAFTER_TTT = 2
 #: answers of at most this many tokens (SmolLM2 closes most answers sooner or is cut here)
 MAX_NEW = 64
 #: the shortest chat the demo takes: the NaN capture writes rows 30-41
@@ -151,6 +154,6 @@ def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
     drafter_dir = None
     if drafter:
         step(f"training a drafter on train/ ({REAL_DRAFTER_STEPS} steps)")
-        drafter_dir = write_drafter(demo, steps=REAL_DRAFTER_STEPS, head=target.head())
+        drafter_dir = write_drafter(demo, steps=REAL_DRAFTER_STEPS, head=target.head(), ttt=REAL_DRAFTER_TTT)
     step("done")
     return manifest(demo, drafter_dir)
