@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
+from eagle3_tui.engines.model.accept_words import targets, why_b_differs
 from eagle3_tui.engines.results.accept import AcceptResult
 from eagle3_tui.engines.results.compare import ComparisonResult, PairMetrics, SideHeader
 from eagle3_tui.engines.results.findings import Finding
@@ -33,7 +34,7 @@ PAIR_COLUMNS = (("cos mean", "cos_mean"), ("cos min", "cos_min"), ("B/A norm (me
                 ("bf16 ok", "within_bf16_tol"), ("worst B row", "worst_b_row"), ("worst A row", "worst_a_row"))
 #: columns shown as the view shows them: cosines with 4 decimals, ratios with 3, shares in %
 FIXED = {"cos_mean": 4, "cos_min": 4, "norm_ratio_median": 3, "norm_ratio_std": 3, "rel_l2_err": 3}
-ACCEPT_KEYS = ("top1", "tau", "steps", "rows", "rows_from", "order", "error")
+ACCEPT_KEYS = ("top1", "tau", "steps", "rows", "rows_from", "target_source", "against_ids", "order", "error")
 
 
 class AlignmentRow(TypedDict):
@@ -145,5 +146,9 @@ def _markdown(d: CompareReport) -> str:
         for side, r in d["acceptance"].items():
             if r is not None:
                 out.append(f"- {names.get(side, side)}: " + (f"not scored: {cell(r['error'])}" if r.get("error") else
-                           f"top-1 {pct(r.get('top1'))}, τ {num(r.get('tau'))} over {num(r.get('rows'))} rows"))
+                           f"top-1 {pct(r.get('top1'))}, τ {num(r.get('tau'))} over {num(r.get('rows'))} rows"
+                           + (f", against {targets(r)}" if r.get("target_source") else "")))
+        a, b = d["acceptance"].get("a"), d["acceptance"].get("b")
+        if a and b and (why := why_b_differs(a, b)):
+            out += ["", "B is scored otherwise: " + cell("; ".join(why))]
     return "\n".join(out) + "\n"

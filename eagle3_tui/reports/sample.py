@@ -7,6 +7,7 @@ import posixpath
 from datetime import datetime
 from typing import cast
 
+from eagle3_tui.engines.model.accept_words import TARGETS, targets
 from eagle3_tui.engines.results.accept import AcceptResult
 from eagle3_tui.engines.results.findings import Finding
 from eagle3_tui.engines.results.identify import IdentifyBrief
@@ -30,7 +31,8 @@ HEADER_KEYS = ("path", "schema", "tokens", "valid_tokens", "hidden", "dtype", "k
 PART_COLUMNS = (("b", "boundary"), ("norm mean", "norm_mean"), ("norm min", "norm_min"), ("norm max", "norm_max"),
                 ("mean", "mean"), ("std", "std"), ("abs max", "absmax"), ("NaN", "nan"), ("Inf", "inf"),
                 ("first non-finite row", "first_nonfinite_row"))
-ACCEPT_KEYS = ("drafter", "top1", "tau", "steps", "rows", "rows_from", "notes", "error")
+ACCEPT_KEYS = ("drafter", "top1", "tau", "steps", "rows", "rows_from", "target_source", "against_ids", "notes",
+               "error")
 
 
 class SampleReport(Envelope):
@@ -118,5 +120,9 @@ def _markdown(d: SampleReport, name: str) -> str:
         out += ["", "## Drafter acceptance", "",
                 f"not scored: {cell(acc['error'])}" if acc.get("error") else
                 f"top-1 {pct(acc.get('top1'))}, τ {num(acc.get('tau'))} over {num(acc.get('rows'))} rows"
-                + (" · per step " + ", ".join(pct(x) for x in acc["steps"]) if acc.get("steps") else "")]
+                + (" · per step " + ", ".join(pct(x) for x in acc["steps"]) if acc.get("steps") else "")
+                + (f", against {targets(acc)}" if acc.get("target_source") else "")]
+        if (ids := acc.get("against_ids")) and not acc.get("error"):
+            out.append(f"\nThe same drafts against {TARGETS['ids']}: top-1 {pct(ids.get('top1'))}, "
+                       f"τ {num(ids.get('tau'))} · per step " + ", ".join(pct(x) for x in ids.get("steps") or []))
     return "\n".join(out) + "\n"

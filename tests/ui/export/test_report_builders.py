@@ -52,6 +52,23 @@ def test_compare_report_holds_the_findings_and_every_pair(compared, tmp_path):
     assert strict_json(js_path)["slots"][2]["cos_mean"] == pytest.approx(pair["cos_mean"])
 
 
+def test_acceptance_in_the_exports_names_its_targets(compared, demo):
+    """Both kinds of figure for one file, and why B's is not A's, reach the Markdown and the JSON."""
+    from eagle3_tui.engines.read.stats import summarize_file
+
+    a = {"top1": 0.522, "tau": 1.79, "rows": 67, "steps": [0.522, 0.552], "rows_from": "loss mask",
+         "target_source": "model", "against_ids": {"top1": 0.716, "tau": 2.21, "steps": [0.716, 0.746], "rows": 67}}
+    b = {"top1": 0.37, "tau": 1.5, "rows": 101, "steps": [0.37, 0.3], "rows_from": "all rows", "target_source": "ids"}
+    md = compare_report(compared, where="local", acceptance={"a": a, "b": b}).markdown
+    assert "- A: top-1 52.2%, τ 1.79 over 67 rows, against the target model's next token" in md
+    assert "- B: top-1 37.0%, τ 1.5 over 101 rows, against the data's next token ids" in md
+    assert ("B is scored otherwise: other targets: A vs model's token, B vs data's ids (A vs data's ids: 71.6%); "
+            "other rows: A loss mask (67), B all rows (101)") in md
+    report = sample_report(summarize_file(str(demo / SHARD / "data_9.ckpt")), where="local", acceptance=a)
+    assert report.data["acceptance"]["against_ids"]["top1"] == 0.716
+    assert "The same drafts against the data's next token ids: top-1 71.6%, τ 2.21" in report.markdown
+
+
 def test_sample_report_with_nan_writes_null_and_says_nan(demo, tmp_path):
     from eagle3_tui.engines.read.stats import summarize_file
 
@@ -80,7 +97,7 @@ def test_sample_report_of_an_unreadable_file_says_why():
 
 
 def test_dataset_report_lists_the_files_a_finding_names(demo):
-    from eagle3_tui.engines.scan.records import scan_file
+    from eagle3_tui.engines.scan.file_record import scan_file
 
     records = []
     for name in ("data_0.ckpt", "data_1.ckpt", "data_2.ckpt"):
