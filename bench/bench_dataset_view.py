@@ -41,7 +41,7 @@ import json, sys
 from pathlib import Path
 import torch
 from eagle3_tui.demo.model import build_model
-from eagle3_tui.engines.scan.records import scan_file
+from eagle3_tui.engines.scan.file_record import scan_file
 tmp = Path(sys.argv[1])
 
 model = build_model(seed=0)

@@ -251,7 +251,7 @@ def _resident(path: str) -> int:
 
 _QUICK = """
 import sys
-from eagle3_tui.engines.scan.records import scan_file
+from eagle3_tui.engines.scan.file_record import scan_file
 import os
 r = scan_file(os.path.dirname(sys.argv[1]), os.path.basename(sys.argv[1]), os.path.getsize(sys.argv[1]), 0.0)
 assert "error" not in r, r

@@ -27,7 +27,7 @@ ANNOTATED = {
     ("engines/model/identify.py", "summarize_identified"): "Summary",
     ("engines/model/accept.py", "accept_file"): "AcceptResult",
     ("engines/model/accept.py", "accept"): "AcceptResult",
-    ("engines/scan/records.py", "scan_file"): "ScanRecord",
+    ("engines/scan/file_record.py", "scan_file"): "ScanRecord",
     ("engines/scan/records.py", "scan_tree"): "Iterator[ScanRecord]",
     **{
         (module, f"{cls}.{method}"): kind

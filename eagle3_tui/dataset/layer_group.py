@@ -17,7 +17,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from eagle3_tui.engines.scan.records import one_torch_thread
+from eagle3_tui.engines.scan.local_run import one_torch_thread
 
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import LayerRun, LayerRuns

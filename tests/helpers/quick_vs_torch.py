@@ -14,7 +14,7 @@ import torch
 from eagle3_tui.engines.read import torch_zip
 from eagle3_tui.engines.scan import budget
 from eagle3_tui.engines.scan.budget import Reader
-from eagle3_tui.engines.scan.records import scan_file
+from eagle3_tui.engines.scan.file_record import scan_file
 
 #: a budget under the crafted samples' size (~160 KB): the quick scan reads them with the counting
 #: reader and its own zip reader, picking rows

@@ -189,7 +189,7 @@ def test_a_big_endian_sample_is_read_as_its_values_not_its_bytes(tmp_path):
     the swapped ones, not the file's bytes (big enough that the rows are read with pread, past
     measure.PREAD_MIN_BYTES): the same record as its little-endian twin's."""
     from eagle3_tui.engines.scan.measure import PREAD_MIN_BYTES
-    from eagle3_tui.engines.scan.records import scan_file
+    from eagle3_tui.engines.scan.file_record import scan_file
 
     g = torch.Generator().manual_seed(3)
     t, h = 2048, 1536

@@ -138,7 +138,7 @@ def test_the_budget_is_honoured_and_counted_by_the_scan_itself(real, capsys, bud
 def test_a_sample_within_the_budget_is_read_whole_and_a_wider_one_gets_fewer_rows(tmp_path, capsys):
     import torch
 
-    from eagle3_tui.engines.scan.records import scan_file
+    from eagle3_tui.engines.scan.file_record import scan_file
 
     def write(name, t, h):
         torch.save({"input_ids": torch.arange(1, t + 1), "loss_mask": torch.ones(t, dtype=torch.int64),
@@ -180,7 +180,7 @@ def test_the_progress_line_says_the_bytes_read_and_the_time_left_at_the_measured
 def test_a_safetensors_sample_is_read_within_the_budget_by_offset_too(tmp_path):
     import torch
 
-    from eagle3_tui.engines.scan.records import scan_file
+    from eagle3_tui.engines.scan.file_record import scan_file
     from tests.helpers.sample_files import write_safetensors
 
     t, h = 1024, 1024  # 8 MiB

@@ -17,7 +17,8 @@ import torch
 
 from eagle3_tui.cli import main
 from eagle3_tui.demo.model import build_model
-from eagle3_tui.engines.scan.records import scan_file, scan_tree
+from eagle3_tui.engines.scan.file_record import scan_file
+from eagle3_tui.engines.scan.records import scan_tree
 from tests.helpers.processes import first_line
 from tests.helpers.scan_build import build
 

@@ -22,8 +22,7 @@ import time
 import pytest
 import torch
 
-from eagle3_tui.engines.scan import options
-from eagle3_tui.engines.scan import records as records_mod
+from eagle3_tui.engines.scan import local_run, options, walk
 from eagle3_tui.engines.scan.pool import TaskFailed, TimedOut, run_tasks
 from eagle3_tui.engines.scan.records import scan_tree
 from tests.helpers.processes import first_line, subprocess_env
@@ -62,7 +61,7 @@ def two_workers_even_on_one_core(monkeypatch):
 
 
 def _with_hostiles(args, chunk):
-    """records._scan_chunk, but the file named HANG reads for ever and HOG allocates (and touches)
+    """local_run._scan_chunk, but the file named HANG reads for ever and HOG allocates (and touches)
     8 MiB after 8 MiB: real work in the worker, what a reader stuck on a hostile file does."""
     for rel, size, mtime in chunk:
         name = rel.rsplit("/", 1)[-1]
@@ -75,11 +74,11 @@ def _with_hostiles(args, chunk):
                 held.append(bytearray(8 << 20))
             yield {"path": rel, "unbounded": True}
             continue
-        yield from records_mod._scan_chunk(args, [(rel, size, mtime)])
+        yield from local_run._scan_chunk(args, [(rel, size, mtime)])
 
 
 def _listing(root) -> list[tuple[str, int, float]]:
-    return [(rel, size, mtime) for rel, size, mtime, _ in records_mod.walk(str(root))]
+    return [(rel, size, mtime) for rel, size, mtime, _ in walk.walk(str(root))]
 
 
 def _pool(root, fn, cancel, **limits):
@@ -87,7 +86,7 @@ def _pool(root, fn, cancel, **limits):
     chunks = [todo[i : i + options.CHUNK_FILES] for i in range(0, len(todo), options.CHUNK_FILES)]
     args = (str(root), False, options.DEFAULT_ROWS, options.DEFAULT_BUDGET, False, None, None)
     return todo, run_tasks(fn, args, chunks, workers=2, ctx=multiprocessing.get_context("fork"), cancel=cancel,
-                           initializer=functools.partial(records_mod._init_worker, False), **limits)
+                           initializer=functools.partial(local_run._init_worker, False), **limits)
 
 
 def test_a_file_that_hangs_and_one_that_hogs_memory_are_named_and_every_other_file_read(tmp_path):

@@ -20,7 +20,7 @@ import torch
 from eagle3_tui.engines.read import torch_zip, zip_layout
 from eagle3_tui.engines.scan import budget
 from eagle3_tui.engines.scan.budget import Reader
-from eagle3_tui.engines.scan.records import scan_file
+from eagle3_tui.engines.scan.file_record import scan_file
 from tests.helpers.autouse import _one_torch_thread  # noqa: F401 - autouse fixture
 from tests.helpers.evil_files import RunsShell, write_evil_files
 

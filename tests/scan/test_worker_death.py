@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from eagle3_tui.engines.scan import options
-from eagle3_tui.engines.scan import records as records_mod
+from eagle3_tui.engines.scan import local_run, options
 from eagle3_tui.engines.scan.records import scan_tree
 from tests.helpers.scan_build import build
 
@@ -66,14 +65,14 @@ def test_workers_killed_mid_scan_lose_no_file_and_hang_nothing(tmp_path):
 def test_a_file_that_kills_its_worker_is_named_and_the_rest_are_read(tmp_path, monkeypatch):
     paths = build(tmp_path, shards=2, per_shard=40, seed=5)  # 80 files
     poison = os.path.relpath(paths[17], tmp_path)
-    real = records_mod.scan_file
+    real = local_run.scan_file
 
     def scan_file(root, rel, *args, **kwargs):
         if rel == poison:  # reading this file takes the whole worker down, as an OOM kill does
             os.kill(os.getpid(), signal.SIGKILL)
         return real(root, rel, *args, **kwargs)
 
-    monkeypatch.setattr(records_mod, "scan_file", scan_file)  # the forked workers inherit it
+    monkeypatch.setattr(local_run, "scan_file", scan_file)  # the forked workers inherit it
     before = _children()
     records = list(scan_tree(str(tmp_path), workers=2))
     assert len(records) == 80 == len({r["path"] for r in records})

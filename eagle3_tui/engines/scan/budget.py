@@ -16,7 +16,7 @@ scan reads at most `budget` bytes of a sample (ScanOptions.budget, `scan --budge
 Everything goes through pread on one descriptor with readahead off (POSIX_FADV_RANDOM), and each
 page of the file a read touches is counted once, as the kernel reads it: Reader.bytes is what was
 read, counted, not estimated (a mapping would pull in a page-fault window per touched row that
-nobody counts). The first page (the format sniffed by records.scan_file) is counted too.
+nobody counts). The first page (the format sniffed by file_record.scan_file) is counted too.
 
 torch and the standard library only (shipped to the remote box by the agent).
 """
@@ -68,7 +68,7 @@ def _page_span(n: int) -> int:
 
 class Reader(io.RawIOBase):
     """A sample file read with pread, readahead off; `bytes` counts every byte read, page-widened.
-    fd: the file open already with readahead off (records._head read its first bytes with it),
+    fd: the file open already with readahead off (file_record._head read its first bytes with it),
     used and left open; else the reader opens the path and closes it. first: the file's first
     bytes, read already with fd (a pread within them is served from them: page 0 is counted)."""
 
@@ -78,7 +78,7 @@ class Reader(io.RawIOBase):
         self.first = first if fd is not None else b""
         self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if fd is None else fd
         self.size = os.fstat(self.fd).st_size
-        self.pages = {0}  # the pages of the file read (page 0: the head records.scan_file read)
+        self.pages = {0}  # the pages of the file read (page 0: the head file_record.scan_file read)
         if self.owned and hasattr(os, "posix_fadvise"):
             os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
 
@@ -98,7 +98,7 @@ class Reader(io.RawIOBase):
     def pread(self, n: int, offset: int) -> builtins.bytes:  # (`bytes` is the count, in this class)
         """n bytes at offset; the pages they lie in are counted (what the kernel reads)."""
         if offset == 0 and n <= len(self.first):
-            return self.first[:n]  # read by records._head with this descriptor, page 0 counted
+            return self.first[:n]  # read by file_record._head with this descriptor, page 0 counted
         data = os.pread(self.fd, n, offset)
         if data:
             self.pages.update(range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1))

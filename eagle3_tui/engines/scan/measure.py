@@ -1,4 +1,4 @@
-"""The numbers of one sample file in a scan record (engines/scan/records.py): read through torch's mmap,
+"""The numbers of one sample file in a scan record (engines/scan/file_record.py): read through torch's mmap,
 a quick scan takes `rows` evenly spaced valid rows per slot, a full one every row.
 
 Shipped to the box with the scan: torch and the standard library only.
@@ -34,11 +34,11 @@ PREAD_MIN_BYTES = 16 << 20
 def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget: int = DEFAULT_BUDGET,
             drafter: tuple[str, str | None] | None = None, vocab_mapping: str | None = None,
             counted: bool = True, pair: bool = False, fd: int | None = None) -> ScanRecord:
-    """The measured fields of a sample's scan record (records.py adds its place in the tree).
+    """The measured fields of a sample's scan record (file_record.py adds its place in the tree).
     A quick scan of a sample larger than `budget` reads its structure and rows with a counting
     reader (engines/scan/budget.py); a full scan, or a file that cannot be read so (or counted
     False), maps it. pair: the record carries the pairing print (engines/scan/pairprint.py).
-    fd: the file open already, readahead off (records._head): the counting reader reads with it
+    fd: the file open already, readahead off (file_record._head): the counting reader reads with it
     (the caller closes it)."""
     # lazy: torch: loaded when used, never at start-up
     import torch

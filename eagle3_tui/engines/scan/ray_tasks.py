@@ -38,8 +38,10 @@ import eagle3_tui
 from eagle3_tui.engines.read import torch_gate
 from eagle3_tui.engines.results.errors import error_result
 from eagle3_tui.engines.results.scan import ScanRecord
+from eagle3_tui.engines.scan.file_record import scan_file
+from eagle3_tui.engines.scan.local_run import one_torch_thread
 from eagle3_tui.engines.scan.options import CHUNK_FILES
-from eagle3_tui.engines.scan.records import Listed, file_index, one_torch_thread, scan_file, walk
+from eagle3_tui.engines.scan.walk import Listed, file_index, walk
 
 INSTALL_HINT = 'Ray is not installed here: pip install "eagle3-tui[ray]"'
 #: retries of a batch whose worker process or node died (Ray's max_retries)

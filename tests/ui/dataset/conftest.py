@@ -9,7 +9,7 @@ import pytest
 @pytest.fixture(scope="session")
 def template(planted) -> dict:
     """The record of one real file of the planted dataset."""
-    from eagle3_tui.engines.scan.records import scan_file
+    from eagle3_tui.engines.scan.file_record import scan_file
 
     path = planted / "rows_0-12" / "data_0.ckpt"
     st = path.stat()
