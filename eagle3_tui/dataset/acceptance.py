@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from eagle3_tui.dataset.ahead import Ahead, source_parallel
 from eagle3_tui.dataset.layers import choose, decoded, grouped_and_flagged, usable
 from eagle3_tui.dataset.shapes import AcceptanceEntry, AcceptGroup, AcceptScore, DatasetRecord
+from eagle3_tui.engines.model.accept_words import TARGETS
 from eagle3_tui.engines.results.accept import AcceptResult
 from eagle3_tui.engines.results.errors import error_result
 from eagle3_tui.engines.results.findings import Finding, finding
@@ -130,8 +131,8 @@ async def score(source: Source, root: str, plan: list[AcceptGroup], *, drafter: 
 
 
 def _kept(r: AcceptResult) -> AcceptScore:
-    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed, shape
-    (those it holds, in that order)."""
+    """What the report keeps of Source.accept's answer: top1, tau, steps, rows, error, computed, shape,
+    targets (those it holds, in that order)."""
     kept: AcceptScore = {}
     if "top1" in r:
         kept["top1"] = r["top1"]
@@ -147,6 +148,8 @@ def _kept(r: AcceptResult) -> AcceptScore:
         kept["computed"] = r["computed"]
     if (info := r.get("drafter_info")) and info.get("shape"):
         kept["shape"] = info["shape"]
+    if "target_source" in r:
+        kept["targets"] = r["target_source"]
     return kept
 
 
@@ -179,6 +182,8 @@ def report(plan: list[AcceptGroup], results: list[AcceptScore], drafter: str,
             entry["errors"] = [error_result(r["path"], r["error"]) for r in errors]
         if (shape := next((r["shape"] for r in ok if r.get("shape")), None)):
             entry["shape"] = shape
+        if (kinds := sorted({r["targets"] for r in ok if r.get("targets")})):
+            entry["targets"] = kinds
         entries.append(entry)
     findings: list[Finding] = []
     major = entries[0] if entries and entries[0]["group"] == "majority" and entries[0]["top1"] is not None else None
@@ -230,7 +235,9 @@ def format_acceptance(entries: Sequence[AcceptanceEntry], drafter: str, planned:
     """The text report's section: one line per group (and its files that could not be scored)."""
     done = sum(e["scored"] + len(e.get("errors", [])) for e in entries)
     shape = next((e["shape"] for e in entries if e.get("shape")), None)
-    head = (f"acceptance (drafter {drafter}{f': {shape};' if shape else ','} {STEPS} steps, "
+    kinds = sorted({k for e in entries for k in e.get("targets", [])})
+    against = f" against {' and '.join(TARGETS.get(k, k) for k in kinds)}" if kinds else ""
+    head = (f"acceptance (drafter {drafter}{f': {shape};' if shape else ','} {STEPS} steps{against}, "
             f"{done} file{'s' if done != 1 else ''} scored")
     head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
     if not entries:

@@ -129,6 +129,7 @@ class AcceptScore(TypedDict, total=False):
     error: str
     computed: str
     shape: str  # the drafter's ("SpecForge, 1 layer, 3 aux states, draft vocab 320")
+    targets: str  # what it was scored against: "model" or "ids" (engines/model/accept_words.py)
 
 
 class AcceptanceEntry(TypedDict, total=False):
@@ -147,6 +148,7 @@ class AcceptanceEntry(TypedDict, total=False):
     errors: list[ErrorResult]
     drop: float  # points below the majority
     shape: str  # the drafter's, as its files' results say
+    targets: list[str]  # what its files were scored against: "model" and/or "ids"
 
 
 class LayerRun(TypedDict):

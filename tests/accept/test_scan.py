@@ -85,7 +85,7 @@ def test_cli_scan_with_drafter(trained, datasets):
     p = _cli(str(mixed), "--drafter", str(trained.drafter), "--workers", "2")
     assert p.returncode == 1, p.stderr  # the finding is a warning
     assert "low_acceptance" in p.stdout and "data_5.ckpt" in p.stdout
-    assert "drafter top-1 (SpecForge, 1 layer, 3 aux states, draft vocab 320): median" in p.stdout
+    assert "drafter top-1 (SpecForge, 1 layer, 3 aux states, draft vocab 320) vs data's ids: median" in p.stdout
     js = _cli(str(mixed), "--drafter", str(trained.drafter), "--json", "--workers", "2")
     lines = [json.loads(x) for x in js.stdout.splitlines()]
     per_file = {x["path"]: x["accept"]["top1"] for x in lines if "path" in x}

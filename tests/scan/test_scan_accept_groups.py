@@ -75,7 +75,7 @@ def test_the_shifted_group_costs_acceptance_in_the_text_report(shifted, trained,
     out = capsys.readouterr().out
     assert code == 1
     findings, rest = out.split(f"\n\nacceptance (drafter {trained.drafter}: SpecForge, 1 layer, 3 aux states, "
-                               "draft vocab 320; 3 steps, 12 files scored):\n", 1)
+                               "draft vocab 320; 3 steps against the data's next token ids, 12 files scored):\n", 1)
     assert "WARNING layer_group" in findings and "WARNING group_low_acceptance: files 12..23 (layer_group)" in findings
     section = rest.split("\n\nshard ", 1)[0].splitlines()
     assert section[0].startswith("  majority: step-1 top-1 ") and "(4 files of 12), τ " in section[0]

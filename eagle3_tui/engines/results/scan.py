@@ -51,6 +51,7 @@ class ScanAccept(TypedDict, total=False):
     rows: int  # rows scored
     prefix: int | None  # the rows a quick scan ran on (None: all)
     shape: str  # the drafter's words
+    targets: str  # what top1 was scored against: "model" (the target's own next token) or "ids" (accept_words.py)
     error: str
 
 # "in" is a keyword: the functional form. A scan record's loss tokens in/out of the draft

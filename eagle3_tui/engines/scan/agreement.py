@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from eagle3_tui.engines.model.accept_words import SHORT
 from eagle3_tui.engines.read.sample import SampleError
 from eagle3_tui.engines.results.findings import Finding, finding
 from eagle3_tui.engines.results.scan import ScanAccept, ScanRecord
@@ -82,7 +83,7 @@ def record_acceptance(sample, drafter: str, *, model: str | None = None, full: b
         return {"error": str(err)}
     top1 = r["top1"]
     return {"top1": None if top1 is None or not math.isfinite(top1) else round(top1, 6), "rows": r["rows"],
-            "prefix": prefix, "shape": d.words}
+            "prefix": prefix, "shape": d.words, "targets": r["target_source"]}
 
 
 def _top1(r: ScanRecord) -> float | None:
@@ -127,7 +128,9 @@ def summary_line(records: Sequence[ScanRecord]) -> str | None:
     values = [top1 for a in results if (top1 := a.get("top1")) is not None]
     errors = [a["error"] for a in results if a.get("error")]
     shape = next((a["shape"] for a in results if a.get("shape")), None)
-    text = f"drafter top-1{f' ({shape})' if shape else ''}: "
+    kinds = sorted({a["targets"] for a in results if a.get("targets")})
+    against = " and ".join(SHORT.get(k, k) for k in kinds)
+    text = f"drafter top-1{f' ({shape})' if shape else ''}{f' {against}' if against else ''}: "
     if values:
         text += (f"median {100 * _median(values):.1f}% over {len(values)} files "
                  f"(min {100 * min(values):.1f}%, max {100 * max(values):.1f}%)")
