@@ -36,6 +36,8 @@ def format_live(live: dict[str, Any]) -> str:
         steps = len(acc.get("per_position") or [])
         lines.append(f"acceptance per draft position 1..{steps} (the chance that positions 1..k are all accepted):")
         lines.append(_rates(f"  measured by {name} ({acc.get('drafts')} drafts)", acc))
+        if acc.get("measured_by"):
+            lines.append(_wrap(f"  ({acc['measured_by']})", indent="   "))
         if off:
             lines.append(_rates(f"  predicted by accept ({off.get('drafts')} drafts)", off))
             lines.append(_wrap(f"  ({off.get('measured_by')})", indent="   "))

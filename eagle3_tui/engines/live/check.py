@@ -21,6 +21,7 @@ from typing import Any
 
 from eagle3_tui.engines.live.run import LiveError, memory_estimate, program, run_engine
 from eagle3_tui.engines.model.accept import accept_file
+from eagle3_tui.engines.model.accept_words import TARGETS
 from eagle3_tui.engines.model.identify import bounds_of, identify_pair
 from eagle3_tui.engines.read.file_names import SAMPLE_EXT, natural
 from eagle3_tui.engines.read.load import load_sample
@@ -123,7 +124,8 @@ def _acceptance(report: LiveReport, asked: list[dict], measured: dict, drafter: 
     drafts = measured.get("drafts") or 0
     per_pos = measured.get("per_position") or []
     report["acceptance"] = {
-        "measured_by": f"{report['engine']} {report.get('version')}'s own counters (vllm:spec_decode_*)",
+        "measured_by": f"{report['engine']} {report.get('version')}'s own counters (vllm:spec_decode_*), against "
+                       "the target model's next token (greedy verification)",
         "drafts": drafts, "per_position": [round(x / drafts, 4) if drafts else None for x in per_pos],
         "mean_length": round(1 + measured.get("accepted", 0) / drafts, 4) if drafts else None}
     leads: list[int] = []
@@ -141,7 +143,7 @@ def _acceptance(report: LiveReport, asked: list[dict], measured: dict, drafter: 
     n = len(leads)
     report["offline"] = {
         "measured_by": f"accept's prediction on the same samples at the engine's draft points "
-                       f"(targets: {', '.join(sorted(sources)) or 'none'})",
+                       f"(against {' and '.join(TARGETS.get(s, s) for s in sorted(sources)) or 'nothing'})",
         "drafts": n, "per_position": [round(sum(a >= k for a in leads) / n, 4) if n else None for k in range(1, steps + 1)],
         "mean_length": round(1 + sum(leads) / n, 4) if n else None}
     outputs = measured.get("outputs") or []
