@@ -1,5 +1,7 @@
 """The two sides of the compare view, chosen in the browser: t pins the training side (A),
-i chooses the inference side (B), c opens the view.
+i chooses the inference side (B), c opens the view. Each pin keeps what its file is (a training
+sample or an inference capture): after the compare view's s swap, A is the capture, and the bar and
+the status line say so.
 
 `ComparePins` is plain state with the rules of pinning; each step returns what the status line
 should say, and the main screen shows it. `PinsBar` draws the pins above the status line.
@@ -8,7 +10,7 @@ should say, and the main screen shows it. `PinsBar` draws the pins above the sta
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual.widget import Widget
@@ -21,6 +23,8 @@ from eagle3_tui.target import Target
 Say = tuple[str, bool]
 
 ACROSS = "A and B are on different machines: comparing across machines is not supported"
+#: what a pinned file is, in the words the compare view's header uses
+TRAINING, INFERENCE = "training", "inference"
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,8 @@ class Pin:
     where: str
     #: the file as a target (user, host, port, path), when the screen knows it
     target: Target | None = None
+    #: what the file is: TRAINING (pinned with t) or INFERENCE (chosen with i or c); a swap keeps it
+    role: str = TRAINING
 
     @property
     def name(self) -> str:
@@ -55,12 +61,21 @@ class ComparePins:
     def empty(self) -> bool:
         return self.a is None and self.b is None
 
+    @property
+    def swapped(self) -> bool:
+        """A is the capture or B the training sample (the compare view's s)."""
+        return (self.a is not None and self.a.role != TRAINING) or (self.b is not None and self.b.role != INFERENCE)
+
+    def roles(self) -> tuple[str, str]:
+        """What A and B are (the compare view's header names them)."""
+        return (self.a.role if self.a is not None else TRAINING, self.b.role if self.b is not None else INFERENCE)
+
     def swap(self) -> Say:
-        """The compare view swapped its sides: what the status line says now (the line that
-        named the old B must not stay)."""
+        """The compare view swapped its sides: what the status line says now, each side named as
+        it now is (the line that named the old B must not stay)."""
         self.a, self.b = self.b, self.a
-        a, b = (p.name if p is not None else "-" for p in (self.a, self.b))
-        return f"swapped: training side A is {a}, inference side B is {b}", False
+        a, b = (f"{p.name} ({p.role})" if p is not None else "-" for p in (self.a, self.b))
+        return f"swapped: A is {a}, B is {b}", False
 
     def across_hosts(self) -> bool:
         return self.a is not None and self.b is not None and self.a.where != self.b.where
@@ -68,8 +83,10 @@ class ComparePins:
     def pin_training(self, pin: Pin | None) -> Say:
         if pin is None:
             return "put the cursor on a training sample file, then t pins it", True
-        self.a = pin
+        self.a = pin = replace(pin, role=TRAINING)
         base = posixpath.basename(pin.path)
+        if self.b is not None and self.b.role != INFERENCE:  # after a swap B was the training side
+            self.b = replace(self.b, role=INFERENCE)
         if self.across_hosts():
             return ACROSS, True
         if self.b is None or self.b.path == pin.path:
@@ -80,8 +97,10 @@ class ComparePins:
     def choose_inference(self, pin: Pin | None) -> Say:
         if pin is None:
             return "put the cursor on an inference capture file, then i chooses it", True
-        self.b = pin
+        self.b = pin = replace(pin, role=INFERENCE)
         base = posixpath.basename(pin.path)
+        if self.a is not None and self.a.role != TRAINING:  # after a swap A was the capture
+            self.a = replace(self.a, role=TRAINING)
         if self.across_hosts():
             return ACROSS, True
         if self.a is None:
@@ -96,7 +115,7 @@ class ComparePins:
         if self.b is None:
             if under_cursor is None or under_cursor.path == self.a.path:
                 return "choose the inference capture: i (or c) with the cursor on it", True
-            self.b = under_cursor
+            self.b = replace(under_cursor, role=INFERENCE)
         if self.across_hosts():
             return (f"A is on {self.a.where} and B on {self.b.where}: comparing across machines is "
                     "not supported; pin both on one machine"), True
@@ -119,6 +138,8 @@ class ComparePins:
                 out.append(hint, "italic")
             else:
                 out.append(pin.name)
+                if self.swapped:  # A is not the training sample: say what each side is now
+                    out.append(f" ({pin.role})", "italic")
                 if pin.where != here:
                     out.append(f" on {pin.where}", "bold red")
             out.append("   ")

@@ -9,7 +9,7 @@ from textual.message import Message
 
 @dataclass
 class PinsSwapped(Message):
-    """The compare view swapped its sides: `a` is now the training side, `b` the inference one.
+    """The compare view swapped its sides: `a` is now A (the file B was), `b` is B.
     Posted by the compare screen; it bubbles to the app, which tells the main screen."""
 
     a: str

@@ -59,4 +59,4 @@ class Pinning:
             screen.source, pins.a.path, pins.b.path, screen.where,
             drafter=analysis.path_for("drafter", target) if target is not None else None,
             model=analysis.path_for("model", target) if target is not None else None,
-            tokenizer=analysis.tokenizer_choice(), data=target))
+            tokenizer=analysis.tokenizer_choice(), data=target, roles=pins.roles()))
