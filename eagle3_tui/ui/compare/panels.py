@@ -68,29 +68,30 @@ class CompareSides(ComparePanel):
     def __init__(self, a: str, b: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.a, self.b = a, b
+        #: what A and B are: ("training", "inference"), the other way round after a swap
+        self.roles = ("training", "inference")
 
     def render(self) -> Text:
         width = max(20, self.size.width or 80)
         r = self.result or {}
-        out = Text(no_wrap=True, overflow="ellipsis")
         if not self.tall:
-            a, b = printable(_base(self.a)), printable(_base(self.b))
+            # one line where it fits, wrapped where it does not (never cut): the rows' count is in
+            # the token table's title
+            out = Text()
             al = r.get("alignment")
-            tail = ""
+            how = {"ids": "by ids", "hidden": "by states", "position": "by position"}.get(str(al.get("method")), "") if al else ""
+            out.append(f"A {self.roles[0]} ", self.s("cmp--side-a"))
+            out.append(printable(_base(self.a)))
+            out.append(" ⇄ ", self.s("cmp--dim"))
+            out.append(f"B {self.roles[1]} ", self.s("cmp--side-b"))
+            out.append(printable(_base(self.b)))
             if al:
-                how = {"ids": "by ids", "hidden": "by states", "position": "by position"}.get(str(al.get("method")), "")
-                tail = f"  · {how} {al.get('offset', 0):+d} · {al.get('length', 0)} rows"
-            roles = len(a) + len(b) + len(tail) + 30 <= width  # "training"/"inference" when they fit
-            out.append("A training " if roles else "A ", self.s("cmp--side-a"))
-            out.append(a)
-            out.append("  ⇄  ", self.s("cmp--dim"))
-            out.append("B inference " if roles else "B ", self.s("cmp--side-b"))
-            out.append(b)
-            out.append(tail, self.s("cmp--dim"))
+                out.append(f" · {how} {al.get('offset', 0):+d}", self.s("cmp--dim"))
             return out
-        for tag, path, style in (("A", self.a, "cmp--side-a"), ("B", self.b, "cmp--side-b")):
-            role = "training " if tag == "A" else "inference"
-            out.append(f"{tag} {role} ", self.s(style))
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for tag, path, style, role in (("A", self.a, "cmp--side-a", self.roles[0]),
+                                       ("B", self.b, "cmp--side-b", self.roles[1])):
+            out.append(f"{tag} {role:<9} ", self.s(style))
             header = (r.get("a") if tag == "A" else r.get("b")) or {}
             facts = side_facts(header) if "schema" in header else ""
             room = max(10, width - 12 - (len(facts) + 3 if facts else 0))

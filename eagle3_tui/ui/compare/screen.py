@@ -54,7 +54,8 @@ class CompareScreen(Screen[None]):
 
     def __init__(self, source: Source, a: str, b: str, where: str, *, drafter: str | None = None,
                  model: str | None = None, tokenizer: TokenizerChoice | None = None,
-                 data: Target | None = None) -> None:
+                 data: Target | None = None, roles: tuple[str, str] = ("training", "inference")) -> None:
+        """roles: what A and B are (the browser's pins say; the other way round after a swap)."""
         super().__init__()
         #: --drafter on the data's machine: acceptance of A, B, B re-ordered
         self.drafter = drafter
@@ -67,6 +68,7 @@ class CompareScreen(Screen[None]):
         self.data = data
         self.where = where
         self.a, self.b = a, b
+        self.roles = roles
         self.generation = 0
         self.running = False
         self.result: ComparisonResult | None = None
@@ -106,12 +108,13 @@ class CompareScreen(Screen[None]):
         self.generation += 1
         self.running = True
         self.result = None
+        self.remove_class("-compared")  # app.tcss: the findings take the room until rows come
         sides = self.query_one(CompareSides)
-        sides.a, sides.b = self.a, self.b
+        sides.a, sides.b, sides.roles = self.a, self.b, self.roles
         sides.show(None)
         self.query_one(CompareFindings).show_note(
-            f"⟳ comparing {posixpath.basename(self.a)} (A, training) with {posixpath.basename(self.b)} "
-            f"(B, inference) on {self.where}"
+            f"⟳ comparing {posixpath.basename(self.a)} (A, {self.roles[0]}) with {posixpath.basename(self.b)} "
+            f"(B, {self.roles[1]}) on {self.where}"
             + (f", identifying both with {posixpath.basename(self.model.rstrip('/'))}" if self.model else "")
             + "…  esc cancels")
         self.table.clear("")
@@ -150,6 +153,7 @@ class CompareScreen(Screen[None]):
             self.query_one(acceptance.CompareAcceptance).set("fixed", acceptance.RUNNING, order)
             self.run_reordered(self.generation, order)
         self.query_one("#cmp-body").loading = False
+        self.set_class("error" not in r, "-compared")
         self.query_one(CompareSides).show(r)
         self.query_one(CompareFindings).show(r)
         self.query_one(CompareMetrics).show(r)
@@ -236,9 +240,10 @@ class CompareScreen(Screen[None]):
 
     def action_swap(self) -> None:
         self.a, self.b = self.b, self.a
+        self.roles = (self.roles[1], self.roles[0])
         self.post_message(PinsSwapped(self.a, self.b))  # the browser's pins follow
         self.start()
-        self.set_status(f"swapped: A (training) is now {posixpath.basename(self.a)} · comparing again…")
+        self.set_status(f"swapped: A ({self.roles[0]}) is now {posixpath.basename(self.a)} · comparing again…")
 
     def action_export(self) -> None:
         self.exporter.export()
@@ -265,6 +270,7 @@ class CompareScreen(Screen[None]):
 
     def _layout_bottom(self) -> None:
         tall = (self.size.height or self.app.size.height) >= TALL
+        self.set_class(not tall, "-short")  # app.tcss: the token table keeps its rows, the panels give
         self.query_one("#cmp-values").display = tall or self.bottom == "values"
         self.query_one("#cmp-metrics").display = tall or self.bottom == "metrics"
 
