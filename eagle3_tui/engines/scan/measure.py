@@ -45,27 +45,15 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
 
     if _numpy_missing():
         raise SampleError(NO_NUMPY)
-    mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
-    reader = sample = None
-    if counted and not full and size > budget and drafter is None and (mapped or head.startswith(ZIP_MAGIC)):
-        reader, sample = _structure_only(path, head, fd)
-    if sample is None:
-        sample = load_sample(path)
+    by_reader = counted and not full and size > budget and drafter is None
+    mapped, reader, sample = _open(path, size, head, fd, counted=by_reader, full=full)
     n_slots = len(sample.slots)
     has_final = sample.final is not None
-    parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
-    if mapped and not full and reader is None:
-        # ids and mask too, before valid_len reads them: through a plain mapping, reading those
-        # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
-        for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
-            no_readahead(x)
+    parts = _parts(sample)
     ids, mask = sample.ids, sample.loss_mask
     ids_np, mask_np = _numpy(ids), _numpy(mask)
     t = sample.tokens
-    # Sample.valid_len's answer; its usual case (a last id or mask not 0) from numpy views: indexing
-    # a tensor for one element costs microseconds of dispatch, thrice a file
-    plain = ids_np is not None and mask_np is not None and len(ids_np) and (int(ids_np[-1]) or int(mask_np[-1]))
-    valid = t if plain else _valid_len(sample, ids_np, mask_np)
+    valid = _valid_len(sample, ids_np, mask_np)
     vec = sum(v.numel() * v.element_size() for v in (ids, mask) if v is not None)
     per_part = _fit(rows, budget, size, parts, vec, t > valid)  # the same for both depths; None: every row
     # a sample larger than the budget gets picked rows, however few elements its rows hold (the
@@ -79,14 +67,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
     # the rows as an index tensor: for the mapped reads, a full scan's signature and the pairing
     # print (the counting reader reads rows by number: a tensor made a file for nothing, ~20 us)
     pick = None if picked is None or (reader is not None and not pair) else torch.tensor(picked, dtype=torch.long)
-
-    try:
-        rows_of = None if reader is None else reader.block(parts, picked)
-        if reader is not None and rows_of is None:
-            rows_of = reader.rows(parts, picked)
-    finally:
-        if reader is not None:
-            reader.close()
+    rows_of = _read_rows(reader, parts, picked)
     stats, sig = _statistics(path, size, parts, pick, t, valid, mapped, quick, n_slots, has_final, rows_of, picked)
 
     pad = t - valid
@@ -107,8 +88,7 @@ def measure(path: str, size: int, head: bytes, *, full: bool, rows: int, budget:
         "padding": pad,
         "padding_nonzero": any(pad_flags),
         "masked_zero_tail": _masked_zero_tail(ids, mask, t, pad, ids_np),
-        "loss_ones": (int((mask_np[:valid] != 0).sum()) if mask_np is not None
-                      else int(torch.count_nonzero(mask[:valid])) if mask is not None else None),
+        "loss_ones": _loss_ones(mask, mask_np, valid),
         "k": n_slots,
         "hidden": sample.hidden,
         "dtype": sample.dtype,
@@ -140,6 +120,43 @@ def _numpy_missing() -> bool:
         return importlib.util.find_spec("numpy") is None
     except (ImportError, ValueError):  # a broken or blocked install is no install
         return True
+
+
+def _open(path: str, size: int, head: bytes, fd: int | None, *, counted: bool, full: bool):
+    """(mapped: torch maps the file, the counting reader or None, the Sample). counted: a quick scan
+    under a byte budget, whose structure and rows a counting reader reads when the file is torch's
+    zip (_structure_only); else the Sample is loaded, and a quick scan's mapped tensors are read
+    with readahead off."""
+    mapped = maps_file(head, size)  # else read whole: small, gzip or legacy torch files
+    reader = sample = None
+    if counted and (mapped or head.startswith(ZIP_MAGIC)):
+        reader, sample = _structure_only(path, head, fd)
+    if sample is None:
+        sample = load_sample(path)
+    if mapped and not full and reader is None:
+        # ids and mask too, before valid_len reads them: through a plain mapping, reading those
+        # 64 KiB pulled 16 MiB of readahead out of a 224 MiB sample
+        parts = _parts(sample)
+        for x in [*parts, *(v for v in (sample.ids, sample.loss_mask) if v is not None)]:
+            no_readahead(x)
+    return mapped, reader, sample
+
+
+def _parts(sample: Sample) -> list:
+    """The sample's hidden-state tensors: its slots, then its final state when it has one."""
+    return [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
+
+
+def _read_rows(reader, parts: list, picked: list[int] | None):
+    """The picked rows of each part as the counting reader reads them (one [P, R, H] tensor, else
+    one [R, w] per part), the reader closed after; None without a reader (the rows are mapped)."""
+    if reader is None:
+        return None
+    try:
+        rows_of = reader.block(parts, picked)
+        return rows_of if rows_of is not None else reader.rows(parts, picked)
+    finally:
+        reader.close()
 
 
 def _cost(reader, picked: list[int] | None, quick: bool, mapped: bool, size: int, t: int, parts: list, vec: int,
@@ -247,7 +264,7 @@ def _structure_only(path: str, head: bytes, fd: int | None = None):
             sample.path = path
         else:
             sample = normalize(found[0], path=path, metadata=found[1])
-            parts = [s.tensor for s in sample.slots] + ([sample.final.tensor] if sample.final is not None else [])
+            parts = _parts(sample)
             if not parts or any(x.device.type != "meta" or x.dim() != 2 or x.stride(-1) != 1 or x.shape[0] != parts[0].shape[0]
                                 or getattr(x.untyped_storage(), "_checkpoint_offset", None) is None for x in parts):
                 reader.close()
@@ -270,6 +287,10 @@ def _valid_len(sample, ids_np, mask_np) -> int:
     """sample.valid_len (rows less the trailing run where both the id and the loss mask are 0),
     its trailing run found in numpy: the Python loop over 2,048 ids turned into lists cost ~50 us
     a padded file."""
+    # its usual case (a last id or mask not 0) from numpy views: indexing a tensor for one element
+    # costs microseconds of dispatch, thrice a file
+    if ids_np is not None and mask_np is not None and len(ids_np) and (int(ids_np[-1]) or int(mask_np[-1])):
+        return sample.tokens
     if ids_np is None or mask_np is None or ids_np.ndim != 1 or mask_np.shape != ids_np.shape or not len(ids_np):
         return sample.valid_len
     kept = ((ids_np != 0) | (mask_np != 0)).nonzero()[0]  # NaN is not 0, as in the loop
@@ -286,6 +307,16 @@ def _numpy(x):
         return x.numpy()
     except (RuntimeError, TypeError):
         return None
+
+
+def _loss_ones(mask, mask_np, valid: int) -> int | None:
+    """Rows with loss among the valid ones (counted on the numpy view when there is one)."""
+    # lazy: torch: loaded when used, never at start-up
+    import torch
+
+    if mask_np is not None:
+        return int((mask_np[:valid] != 0).sum())
+    return int(torch.count_nonzero(mask[:valid])) if mask is not None else None
 
 
 def _masked_zero_tail(ids, mask, t: int, pad: int, ids_np=None) -> int:
