@@ -241,6 +241,104 @@ class TimedOut(Exception):
         super().__init__(f"took longer than {seconds:g} s")
 
 
+def _finished(worker: _Worker) -> Iterator[tuple[Any, Any]]:
+    """The task's results (the worker sent them: the caller read its pipe ready)."""
+    results = worker.conn.recv()
+    items, worker.items = worker.items or [], None
+    for item, result in zip(items, results):
+        yield item, (TaskFailed(result.text) if type(result) is _Failed else result)
+
+
+class _Pool:
+    """The workers of one run_tasks and the tasks not handed out yet: workers started, given
+    tasks, their results read, and a worker that died or ran late retired and replaced."""
+
+    def __init__(self, fn, shared, tasks: Iterable[list], workers: int, ctx, initializer, time_limit: float | None,
+                 memory_limit: int | None) -> None:
+        self.pending: deque[list] = deque(t for t in tasks if t)
+        self.live: list[_Worker] = []
+        self.workers = workers
+        self.time_limit = time_limit
+        self._new = (ctx, fn, shared, initializer, memory_limit)
+
+    def start(self) -> None:
+        self.live.append(_Worker(*self._new))
+
+    def hand_out(self) -> list[_Worker]:
+        """Each idle worker given the next task, while there are tasks: the workers that hold one."""
+        for worker in self.live:
+            if worker.items is None and self.pending:
+                worker.give(self.pending.popleft())
+        return [w for w in self.live if w.items is not None]
+
+    def late(self, busy: list[_Worker], now: float,
+             resumed: float) -> tuple[tuple[_Worker, tuple[int, float]] | None, float]:
+        """(a worker on an item past the time limit, with (the item's index, since when), or None;
+        how long to wait before an item could be), each item's clock started no earlier than
+        `resumed`."""
+        limit = self.time_limit or 0.0
+        timeout = _TICK
+        for worker in busy:
+            at = worker.on()
+            if at is None:  # moving on to its next item right now
+                continue
+            since = max(at[1], resumed)
+            if now - since > limit and not worker.conn.poll():  # (a message there is read first)
+                return (worker, at), timeout
+            timeout = min(timeout, max(0.001, since + limit - now))
+        return None, timeout
+
+    def collect(self, busy: list[_Worker], timeout: float) -> Iterator[tuple[Any, Any]]:
+        """Wait up to `timeout` for a busy worker's results or any worker's end (the pipes and the
+        processes' sentinels together, so a death is seen at once): the results of the tasks done,
+        then what retire says of the workers that ended."""
+        ready = wait([*(w.conn for w in busy), *(w.proc.sentinel for w in self.live)], timeout=timeout)
+        for obj in ready:
+            owner = next((w for w in self.live if w.conn is obj or w.proc.sentinel == obj), None)
+            if owner is None:  # retired earlier in this round
+                continue
+            if owner.conn is obj:
+                try:
+                    yield from _finished(owner)
+                    continue
+                except (EOFError, OSError):
+                    pass
+            # its sentinel, or its pipe's end: the process ended
+            yield from self.retire(owner)
+
+    def retire(self, worker: _Worker, late: tuple[int, float] | None = None) -> Iterator[tuple[Any, Any]]:
+        """The worker died, or was late (on item late[0] since late[1], past the time limit): it is
+        ended, the item it was on reported (a death: only when alone in its task, else the item
+        runs again alone), its task's other items queued again. A task it finished as it ended
+        stands."""
+        self.live.remove(worker)
+        at = late or worker.on()
+        worker.end()
+        try:
+            if worker.items is not None and worker.conn.poll():
+                yield from _finished(worker)
+        except (EOFError, OSError):
+            pass
+        finally:
+            worker.conn.close()
+        held = worker.items
+        if held:
+            k = at[0] if at is not None and at[0] < len(held) else 0
+            others = held[:k] + held[k + 1:]
+            if late is None and len(held) > 1:
+                self.pending.extendleft([t for t in (others, held[k:k + 1]) if t])  # the suspect alone, first
+            else:
+                if others:
+                    self.pending.appendleft(others)
+                yield held[k], TimedOut(self.time_limit or 0.0) if late else WorkerDied(worker.proc.exitcode)
+        if self.pending and len(self.live) < self.workers:
+            self.start()
+
+    def stop(self) -> None:
+        for worker in self.live:
+            worker.stop()
+
+
 def run_tasks(
     fn: Callable[[Any, list], Iterable[Any]],
     shared: Any,
@@ -255,89 +353,25 @@ def run_tasks(
 ) -> Iterator[tuple[Any, Any]]:
     """(item, fn's result | TimedOut | WorkerDied | TaskFailed) for every item of every task, a
     task's together once it is done. `shared` reaches every worker once (a fork copies it)."""
-    pending: deque[list] = deque(t for t in tasks if t)
-    live: list[_Worker] = []
-
-    def start() -> None:
-        live.append(_Worker(ctx, fn, shared, initializer, memory_limit))
-
-    def finished(worker: _Worker) -> Iterator[tuple[Any, Any]]:
-        """The task's results (the worker sent them: the caller read its pipe ready)."""
-        results = worker.conn.recv()
-        items, worker.items = worker.items or [], None
-        for item, result in zip(items, results):
-            yield item, (TaskFailed(result.text) if type(result) is _Failed else result)
-
-    def retire(worker: _Worker, late: tuple[int, float] | None = None) -> Iterator[tuple[Any, Any]]:
-        """The worker died, or was late (on item late[0] since late[1], past the time limit): it is
-        ended, the item it was on reported (a death: only when alone in its task, else the item
-        runs again alone), its task's other items queued again. A task it finished as it ended
-        stands."""
-        live.remove(worker)
-        at = late or worker.on()
-        worker.end()
-        try:
-            if worker.items is not None and worker.conn.poll():
-                yield from finished(worker)
-        except (EOFError, OSError):
-            pass
-        finally:
-            worker.conn.close()
-        held = worker.items
-        if held:
-            k = at[0] if at is not None and at[0] < len(held) else 0
-            others = held[:k] + held[k + 1:]
-            if late is None and len(held) > 1:
-                pending.extendleft([t for t in (others, held[k:k + 1]) if t])  # the suspect alone, first
-            else:
-                if others:
-                    pending.appendleft(others)
-                yield held[k], TimedOut(time_limit or 0.0) if late else WorkerDied(worker.proc.exitcode)
-        if pending and len(live) < workers:
-            start()
-
+    pool = _Pool(fn, shared, tasks, workers, ctx, initializer, time_limit, memory_limit)
     try:
-        for _ in range(min(workers, len(pending))):
-            start()
+        for _ in range(min(workers, len(pool.pending))):
+            pool.start()
         seen = resumed = time.monotonic()
-        while live and not cancel.is_set():
-            for worker in live:
-                if worker.items is None and pending:
-                    worker.give(pending.popleft())
-            busy = [w for w in live if w.items is not None]
+        while pool.live and not cancel.is_set():
+            busy = pool.hand_out()
             if not busy:
                 return
             timeout = _TICK
             if time_limit is not None:
-                now, late = time.monotonic(), None
+                now = time.monotonic()
                 if now - seen > max(1.0, time_limit / 2):  # this process was stopped (ctrl+z) or
                     resumed = now  # kept from the loop: every clock starts again
                 seen = now
-                for worker in busy:
-                    at = worker.on()
-                    if at is None:  # moving on to its next item right now
-                        continue
-                    since = max(at[1], resumed)
-                    if now - since > time_limit and not worker.conn.poll():  # (a message there is read first)
-                        late = worker, at
-                        break
-                    timeout = min(timeout, max(0.001, since + time_limit - now))
+                late, timeout = pool.late(busy, now, resumed)
                 if late is not None:
-                    yield from retire(*late)
+                    yield from pool.retire(*late)
                     continue  # its task's other items are handed out again first
-            ready = wait([*(w.conn for w in busy), *(w.proc.sentinel for w in live)], timeout=timeout)
-            for obj in ready:
-                owner = next((w for w in live if w.conn is obj or w.proc.sentinel == obj), None)
-                if owner is None:  # retired earlier in this round
-                    continue
-                if owner.conn is obj:
-                    try:
-                        yield from finished(owner)
-                        continue
-                    except (EOFError, OSError):
-                        pass
-                # its sentinel, or its pipe's end: the process ended
-                yield from retire(owner)
+            yield from pool.collect(busy, timeout)
     finally:
-        for worker in live:
-            worker.stop()
+        pool.stop()
