@@ -19,14 +19,14 @@ import io
 import json
 import os
 import random
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import torch
 
 from eagle3_tui.demo import bpe, faults
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.drafter import write_drafter
-from eagle3_tui.demo.folder import check_target, remove_stale_captures
+from eagle3_tui.demo.folder import check_target, demo_options, remove_stale_captures, unstamp, write_stamp
 from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
 from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the commands name them here
     BATCH,
@@ -112,6 +112,7 @@ class _Demo:
         self.captures: list[DemoCapture] = []
         self.other_train: list[str] = []  # training files outside train/ (another run's layer ids)
         self.train_dtype = torch.float32  # the training run's dtype (captures are bf16 runs)
+        self.say: Callable[[str], None] = _quiet  # hears each step (write_parts sets it)
 
     # --- helpers -------------------------------------------------------------------------
     def run(self, ids: list[int], dtype=torch.bfloat16):
@@ -171,6 +172,7 @@ class _Demo:
                 _save(record, os.path.join(self.dir, f"train_pt/{SHARD}/data_{i}.pt"))
                 self.train_files[i] = rel
                 self.padded[i] = ids[row].tolist()
+                self.say(f"writing training samples (train/, train_pt/) {len(self.train_files)}/{len(indices)}")
         self.fit_head(head_data)
 
     def make_prompts(self) -> dict[int, Prompt]:
@@ -179,6 +181,7 @@ class _Demo:
 
     def fit_head(self, head_data: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         """The target model "was trained on" these chats: its LM head predicts their next tokens."""
+        self.say("fitting the target model's LM head to the chats")
         fit_lm_head(self.model, torch.cat([f for f, _ in head_data]), torch.cat([t for _, t in head_data]))
 
     def write_other_convention(self) -> None:
@@ -293,36 +296,47 @@ class _Demo:
         write_readme(self)
 
 
-def write_demo(directory: str, seed: int = 0, *, drafter: bool = False) -> DemoManifest:
+def _quiet(_text: str) -> None:
+    pass
+
+
+def write_demo(directory: str, seed: int = 0, *, drafter: bool = False,
+               say: Callable[[str], None] = _quiet) -> DemoManifest:
     """Write the demo dataset into `directory` (new, empty, or an earlier demo) and return a manifest
     (with `drafter`, also a trained drafter in DIR/drafter: a few seconds more):
     {"dir", "seed", "train": [rel paths], "train_pt": [...], "infer": [{"file", "train", "format",
-    "expect", "note", ...}], "other": [...], "bytes": total size}."""
+    "expect", "note", ...}], "other": [...], "bytes": total size}. `say` hears what it is doing,
+    a line a step (a counter such as "12/24" at the end of a line that repeats). The demo's stamp,
+    written last, lets `eagle3-tui demo` reopen it (demo/folder.py)."""
     check_target(directory)
     os.makedirs(directory, exist_ok=True)
+    unstamp(directory)  # half-written, it is no demo to reopen
     # one thread: these tensors are tiny, and a second thread only adds contention (4x slower
     # on a busy 2-core box); it also keeps the bytes independent of the machine's core count
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
+        say("building the target model and training its tokenizer")
         demo = _Demo(directory, seed, drafter)
-        write_parts(demo)
-        drafter_dir = write_drafter(demo) if drafter else None
+        write_parts(demo, say)
+        drafter_dir = write_drafter(demo, say=say) if drafter else None
     finally:
         torch.set_num_threads(threads)
-    return manifest(demo, drafter_dir)
+    written = manifest(demo, drafter_dir)
+    write_stamp(directory, demo_options(seed, drafter, real=False), written)
+    return written
 
 
-def write_parts(demo: _Demo, say=lambda _s: None) -> None:
+def write_parts(demo: _Demo, say: Callable[[str], None] = _quiet) -> None:
     """Every part of the demo but the drafter, in order (`say` hears each step)."""
     directory = demo.dir
-    say("training samples (train/, train_pt/)")
+    demo.say = say
     demo.write_train()
-    say("the target model (model/)")
+    say("writing the target model (model/)")
     demo.write_model()
     demo.write_other_convention()
     demo.write_vocab_mapping()
-    say("inference captures, correct and faulty (infer/)")
+    say("writing inference captures, correct and faulty (infer/)")
     demo.write_infer()
     demo.write_readme()
     remove_stale_captures(directory, {os.path.basename(c.file) for c in demo.captures})

@@ -10,6 +10,7 @@ correct capture could not be told from a faulty one there.
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 import torch
 
@@ -24,18 +25,23 @@ DRAFTER_STEPS = 350
 DRAFTER_TTT = 3
 
 
-def write_drafter(demo, steps: int = DRAFTER_STEPS, head=None, ttt: int = DRAFTER_TTT) -> str:
+def write_drafter(demo, steps: int = DRAFTER_STEPS, head=None, ttt: int = DRAFTER_TTT, *,
+                  say: Callable[[str], None] = lambda _s: None) -> str:
     """Train the drafter on `demo`'s training samples (demo/dataset.py's _Demo) and save it into
-    DIR/drafter. Its embeddings are the demo model's, so it needs no --model. Returns the drafter
-    folder relative to the demo."""
+    DIR/drafter. Its embeddings are the demo model's, so it needs no --model. `say` hears its
+    progress every 25 Adam steps. Returns the drafter folder relative to the demo."""
     seqs = []
     for i in sorted(demo.train_files):
         s = load_sample(os.path.join(demo.dir, demo.train_files[i]))
         v = s.valid_len
         seqs.append(TrainSeq(s.ids[:v], s.loss_mask[:v], torch.cat([x.tensor[:v] for x in s.slots], dim=-1)))
 
+    def progress(done: int) -> None:
+        say(f"training the drafter {done}/{steps}")
+
     weights = train_drafter(seqs, embed=demo.model.embed.weight.detach(), head=head, steps=steps,
-                            ttt=ttt, draft_vocab=256, seed=demo.seed)
+                            ttt=ttt, draft_vocab=256, seed=demo.seed,
+                            progress=progress)
     # SpecForge's layer ids read as "output of layer id": b = id + 1
     save_drafter(os.path.join(demo.dir, DRAFTER_DIR), weights, aux_layer_ids=[b - 1 for b in demo.aux])
     return DRAFTER_DIR

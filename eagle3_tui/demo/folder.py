@@ -23,6 +23,7 @@ from typing import Any
 from eagle3_tui.demo.layout import README_MARK
 from eagle3_tui.demo.manifest import DemoManifest, listed_files
 
+NEW = "a new or empty folder"  # reopenable's reason when there is nothing to rewrite
 STAMP = ".eagle3-demo.json"  # hidden: a scan of the demo skips it, the listing shows it after the folders
 
 
@@ -64,6 +65,19 @@ def remove_stale_captures(directory: str, written: set[str]) -> None:
             os.remove(os.path.join(infer, name))
 
 
+def demo_options(seed: int, drafter: bool, real: bool) -> dict[str, Any]:
+    """The options a demo is written with, as its stamp keeps them."""
+    return {"seed": seed, "drafter": drafter, "real": real}
+
+
+def unstamp(directory: str) -> None:
+    """Drop the stamp before writing: a demo half rewritten must not be reopened as finished."""
+    try:
+        os.remove(os.path.join(directory, STAMP))
+    except FileNotFoundError:
+        pass
+
+
 def write_stamp(directory: str, options: dict[str, Any], manifest: DemoManifest) -> None:
     """Mark the demo finished, by this code, with these options (written last)."""
     stamp = {"format": format_digest(), "options": options, "manifest": manifest}
@@ -79,7 +93,7 @@ def reopenable(directory: str, options: dict[str, Any]) -> tuple[DemoManifest | 
     demo (check_target): such a folder is never written into."""
     check_target(directory)
     if not os.path.isdir(directory) or not os.listdir(directory):
-        return None, "a new folder"
+        return None, NEW
     try:
         with open(os.path.join(directory, STAMP), encoding="utf-8") as f:
             stamp = json.load(f)
@@ -91,7 +105,7 @@ def reopenable(directory: str, options: dict[str, Any]) -> tuple[DemoManifest | 
         return None, "written by another version of the demo's code"
     if written_with != options:
         held = ", ".join(f"{k} {v}" for k, v in sorted(written_with.items()) if options.get(k) != v)
-        return None, f"it was written with {held}"
+        return None, f"it held {held}"
     gone = [rel for rel in listed_files(manifest) if not os.path.isfile(os.path.join(directory, rel))]
     if gone:
         return None, f"{gone[0]} is missing" + (f" (and {len(gone) - 1} more)" if len(gone) > 1 else "")

@@ -1,10 +1,15 @@
 """The demo's README.txt: what every file is, and a table of the captures that tests parse (every
 claim in it is checked against `compare_files`). The model paragraph is the demo's own
-(`demo.model_lines()`): the seeded transformer's here, the real model's in demo/real_demo.py."""
+(`demo.model_lines()`): the seeded transformer's here, the real model's in demo/real_demo.py.
+
+Its commands name the demo's folder as it was given to `eagle3-tui demo` (`at`), so they run as
+written from the folder the user stood in (from anywhere, when it was an absolute path); the
+table's paths are inside the demo's folder, as tests parse them."""
 
 from __future__ import annotations
 
 import os
+import shlex
 
 from eagle3_tui.demo.layout import (
     BATCH,
@@ -18,6 +23,20 @@ from eagle3_tui.demo.layout import (
     README_MARK,
     SHARD,
 )
+
+
+def at(demo, rel: str = "") -> str:
+    """`rel` inside the demo, as a command typed where `eagle3-tui demo` ran names it."""
+    return shlex.quote(os.path.normpath(os.path.join(demo.dir, rel)))
+
+
+def where_lines(demo) -> list[str]:
+    """Where README.txt's commands run from."""
+    if os.path.isabs(demo.dir):
+        return ["The commands below name this folder by its absolute path: they run from anywhere.",
+                "Paths in the table at the end are inside this folder."]
+    return [f"The commands below run from the folder that holds {at(demo)} (where `eagle3-tui demo` ran);",
+            "paths in the table at the end are inside this folder."]
 
 
 def tiny_model_lines(demo) -> list[str]:
@@ -38,10 +57,11 @@ def tiny_model_lines(demo) -> list[str]:
         "    tokens. Its LM head is fitted to the chats, so its own next tokens mostly follow the text",
         "    (accept --model takes them as targets). It names the layer of every slot (needs",
         "    `pip install eagle3-tui[model]`):",
-        f"    eagle3-tui identify {demo.train_files[0]} --model {MODEL_DIR}",
+        f"    eagle3-tui identify {at(demo, demo.train_files[0])} --model {at(demo, MODEL_DIR)}",
         f"{MODEL_DIR}/tokenizer.json  the byte-level BPE the chats are tokenized with ({len(demo.tokenizer)} "
-        "tokens, <|pad|> = 0):",
-        f"    eagle3-tui {demo.train_files[0]} --tokenizer {MODEL_DIR}  shows the tokens as text.",
+        "tokens, <|pad|> = 0);",
+        "    the TUI on a sample with its tokens as text:",
+        f"    eagle3-tui {at(demo, demo.train_files[0])} --tokenizer {at(demo, MODEL_DIR)}",
     ]
 
 
@@ -60,19 +80,16 @@ def train_lines() -> list[str]:
 
 
 def write_readme(demo) -> None:
-    lines = [f"{README_MARK} (seed {demo.seed})", "", *demo.model_lines()]
+    lines = [f"{README_MARK} (seed {demo.seed})", "", *where_lines(demo), "", *demo.model_lines()]
     if demo.drafter:
-        lines += [
-            f"{DRAFTER_DIR}/  an EAGLE-3 drafter (SpecForge's layout) trained on train/: acceptance.",
-            f"    eagle3-tui accept {demo.train_files[0]} --drafter {DRAFTER_DIR}",
-        ]
+        lines += drafter_lines(demo)
     lines += [
         "vocab_mapping/vocab_mapping.pt  d2t/t2d draft vocabulary mapping: not a hidden-state sample.",
         f"    The {demo.draft[0]} most frequent loss-masked tokens; they cover {100 * demo.draft[1]:.1f}% of "
         "the loss-masked tokens of train/.",
         "",
         "infer/  inference captures (bf16 engine) of some of the same prompts. Try:",
-        f"    eagle3-tui compare {demo.train_files[0]} infer/ok_bf16_s0.pt",
+        f"    eagle3-tui compare {at(demo, demo.train_files[0])} {at(demo, 'infer/ok_bf16_s0.pt')}",
         "",
         "capture | training sample | expected finding | format | what it is",
     ]
@@ -81,3 +98,17 @@ def write_readme(demo) -> None:
     lines.append("")
     with open(os.path.join(demo.dir, "README.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
+
+
+def drafter_lines(demo) -> list[str]:
+    """The drafter, and which targets each acceptance figure is scored against."""
+    sample, drafter, model = at(demo, demo.train_files[0]), at(demo, DRAFTER_DIR), at(demo, MODEL_DIR)
+    return [
+        f"{DRAFTER_DIR}/  an EAGLE-3 drafter (SpecForge's layout) trained on train/ over 3 draft steps: acceptance.",
+        "    Against the data's next token ids (the text itself):",
+        f"    eagle3-tui accept {sample} --drafter {drafter}",
+        "    Against the target model's own next token (its LM head on the sample's final state), as the",
+        "    TUI scores it when opened with --model, as `eagle3-tui demo` opens it (the two figures differ",
+        "    where the model's own choice is not the text's):",
+        f"    eagle3-tui accept {sample} --drafter {drafter} --model {model}",
+    ]

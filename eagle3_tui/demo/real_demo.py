@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -22,11 +21,11 @@ import torch
 
 from eagle3_tui.demo import dataset as base
 from eagle3_tui.demo.drafter import write_drafter
-from eagle3_tui.demo.folder import check_target
+from eagle3_tui.demo.folder import check_target, demo_options, unstamp, write_stamp
 from eagle3_tui.demo.layout import MODEL_DIR, N_TRAIN, SHARD
 from eagle3_tui.demo.manifest import DemoManifest, manifest
 from eagle3_tui.demo.prompt import Prompt
-from eagle3_tui.demo.readme import train_lines
+from eagle3_tui.demo.readme import at, train_lines
 from eagle3_tui.demo.real_model import RealTarget, chats, missing, model_folder
 from eagle3_tui.demo.real_questions import QUESTIONS
 
@@ -80,6 +79,7 @@ class RealDemo(base._Demo):
         self.captures: list = []
         self.other_train: list[str] = []
         self.train_dtype = torch.bfloat16  # SpecForge's training run: bf16, SDPA, padded batches
+        self.say: Callable[[str], None] = lambda _s: None
 
     def run(self, ids: list[int], dtype=torch.bfloat16):
         """One request of a bf16 inference engine: eager attention, no batch."""
@@ -126,8 +126,9 @@ class RealDemo(base._Demo):
             *train_lines(),
             f"{MODEL_DIR}/  the model (config.json, model.safetensors float32, tokenizer files). It names the",
             "    layer of every slot (captures are bf16 single-request runs with eager attention):",
-            f"    eagle3-tui identify {self.train_files[0]} --model {MODEL_DIR}",
-            f"    eagle3-tui {self.train_files[0]} --tokenizer {MODEL_DIR}  shows the tokens as text.",
+            f"    eagle3-tui identify {at(self, self.train_files[0])} --model {at(self, MODEL_DIR)}",
+            "    the TUI on a sample with its tokens as text:",
+            f"    eagle3-tui {at(self, self.train_files[0])} --tokenizer {at(self, MODEL_DIR)}",
         ]
 
 
@@ -141,10 +142,8 @@ def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
         raise RuntimeError(lacking)
     check_target(directory)
     os.makedirs(directory, exist_ok=True)
-    start = time.monotonic()
-
-    def step(text: str) -> None:
-        say(f"[{time.monotonic() - start:5.0f}s] {text}")
+    unstamp(directory)
+    step = say
 
     step("the real model (SmolLM2-135M-Instruct)")
     target = RealTarget(model_folder(cache, say=step))
@@ -154,6 +153,8 @@ def write_real_demo(directory: str, seed: int = 0, *, drafter: bool = True,
     drafter_dir = None
     if drafter:
         step(f"training a drafter on train/ ({REAL_DRAFTER_STEPS} steps)")
-        drafter_dir = write_drafter(demo, steps=REAL_DRAFTER_STEPS, head=target.head(), ttt=REAL_DRAFTER_TTT)
-    step("done")
-    return manifest(demo, drafter_dir)
+        drafter_dir = write_drafter(demo, steps=REAL_DRAFTER_STEPS, head=target.head(), ttt=REAL_DRAFTER_TTT,
+                                    say=step)
+    written = manifest(demo, drafter_dir)
+    write_stamp(directory, demo_options(seed, drafter, real=True), written)
+    return written

@@ -25,7 +25,7 @@ import os
 import random
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 EPS = 1e-6
 THETA = 10000.0
@@ -175,13 +175,16 @@ class Adam:
 
 def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | None = None, steps: int = 300,
                   ttt: int = 2, seed: int = 0, lr: float = 4e-3, heads: int | None = None,
-                  kv_heads: int | None = None) -> dict:
+                  kv_heads: int | None = None, progress: Callable[[int], None] | None = None) -> dict:
     """Weights (SpecForge names, float32, d2t/t2d included) of a drafter trained on `seqs`.
 
     embed: the target's input embedding [V, H] (copied and frozen, as SpecForge does);
     head: the target's LM head [V, H] to start lm_head from (None: random);
     draft_vocab: size of the draft vocabulary (the most frequent ids; default min(V, 320));
-    heads, kv_heads: the attention's (shape_for; save_drafter must be given the same).
+    heads, kv_heads: the attention's (shape_for; save_drafter must be given the same);
+    ttt: the TTT steps trained, each fed the previous one's output (a drafter scores near zero at
+    a step past them: train as many as it will draft);
+    progress: called with the Adam steps done, every 25 and at the end.
     """
     # lazy: torch: loaded when used, never at start-up
     import torch
@@ -212,7 +215,9 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
     w["embed_tokens.weight"].requires_grad_(False)
     opt = Adam([p for p in w.values() if p.requires_grad], lr=lr)
     rng = random.Random(seed)
-    for _ in range(steps):
+    for done in range(steps):
+        if progress is not None and done % 25 == 0:
+            progress(done)
         seq = seqs[rng.randrange(len(seqs))]
         ids = seq.ids.to(torch.int64)
         mask = seq.loss_mask
@@ -228,6 +233,8 @@ def train_drafter(seqs: list[TrainSeq], *, embed, head=None, draft_vocab: int | 
         opt.zero_grad()
         loss.backward()
         opt.step()
+    if progress is not None:
+        progress(steps)
     weights = {k: v.detach().clone() for k, v in w.items()}
     weights["d2t"] = d2t
     weights["t2d"] = t2d

@@ -87,7 +87,10 @@ def test_same_seed_same_bytes_other_seed_other_data(tmp_path, demo_dir):
     files = [*manifest["train"], *manifest["train_pt"], *(c["file"] for c in manifest["infer"]), "README.txt"]
     assert [c["file"] for c in again["infer"]] == [c["file"] for c in manifest["infer"]]
     for rel in files:
-        assert (d / rel).read_bytes() == (tmp_path / "again" / rel).read_bytes(), rel
+        mine, again_bytes = (d / rel).read_bytes(), (tmp_path / "again" / rel).read_bytes()
+        if rel == "README.txt":  # its commands name the folder as it was given
+            again_bytes = again_bytes.replace(str(tmp_path / "again").encode(), str(d).encode())
+        assert mine == again_bytes, rel
     other = write_demo(str(tmp_path / "other"), seed=1)
     a = _load(d / SHARD / "data_0.ckpt")["aux_hidden_state"]
     b = _load(tmp_path / "other" / other["train"][0])["aux_hidden_state"]

@@ -121,6 +121,7 @@ def test_readme_lists_the_model_and_the_drafter(tmp_path):
 
     manifest = write_demo(str(tmp_path / "d"), seed=0, drafter=True)
     readme = (tmp_path / "d" / "README.txt").read_text()
-    assert "model/  the target model" in readme and "identify train/rows_0-2000/data_0.ckpt --model model" in readme
+    d = tmp_path / "d"  # the commands name the folder as it was given
+    assert "model/  the target model" in readme and f"identify {d}/train/rows_0-2000/data_0.ckpt --model {d}/model" in readme
     assert "drafter/  an EAGLE-3 drafter" in readme and manifest["drafter"] == "drafter"
     assert (tmp_path / "d" / "drafter" / "config.json").is_file()

@@ -83,15 +83,62 @@ def test_the_docs_show_the_demo_commands_worth_trying():
 
 
 @pytest.fixture(scope="session")
-def played_demo(tmp_path_factory) -> Path:
-    """The folder holding ./eagle3-demo, written by the documented `eagle3-tui demo --write-only`."""
+def played(tmp_path_factory) -> tuple[Path, str]:
+    """(the folder holding ./eagle3-demo, the command's stderr), written by the documented
+    `eagle3-tui demo --write-only`."""
     where = tmp_path_factory.mktemp("playground")
     out = subprocess.run([sys.executable, "-m", "eagle3_tui", "demo", "--write-only"], cwd=where,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert (where / "eagle3-demo" / "model" / "model.safetensors").is_file()
     assert (where / "eagle3-demo" / "drafter" / "model.safetensors").is_file()
-    return where
+    return where, out.stderr
+
+
+@pytest.fixture(scope="session")
+def played_demo(played) -> Path:
+    return played[0]
+
+
+def test_writing_the_demo_says_each_step_on_its_own_line_in_a_log(played):
+    """stderr not a terminal (a log, CI): one plain line per step, no carriage returns."""
+    _where, err = played
+    lines = err.strip().splitlines()
+    assert "\r" not in err and "\x1b" not in err
+    steps = [line.split(" (")[0] for line in lines[:-1]]
+    assert steps[0] == "demo: loading torch" and "demo: training the drafter" in steps
+    assert "demo: writing training samples" in steps and len(steps) == len(set(steps))
+    assert lines[-1].startswith("demo: wrote eagle3-demo in ") and "`eagle3-tui demo` opens it again" in lines[-1]
+
+
+def readme_commands(demo: Path) -> list[str]:
+    """Every command of the demo's README.txt (a line indented by four, `eagle3-tui ...`)."""
+    text = (demo / "README.txt").read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.startswith("    eagle3-tui ")]
+
+
+def test_every_command_in_the_demos_readme_runs_from_where_the_demo_was_written(played_demo, monkeypatch,
+                                                                               capsys, tmp_path):
+    """README.txt's commands name the demo as it was given (./eagle3-demo here), so each runs as
+    written from the folder `eagle3-tui demo` ran in, the TUI's headless."""
+    pytest.importorskip("transformers")
+    from eagle3_tui.cli import main
+
+    commands = readme_commands(played_demo / "eagle3-demo")
+    words = {shlex.split(c)[1] for c in commands}
+    assert {"identify", "accept", "compare"} <= words and len(commands) >= 5
+    monkeypatch.chdir(played_demo)
+    for cmd in commands:
+        argv = shlex.split(cmd)[1:]
+        assert all(not a.startswith(("train/", "infer/", "model", "drafter")) for a in argv), cmd
+        if argv[0] not in COMMANDS:
+            _open_headless(argv, tmp_path)
+            continue
+        rc = main(argv)
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err and "no such file" not in (out + err).lower(), f"{cmd}\n{err}"
+        assert rc in ALLOWED_EXIT.get(argv[0], {0}), f"README.txt: {cmd} exited {rc}\n{out}\n{err}"
+        assert out.strip(), cmd
 
 
 @pytest.mark.parametrize("where, cmd, shown", COMMANDS_IN_DOCS, ids=[w for w, _c, _o in COMMANDS_IN_DOCS])
@@ -133,16 +180,23 @@ def _open_headless(argv: list[str], data_dir: Path) -> None:
     import asyncio
 
     from eagle3_tui.commands.tui import build_parser
-    from eagle3_tui.ui.start.analysis import Analysis
     from eagle3_tui.ui.app import Eagle3App
+    from eagle3_tui.ui.start.analysis import Analysis
 
     args = build_parser().parse_args(argv)
     app = Eagle3App(args.target, data_dir=str(data_dir),  # bookmarks in tmp, not the user's
                     analysis=Analysis.from_options(args.tokenizer, args.model, args.drafter, args.vocab_mapping))
 
+    target = Path(args.target)
+
+    def shown() -> bool:
+        text = screen_text(app)
+        if target.is_file():  # a sample: its folder listed, its name under the cursor
+            return target.name in text
+        return "train" in text and "infer" in text
+
     async def drive() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: "train" in screen_text(app) and "infer" in screen_text(app),
-                             what="the demo's folders listed")
+            await wait_until(pilot, shown, what=f"the TUI on {target}")
 
     asyncio.run(drive())
