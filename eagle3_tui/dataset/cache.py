@@ -40,7 +40,7 @@ SCHEMA = 9  # 2: fingerprints from the first and last valid rows (same in quick 
 #             (a plain scan computes none: options.ScanOptions.pair)
 #          8: slots carry norm_bulk and the signature "massive": statistics without the
 #             massive-activation rows (engines/scan/rows.py massive_rows; issue 30)
-#          9: stamp column (inode and ctime, engines/scan/records.py file_stamp): size and mtime
+#          9: stamp column (inode and ctime, engines/scan/walk.py file_stamp): size and mtime
 #             can be set back by a rewrite and `touch -r`; a record matches only the file it read
 
 #: the modules a record's numbers come from: engines.scan.records and every package module it

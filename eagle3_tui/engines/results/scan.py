@@ -86,7 +86,7 @@ class ScanRecord(TypedDict, total=False):
     shard: str  # relative folder
     size: int | None
     mtime: float | None
-    stamp: str | None  # inode and ctime (engines/scan/records.py file_stamp): part of the cache key
+    stamp: str | None  # inode and ctime (engines/scan/walk.py file_stamp): part of the cache key
     error: str
     not_sample: bool
     cached: bool

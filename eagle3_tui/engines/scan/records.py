@@ -48,11 +48,10 @@ from eagle3_tui.engines.model import vocab
 from eagle3_tui.engines.results.errors import Cancelled
 from eagle3_tui.engines.results.scan import ScanRecord
 from eagle3_tui.engines.scan import local_run
-from eagle3_tui.engines.scan.options import (  # noqa: F401 - default_workers: the scan's callers ask here
+from eagle3_tui.engines.scan.options import (
     DEFAULT_BUDGET,
     DEFAULT_ROWS,
     bounded_workers,
-    default_workers,
     file_time_limit,
     mapping_identity,
 )

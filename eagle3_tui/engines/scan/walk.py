@@ -12,6 +12,7 @@ import re
 import stat as stat_mod
 import threading
 from collections.abc import Iterator
+from typing import Optional, Tuple
 
 from eagle3_tui.engines.read.file_names import natural
 from eagle3_tui.engines.results.errors import Cancelled
@@ -25,7 +26,9 @@ def file_index(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-Listed = tuple[str, int | None, float | None, str | None]
+#: (relative path, size, mtime, stamp); Optional spelled out: an alias is evaluated at import, and
+#: the box's Python may be 3.9, where `int | None` outside an annotation raises
+Listed = Tuple[str, Optional[int], Optional[float], Optional[str]]
 
 
 def file_stamp(st: os.stat_result) -> str:
