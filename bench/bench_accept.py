@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 def make(folder: str, T: int, H: int, vocab: int, draft_vocab: int, mlp: int, k: int = 3):
     import torch
 
-    from eagle3_tui.demo.dataset import write_safetensors
+    from eagle3_tui.demo.hf_folder import write_safetensors
 
     g = torch.Generator().manual_seed(0)
     hd = 128 if H % 128 == 0 else H // 8

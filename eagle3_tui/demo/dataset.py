@@ -27,33 +27,21 @@ from eagle3_tui.demo import bpe, faults
 from eagle3_tui.demo.chats import CHATS, SPECIAL, SYSTEMS, chat_text, corpus
 from eagle3_tui.demo.drafter import write_drafter
 from eagle3_tui.demo.folder import check_target, demo_options, remove_stale_captures, unstamp, write_stamp
-from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors  # noqa: F401 - re-exported
-from eagle3_tui.demo.layout import (  # noqa: F401 - re-exported: tests and the commands name them here
+from eagle3_tui.demo.hf_folder import write_model_folder, write_safetensors
+from eagle3_tui.demo.layout import (
     BATCH,
     CONVENTION_DIR,
     CONVENTION_IDS,
     CONVENTION_INDEX,
-    DRAFTER_DIR,
     GZIPPED,
     MISSING,
     MODEL_DIR,
     N_TRAIN,
-    README_MARK,
     SHARD,
 )
 from eagle3_tui.demo.manifest import CaptureFacts, DemoCapture, DemoManifest, manifest
 from eagle3_tui.demo.model import TinyDecoderConfig, build_model, fit_lm_head
-from eagle3_tui.demo.prompt import (  # noqa: F401 - re-exported: tests build prompts from here
-    ASSISTANT,
-    BOS,
-    EOS,
-    FIRST_WORD,
-    PAD,
-    SYSTEM,
-    USER,
-    Prompt,
-)
-from eagle3_tui.demo.prompt import toy_prompt as _make_prompt  # noqa: F401 - re-exported: test data
+from eagle3_tui.demo.prompt import Prompt
 from eagle3_tui.demo.readme import tiny_model_lines, write_readme
 
 if TYPE_CHECKING:

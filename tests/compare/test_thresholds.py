@@ -9,7 +9,7 @@ import torch
 
 from eagle3_tui.engines import compare as C
 from eagle3_tui.engines.compare.norm import norm_fit
-from eagle3_tui.demo.dataset import _make_prompt
+from eagle3_tui.demo.prompt import toy_prompt as _make_prompt
 from eagle3_tui.demo.model import build_model
 
 

@@ -10,7 +10,8 @@ import os
 import pytest
 import torch
 
-from eagle3_tui.demo.dataset import MISSING, write_demo
+from eagle3_tui.demo.dataset import write_demo
+from eagle3_tui.demo.layout import MISSING
 from eagle3_tui.demo.model import build_model
 
 SHARD = "train/rows_0-2000"

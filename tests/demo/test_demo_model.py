@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from eagle3_tui.demo.dataset import CONVENTION_IDS
+from eagle3_tui.demo.layout import CONVENTION_IDS
 from eagle3_tui.engines.read.load import load_sample
 
 pytest.importorskip("transformers")

@@ -7,7 +7,7 @@ import random
 
 import torch
 
-from eagle3_tui.demo.dataset import _make_prompt
+from eagle3_tui.demo.prompt import toy_prompt as _make_prompt
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.engines.read.sample import Sample, Slot
 

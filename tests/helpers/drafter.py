@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from eagle3_tui.demo.dataset import ASSISTANT, BOS, EOS, FIRST_WORD, SYSTEM, USER
+from eagle3_tui.demo.prompt import ASSISTANT, BOS, EOS, FIRST_WORD, SYSTEM, USER
 from eagle3_tui.demo.model import build_model
 from eagle3_tui.demo.train_drafter import write_safetensors
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import torch
 
-from eagle3_tui.demo.dataset import Prompt, _make_prompt
+from eagle3_tui.demo.prompt import Prompt
+from eagle3_tui.demo.prompt import toy_prompt as _make_prompt
 from eagle3_tui.demo.model import build_model
 
 BATCH = 4
