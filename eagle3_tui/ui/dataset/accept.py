@@ -30,6 +30,7 @@ class AcceptView(Protocol):
     model: str | None
     model_given: str | None
     layer_entries: list[LayersEntry]
+    findings: list[Finding]
 
     @property
     def findings_list(self) -> DatasetFindings: ...
@@ -40,8 +41,6 @@ class AcceptView(Protocol):
     def add_findings(self, extra: list[Finding]) -> None: ...
 
     def show_identifying(self, i: int, n: int, path: str) -> None: ...
-
-    def say_findings(self) -> None: ...
 
     def set_status(self, text: str, *, error: bool = False) -> None: ...
 
@@ -71,18 +70,33 @@ def ready(view: AcceptView, event: pl.Acceptance) -> None:
     view.table.rows_changed()
     planned = event.planned if event.interrupted or event.error else None
     text = format_acceptance(event.entries, view.drafter or "", planned).splitlines()
-    lines = [("head", text[0]), *(("", line.strip()) for line in text[1:])]
+    lines = [("head", text[0]), ("note", "  " + top1_legend(event, len(view.rows))),
+             *(("", line.strip()) for line in text[1:])]
     if event.error:
         lines.append(("note", f"--drafter: {event.error}"))
     view.findings_list.show_tail([*_layers_lines(view), *lines])
     if event.error:
         view.set_status(f"--drafter: {event.error}", error=True)
     else:
-        view.say_findings()
+        view.set_status(top1_legend(event, len(view.rows), short=True))
+
+
+def top1_legend(event: pl.Acceptance, files: int, *, short: bool = False) -> str:
+    """Why the top-1 column is "-" on most files: the step scores a few files of each group
+    (dataset/acceptance.py choose_files: the representative and files spread along the group,
+    a drafter pass each), not every file. short: the status line's words."""
+    scored = sum(1 for r in event.files if r.get("top1") is not None)
+    per = max((e["scored"] + len(e.get("errors", [])) for e in event.entries), default=0)
+    groups = len(event.entries)
+    if short:
+        return f"top-1 on {scored} of {files:,} files ({per} per group, a drafter pass each); \"-\": not scored"
+    each = f"its representative and {per - 1} spread along it" if per > 1 else "its representative"
+    return (f"top-1 column: {scored} of {files:,} files scored, {per} per group ({each}; "
+            f"{groups} group{'s' if groups != 1 else ''}; a drafter pass each); \"-\": not scored")
 
 
 def _layers_lines(view: AcceptView) -> list[tuple[str, str]]:
     """The layers step's lines, kept above the acceptance's (both run with --model and --drafter)."""
     if not view.layer_entries:
         return []
-    return layers_tail(view.layer_entries, view.model_given or view.model or "", None, None)
+    return layers_tail(view.layer_entries, view.model_given or view.model or "", None, None, view.findings)

@@ -100,7 +100,10 @@ async def test_the_view_names_each_groups_layers_and_a_layer_finding_filters_the
         assert len(source.calls) == len(set(source.calls)) == 36  # every file, once
         text = " ".join(screen_text(app).split())
         assert "layers checked on 33 files" in text and "every file's layers are known" in text, text
-        assert f"layers (identified with --model {target.folder} on 3 files):" in text, text
+        # what each count is: the groups' layers named from 3 files, 33 others only checked against them
+        words = " ".join(text.replace("│", " ").split())  # the findings box's lines, as one text
+        assert (f"layers (--model {target.folder}): named from 3 files identified with the model, one per group "
+                "(below); 33 other files identified only to check them against the majority's boundaries") in words, text
         for line in (MAJORITY, SHIFTED, THIRD):
             assert line in text, text
         assert 'read as SpecForge\'s "output of" ids [0, 3, 5] / vLLM\'s "input of" ids [1, 4, 6]' in text
