@@ -30,7 +30,7 @@ class NormStrip(Widget):
     def show(self, bins: list[SlotBins]) -> None:
         resize = len(bins) != len(self.bins)
         self.bins = bins
-        self.display = bool(bins)
+        self.set_class(not bins, "-empty")  # hidden (app.tcss), as on a short screen: a class, not display
         self.refresh(layout=resize)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:

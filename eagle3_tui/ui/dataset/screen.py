@@ -40,6 +40,7 @@ from eagle3_tui.ui.dataset.binning import StripBinning
 from eagle3_tui.ui.dataset.bins import SlotBins
 from eagle3_tui.ui.dataset.exporting import DatasetExporter
 from eagle3_tui.ui.dataset.findings import DatasetFindings, finding_paths, merged
+from eagle3_tui.ui.dataset.layout import ShortLayout
 from eagle3_tui.ui.dataset.model import DatasetRows, Record, kept
 from eagle3_tui.ui.dataset.norm_strip import NormStrip
 from eagle3_tui.ui.dataset.serving_table import ServingTable
@@ -53,7 +54,7 @@ KEPT = "dataset-kept"  # a view left by enter on a file is kept as this (ui/data
 YIELD_SECONDS = 0.001
 
 
-class DatasetScreen(Screen[str | None]):
+class DatasetScreen(ShortLayout, Screen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [*keys.DATASET]
     AUTO_FOCUS = "#ds-table"
 
@@ -347,9 +348,7 @@ class DatasetScreen(Screen[str | None]):
         self.serving.layers_found(self.source, self.drafter, self.model, self.layer_entries, root=self.folder.path)
         self.add_findings(message.extra)
         self.table.rows_changed()
-        planned = message.planned if message.interrupted or message.error else None
-        lines = messages.layers_tail(message.entries, self.model_given or self.model or "", planned, message.error)
-        self.findings_list.show_tail(lines)
+        self.findings_list.show_tail(messages.layers_lines(message, self.model_given or self.model or "", self.findings))
         if message.error:
             self.set_status(f"--model: {message.error}", error=True)
         else:

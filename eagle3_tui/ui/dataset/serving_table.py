@@ -33,6 +33,7 @@ from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.names import printable
 from eagle3_tui.sources.base import Source
 from eagle3_tui.ui import keys
+from eagle3_tui.ui.dataset.layout import is_short
 from eagle3_tui.ui.shared.messages import StatusMessage
 
 if TYPE_CHECKING:
@@ -226,19 +227,26 @@ class ServingTable(Vertical):
     def _fit(self) -> None:
         """The rows' height: what the screen leaves once the other panes have theirs (the files'
         table at its minimum), a few rows while the focus is elsewhere. In the rows, the head
-        shrinks to the verdict and the row's reason shows below, so 80x24 keeps every pane."""
+        shrinks to the verdict and the row's reason shows below, so 80x24 keeps every pane. On a
+        short screen (ui/dataset/layout.py) it is the other way round: the verdict and two rows
+        until tab reaches the rows, then the fix too (the files' table gives its rows)."""
         if self.result is None or not self.is_attached:
             return
-        focused = self.rows.has_focus
-        self.head.update(self._head(verdict_only=focused))
+        focused, short = self.rows.has_focus, is_short(self.screen)
+        head = self._head(verdict_only=focused != short)
+        if short and not focused and self.result["fix"] is not None:
+            head.append("  (tab: the fix)", style="italic")
+        self.head.update(head)
         screen_h = self.screen.size.height
         # the files' table (the screen's 1fr pane) counts at its minimum; by name: a sibling's
         # class is not imported here
         others = sum(c.outer_size.height for c in self.screen.children
                      if c is not self and c.display and type(c).__name__ != "DatasetTable")
-        left = screen_h - others - MIN_FILES - 1 - (1 if focused else self.head.outer_size.height) - (3 if focused else 0)
+        head_h = (_lines(head, self.head.size.width or screen_h) if short else 1) if focused \
+            else self.head.outer_size.height
+        left = screen_h - others - MIN_FILES - 1 - head_h - ((2 if short else 3) if focused else 0)  # the detail
         want = self.rows.row_count + 1
-        cap = want if focused else max(3, screen_h // 6)
+        cap = want if focused else 3 if short else max(3, screen_h // 6)
         self.rows.styles.height = max(3, min(want, cap, left))
         # once the new height is laid out, the cursor's row is scrolled into it
         self.call_after_refresh(self._cursor_in_view)
@@ -284,3 +292,8 @@ class ServingTable(Vertical):
         # "table": serve-check's text columns (verdict, engine and versions, what it captures, why)
         return {"drafter_path": self.drafter, **self.result, "table": [list(row) for row in table_rows(self.result)],
                 **({"live": self.live} if isinstance(self.live, dict) else {})}
+
+
+def _lines(text: Text, width: int) -> int:
+    """The lines `text` takes wrapped at `width` (it is laid out only after the rows' height is set)."""
+    return sum(max(1, -(-len(line) // max(1, width))) for line in text.plain.splitlines())

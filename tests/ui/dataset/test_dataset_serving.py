@@ -106,6 +106,11 @@ async def test_a_drafter_naming_other_ids_shows_the_mismatch_and_its_fix(data, t
         assert table.state == "done" and table.display, table.error
         text = flat(app)
         assert "vLLM 0.22.0 ≤ v, V2 runner will not capture the data's b 2, 5, 7" in text, screen_text(app)
+        if size[1] < 34:  # a short screen: the verdict says the fix is a tab away; the file table keeps its rows
+            assert "(tab: the fix)" in text and "fix: " not in text, screen_text(app)
+            await focus_rows(pilot, screen, table)
+            await wait_until(pilot, lambda: "fix: " in flat(app), what="the fix, once tab reached the rows")
+            text = flat(app)
         assert "fix: " + " ".join(FIX.split()) in text, screen_text(app)
         line = row("vLLM 0.22.0 ≤ v, V2 runner", app)
         assert "b 1, 4, 6" in line and line.strip().startswith("differs"), screen_text(app)
