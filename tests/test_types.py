@@ -232,7 +232,7 @@ def test_the_layers_entry_and_the_acceptance_plan_have_their_types_keys(tmp_path
         assert set(e["reading"]) == _keys_of(Reading)
         assert all(set(f) == _keys_of(ReadingFit) for f in e["reading"]["fits"])
         assert set(e["drafter"]) <= _keys_of(DrafterReading)
-    assert layers.format_layers(entries, "m").startswith("layers (identified with --model m on")
+    assert layers.format_layers(entries, "m").startswith("layers (--model m): named from ")
 
     plan = acceptance.choose_files(records, findings)
     assert plan and all(set(g) <= _keys_of(AcceptGroup) and g["score"] for g in plan)

@@ -31,7 +31,7 @@ from eagle3_tui.commands.ls import printable
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.acceptance import MAX_ACCEPT, format_acceptance
 from eagle3_tui.dataset.cache import ScanCache
-from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, format_layers
+from eagle3_tui.dataset.layers import IDENTIFY_TOKENS, MAX_IDENTIFY, checked_count, format_layers
 from eagle3_tui.dataset.pipeline import DatasetPipeline
 from eagle3_tui.dataset.shapes import DatasetRecord
 from eagle3_tui.dataset.stream import full_record
@@ -323,7 +323,7 @@ class _Shown:
             line = json.dumps(to_json_ready(with_trust_note(last, summary["runtime"].get("torch"))))
             _write_whole(self.out, json_for_terminal(line) + "\n")
         else:
-            layers = format_layers(lay.entries, args.model, lay.planned) if lay else None
+            layers = format_layers(lay.entries, args.model, lay.planned, checked_count(findings)) if lay else None
             acceptance = format_acceptance(acc.entries, args.accept, planned) if acc else None
             _write_whole(self.out, terminal_text(format_report([full_record(r) for r in records], findings, summary,
                                                                layers=layers, acceptance=acceptance)) + "\n")

@@ -26,7 +26,7 @@ import json
 import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from eagle3_tui.dataset.ahead import Ahead, source_parallel
@@ -361,14 +361,29 @@ def _slot_text(s: LayerSlot) -> str:
     return f"{s['label']} {where}{status} cos {cos}{margin}"
 
 
-def layers_head(entries: Sequence[LayersEntry], model: str, planned: int | None = None) -> str:
-    """The section's first line (the whole section when there is nothing to show per group)."""
+def checked_count(findings: Iterable[Finding]) -> int:
+    """How many other files the layers_checked finding says were identified as a check (verify.py)."""
+    checks = next((f for f in findings if f["code"] == "layers_checked"), None)
+    return int(dict[str, Any](checks).get("checked") or 0) if checks is not None else 0
+
+
+def layers_head(entries: Sequence[LayersEntry], model: str, planned: int | None = None, checked: int = 0) -> str:
+    """The section's first line (the whole section when there is nothing to show per group): what
+    each count is. A group's layers are named from one file (choose); `checked` other files were
+    identified only to hold them against the majority's boundaries (verify.py, layers_checked)."""
     done = len(entries)
-    head = f"layers (identified with --model {model} on {done} file{'s' if done != 1 else ''}"
-    head += f" of {planned} planned, interrupted):" if planned is not None and planned > done else "):"
+    files = f"{done} file{'s' if done != 1 else ''}"
+    if planned is not None and planned > done:
+        return f"layers (identified with --model {model} on {files} of {planned} planned, interrupted):" + (
+            "" if entries else " none")
     if not entries:
-        return head + (" none" if planned else " no file to identify (no readable sample without NaN/Inf)")
-    return head
+        return (f"layers (identified with --model {model} on 0 files): "
+                + ("none" if planned else "no file to identify (no readable sample without NaN/Inf)"))
+    head = f"layers (--model {model}): named from {files} identified with the model, one per group (below)"
+    if checked:
+        head += (f"; {checked} other file{'s' if checked != 1 else ''} identified only to check them "
+                 "against the majority's boundaries (layers_checked)")
+    return head + ":"
 
 
 def group_lines(e: LayersEntry) -> list[tuple[str, str]]:
@@ -420,9 +435,9 @@ def group_lines(e: LayersEntry) -> list[tuple[str, str]]:
     return lines
 
 
-def format_layers(entries: Sequence[LayersEntry], model: str, planned: int | None = None) -> str:
+def format_layers(entries: Sequence[LayersEntry], model: str, planned: int | None = None, checked: int = 0) -> str:
     """The text report's section: one paragraph per group."""
-    lines = [layers_head(entries, model, planned)]
+    lines = [layers_head(entries, model, planned, checked)]
     for e in entries:
         lines += [("  " if kind == "group" else "    ") + text for kind, text in group_lines(e)]
     return "\n".join(lines)

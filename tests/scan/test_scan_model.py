@@ -74,7 +74,8 @@ def test_shifted_shard_is_named_one_boundary_lower_in_the_text_report(shifted, t
     code = main(["scan", str(shifted), "--model", str(target.folder), "--workers", "1"])
     out = capsys.readouterr().out
     assert code == 1  # the layer_group warning
-    findings, rest = out.split("\n\nlayers (identified with --model", 1)
+    findings, rest = out.split("\n\nlayers (--model", 1)
+    assert rest.startswith(f" {target.folder}): named from 3 files identified with the model, one per group (below); ")
     assert "WARNING layer_group" in findings
     section = rest.split("\n\nshard ", 1)[0]
     assert "majority (24 files; rows_0-12/data_0.ckpt): b=2, 5, 7 (match), final post-norm" in section

@@ -150,7 +150,7 @@ class CompareScreen(Screen[None]):
         self.result = r = message.result
         order = acceptance.reorder_from(r) if self.drafter is not None else None
         if order is not None:
-            self._accept_line("fixed", acceptance.RUNNING, order)
+            self.query_one(acceptance.CompareAcceptance).set("fixed", acceptance.RUNNING, order)
             self.run_reordered(self.generation, order)
         self.query_one("#cmp-body").loading = False
         self.set_class("error" not in r, "-compared")
@@ -185,13 +185,13 @@ class CompareScreen(Screen[None]):
         if drafter is None:
             return
         for side, path in (("a", self.a), ("b", self.b)):
-            self._accept_line(side, acceptance.RUNNING)
+            self.query_one(acceptance.CompareAcceptance).set(side, acceptance.RUNNING)
             # B without token ids borrows A's, aligned as the comparison aligns them
             result = await acceptance.run_accept(self.source, path, drafter, self.model,
                                                  ids_from=self.a if side == "b" else None)
             if generation != self.generation:
                 return
-            self._accept_line(side, result)
+            self.query_one(acceptance.CompareAcceptance).set(side, result)
 
     @work(exclusive=True, group="accept-reordered")
     async def run_reordered(self, generation: int, order: list[int]) -> None:
@@ -199,14 +199,7 @@ class CompareScreen(Screen[None]):
             return
         result = await acceptance.run_accept(self.source, self.b, self.drafter, self.model, order, ids_from=self.a)
         if generation == self.generation:
-            self._accept_line("fixed", result, order)
-
-    def _accept_line(self, side: str, result: acceptance.Shown | None, order: list[int] | None = None) -> None:
-        """The drafter's line shows `result` for `side`, laid out again: it may now take another
-        number of lines (height auto in app.tcss; its own refresh does not lay it out)."""
-        line = self.query_one(acceptance.CompareAcceptance)
-        line.set(side, result, order)
-        line.refresh(layout=True)
+            self.query_one(acceptance.CompareAcceptance).set("fixed", result, order)
 
     def cancel(self) -> None:
         self.workers.cancel_group(self, "accept")

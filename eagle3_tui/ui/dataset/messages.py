@@ -75,11 +75,10 @@ def layers_tail(entries: list[LayersEntry], model: str, planned: int | None,
     """The lines the layers step adds under the findings, as (kind, text). `findings`: the
     dataset's, whose layers_checked says how many other files were identified as a check."""
     # lazy: the main screen imports this module; dataset/layers.py (~5 ms) is not for the first frame
-    from eagle3_tui.dataset.layers import group_lines, layers_head
+    from eagle3_tui.dataset.layers import checked_count, group_lines, layers_head
 
-    checks = next((f for f in findings if f["code"] == "layers_checked"), None)
     done = planned is None and error is None and entries
-    lines = [("head", layers_words(entries, model, checks) if done else layers_head(entries, model, planned))]
+    lines = [("head", layers_head(entries, model, planned, checked_count(findings) if done else 0))]
     for e in entries:
         parts = group_lines(e)
         lines.append(("", parts[0][1]))
@@ -96,20 +95,6 @@ def layers_lines(message: LayersReady, model: str, findings: Iterable[Finding]) 
     """layers_tail of the step that ended (`message`): an interrupted or failed step says so."""
     planned = message.planned if message.interrupted or message.error else None
     return layers_tail(message.entries, model, planned, message.error, findings)
-
-
-def layers_words(entries: list[LayersEntry], model: str, checks: Finding | None) -> str:
-    """The layers' head in the view: what each count is. The groups' layers are named from one
-    file each (dataset/layers.py choose); the other files identify checks (dataset/verify.py)
-    are only held against the majority's boundaries (layers_checked; layer_minority if not)."""
-    n = len(entries)
-    head = (f"layers (--model {model}): named from {n} file{'s' if n != 1 else ''} identified with the model, "
-            f"one per group (below)")
-    checked: int = dict[str, Any](checks).get("checked") or 0 if checks is not None else 0
-    if checked:
-        head += (f"; {checked} other file{'s' if checked != 1 else ''} identified only to check them "
-                 "against the majority's boundaries (layers_checked)")
-    return head + ":"
 
 
 def model_hint(model_given: str | None, model: str | None, records: Iterable[Any]) -> list[tuple[str, str]]:

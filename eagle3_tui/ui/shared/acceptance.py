@@ -256,20 +256,20 @@ class CompareAcceptance(Widget):
     def reset(self) -> None:
         self.a = self.b = self.fixed = None
         self.order = None
-        self.refresh()
+        self.refresh(layout=True)  # height auto: a note may add a line
 
     def cancelled(self) -> None:
         """Runs still pending say so instead of spinning."""
         for side in ("a", "b", "fixed"):
             if (getattr(self, side) or {}).get("running"):
                 setattr(self, side, {"error": "cancelled (r runs again)"})
-        self.refresh()
+        self.refresh(layout=True)  # height auto: a note may add a line
 
     def set(self, side: str, result: Shown | None, order: list[int] | None = None) -> None:
         if side == "fixed":
             self.order = order
         setattr(self, side, result)
-        self.refresh()
+        self.refresh(layout=True)  # height auto: a note may add a line
 
     def s(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
