@@ -53,6 +53,7 @@ class AlignmentRow(TypedDict):
 class CompareReport(Envelope):
     """The compare view's export (its JSON), after the envelope's keys."""
 
+    roles: list[str]  # what A and B are: ["training", "inference"], the other way round after a swap
     a: SideHeader  # its SIDE_KEYS
     b: SideHeader
     error: str | None
@@ -65,14 +66,17 @@ class CompareReport(Envelope):
 
 
 def compare_report(result: ComparisonResult, *, where: str, acceptance: Mapping[str, AcceptResult | None] | None = None,
-                   created: datetime | None = None) -> Report[CompareReport]:
-    """`acceptance`: {"a", "b", "fixed"} results of the drafter (None: no --drafter)."""
+                   created: datetime | None = None,
+                   roles: tuple[str, str] = ("training", "inference")) -> Report[CompareReport]:
+    """`acceptance`: {"a", "b", "fixed"} results of the drafter (None: no --drafter). `roles`: what A
+    and B are (the view's: the other way round after a swap)."""
     a: SideHeader = result.get("a") or {}
     b: SideHeader = result.get("b") or {}
     al = result.get("alignment")
     # the sides, pairs and acceptance keep some of their keys: what they are stays what it was
     data: CompareReport = {
         **envelope("compare", where, created),
+        "roles": list(roles),
         "a": cast(SideHeader, _keep(a, SIDE_KEYS)),
         "b": cast(SideHeader, _keep(b, SIDE_KEYS)),
         "error": result.get("error"),
@@ -113,9 +117,10 @@ def _pair(m: PairMetrics) -> list[Any]:
 
 
 def _markdown(d: CompareReport) -> str:
-    out = [f"# eagle3-tui compare: {cell(_name(d['a']))} (A, training) vs {cell(_name(d['b']))} (B, inference)",
+    ra, rb = d["roles"]
+    out = [f"# eagle3-tui compare: {cell(_name(d['a']))} (A, {ra}) vs {cell(_name(d['b']))} (B, {rb})",
            "", f"Exported {d['created']} · computed on {cell(d['where'])}", ""]
-    for s, label in ((d["a"], "A (training)"), (d["b"], "B (inference)")):
+    for s, label in ((d["a"], f"A ({ra})"), (d["b"], f"B ({rb})")):
         out.append(f"- **{label}**: {code(s.get('path', '?'))} · {cell(str(s.get('schema', '?')))} · "
                    f"T {num(s.get('tokens'))} (valid {num(s.get('valid_tokens'))}) · H {num(s.get('hidden'))} · "
                    f"k {num(s.get('k'))} · {cell(str(s.get('dtype', '?')))}")

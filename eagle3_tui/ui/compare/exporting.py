@@ -25,6 +25,7 @@ class ComparedView(ExportScreen, Protocol):
     source: Source
     data: Target | None
     a: str
+    roles: tuple[str, str]  # what A and B are (swapped with s)
 
     def acceptance_results(self) -> dict[str, Shown | None]: ...
 
@@ -46,7 +47,7 @@ class CompareExporter(Exporter):
         if view.drafter is not None:  # what is no longer running is Source.accept's result
             accepted = {side: cast("AcceptResult", r) for side, r in view.acceptance_results().items()
                         if r is not None and not r.get("running")}
-        return compare_report(view.result, where=view.where, acceptance=accepted)
+        return compare_report(view.result, where=view.where, acceptance=accepted, roles=view.roles)
 
     def say(self, text: str, *, error: bool = False) -> None:
         self.view.set_status(text, error=error)

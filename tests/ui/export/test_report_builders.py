@@ -69,6 +69,15 @@ def test_acceptance_in_the_exports_names_its_targets(compared, demo):
     assert "The same drafts against the data's next token ids: top-1 71.6%, τ 2.21" in report.markdown
 
 
+def test_a_swapped_comparison_is_exported_with_its_sides_named_as_they_are(compared):
+    report = compare_report(compared, where="local", roles=("inference", "training"))
+    assert report.data["roles"] == ["inference", "training"]
+    assert report.markdown.startswith("# eagle3-tui compare: data_9.ckpt (A, inference) vs fault_layers_some_s9.pt "
+                                      "(B, training)")
+    assert "- **A (inference)**:" in report.markdown and "- **B (training)**:" in report.markdown
+    assert "A (training)" not in report.markdown and "A, training" not in report.markdown
+
+
 def test_sample_report_with_nan_writes_null_and_says_nan(demo, tmp_path):
     from eagle3_tui.engines.read.stats import summarize_file
 
