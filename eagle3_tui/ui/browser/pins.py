@@ -144,7 +144,7 @@ class ComparePins:
                     out.append(f" on {pin.where}", "bold red")
             out.append("   ")
         if self.a is not None:
-            out.append("c opens the compare view", "dim")
+            out.append("c compares", "dim")
         return out, False
 
 

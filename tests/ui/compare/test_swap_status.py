@@ -41,6 +41,7 @@ async def test_status_and_pins_agree_after_a_swap(shard, size):
         lines = screen_text(app).splitlines()
         pins, status = lines[-3], lines[-2]
         assert "A data_1.ckpt (inference)" in pins and "B data_0.ckpt (training)" in pins, pins
+        assert pins.rstrip().endswith("c compares"), pins  # the whole bar, at 80 columns too
         assert "inference side B: data_1.ckpt" not in status and "training side A" not in status
         assert "A is data_1.ckpt (inference)" in status and "B is data_0.ckpt (training)" in status
         # c opens the view the way round the pins are, each side named as it is
