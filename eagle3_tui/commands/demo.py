@@ -4,7 +4,7 @@ when it has one.
 
 A demo that this same demo code wrote with the same options is opened at once, without writing a
 byte (demo/folder.py's stamp); --rewrite writes it anew, as a changed demo format or other options
-do. While it writes, one line on stderr says what it is doing (Progress)."""
+do. While it writes, one line on stderr says what it is doing (WritingLine)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _tui_available() -> bool:
         return False
 
 
-class Progress:
+class WritingLine:
     """What the demo is doing, on stderr. On a terminal, one line redrawn in place, with the seconds
     so far (a thread redraws it twice a second, so it moves while torch loads); otherwise a plain
     line per step, its counter ("12/24") left out."""
@@ -143,7 +143,7 @@ def _write(directory: str, args: argparse.Namespace, real: bool, why: str) -> De
         if lacking := missing():
             print(f"eagle3-tui demo --real: {lacking}", file=sys.stderr)
             return None
-    progress = Progress(sys.stderr)
+    progress = WritingLine(sys.stderr)
     progress("loading torch")
     try:
         if real:
