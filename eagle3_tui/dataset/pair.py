@@ -44,6 +44,7 @@ class Match(TypedDict, total=False):
     how: str  # "ids" | "states"
     score: float
     relation: str  # "exact" | "prefix" | "holds" | "head" | "states"
+    loss_ones: int | None  # the sample's rows with loss (None: it has no loss mask, as an engine's capture)
 
 
 class PairResult(TypedDict, total=False):
@@ -57,6 +58,7 @@ class PairResult(TypedDict, total=False):
     capture_ids: bool
     capture_tokens: int
     paired_by: str
+    capture_loss_ones: int | None  # the capture's own rows with loss, when it lies in the dataset
     capture_ids_blank: str  # why the capture's ids carry no information (engines/read/sample.py blank_ids)
     files: int
     files_read: int
@@ -224,7 +226,12 @@ async def pair_capture(source: Source, capture: str, dataset: str, *, top: int =
         folder = os.path.dirname(inside)
         skip |= {r["path"] for r in records if os.path.dirname(r["path"]) == folder}
     ranked = await asyncio.to_thread(rank, printed, records, top=len(records), exclude=frozenset(skip))
+    loss = {r["path"]: r.get("loss_ones") for r in records}
     matches = ranked[:top]
+    for m in matches:
+        m["loss_ones"] = loss.get(m["path"])
+    if inside is not None:
+        out["capture_loss_ones"] = loss.get(inside)
     if matches:  # a tie for first (a one-token capture: every sample that starts alike) is said
         tie = sum((m["score"], m["shared_tokens"]) == (matches[0]["score"], matches[0]["shared_tokens"]) for m in ranked)
         if tie > 1:
@@ -236,3 +243,12 @@ async def pair_capture(source: Source, capture: str, dataset: str, *, top: int =
     return {**out, "computed": printed.get("computed"), "capture_ids": printed.get("ids") is not None, "capture_tokens": printed["n"],
             "paired_by": by, **({"capture_ids_blank": printed["ids_blank"]} if printed.get("ids_blank") else {}),
             "matches": matches, "files": len(records), "files_read": read, "bytes_read": bytes_read}
+
+
+def cursor_is_training(result: PairResult) -> Match | None:
+    """P pressed on a training sample rather than a capture: the match that is its capture, else None.
+    It is one when the file carries a loss mask with loss on and a match carries no loss mask, as no
+    engine's capture does; the best such match is its capture. Otherwise the file is the capture."""
+    if not result.get("capture_loss_ones"):
+        return None
+    return next((m for m in result.get("matches") or [] if m.get("loss_ones") is None), None)

@@ -51,7 +51,7 @@ MAIN = [
     Binding("c", "open_compare", "Compare", show=False, id="main.open_compare",
             tooltip="Compare: open the view, A with B or the file here"),
     Binding("P", "pair_capture", "Pair", show=False, id="main.pair_capture",
-            tooltip="Compare: pair this capture with its training sample"),
+            tooltip="Compare: pair this capture and its training sample"),
     Binding("escape", "clear_filter", "Clear filter", show=False, id="main.clear_filter",
             tooltip="Stop P or I while they run, else clear the filter"),
     Binding("left_square_bracket,shift+left", "token(-1)", "Token", key_display="[ ]",

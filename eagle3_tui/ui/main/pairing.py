@@ -1,6 +1,7 @@
 """P on an inference capture: find the training sample that holds its prompt (dataset/pair.py,
 from the scan records: a second pairing reads no sample), pin it as A, the capture as B, and
-open the compare view. The main screen holds one (its `pairing`)."""
+open the compare view. P on a training sample (loss mask on, where the capture has none) pins it
+as A and the capture that holds its prompt as B. The main screen holds one (its `pairing`)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ class Pairing:
         return True
 
     async def _run(self, source: Source, capture: str, dataset: str) -> None:
-        from eagle3_tui.dataset.pair import pair_capture  # lazy: hashlib and the pairing, off the first frame
+        # lazy: hashlib and the pairing, off the first frame
+        from eagle3_tui.dataset.pair import TOP, cursor_is_training, pair_capture
 
         screen = self.screen
         say = screen.status_line.say
@@ -86,7 +88,7 @@ class Pairing:
                 "esc cancels")
 
         try:
-            result = await pair_capture(source, capture, dataset, top=1, skip_folder=True, progress=scanning)
+            result = await pair_capture(source, capture, dataset, top=TOP, skip_folder=True, progress=scanning)
         except SourceError as err:
             say(f"cannot pair {name}: {err}", error=True)
             return
@@ -97,13 +99,23 @@ class Pairing:
             why = result.get("error") or f"no training sample holds its prompt (none under {printable(dataset)})"
             say(f"{name}: {why}", error=True)
             return
-        best = result["matches"][0]
+        best = cursor_is_training(result)
+        training = best is not None
+        if best is None:
+            best = result["matches"][0]
+        other = posixpath.join(dataset, best["path"])
         place = screen.canonical_target()
-        screen.pins.pin_training(Pin.at(posixpath.join(dataset, best["path"]), screen.where, place))
-        screen.pins.choose_inference(Pin.at(capture, screen.where, place))
+        sample, capture_path = (capture, other) if training else (other, capture)
+        screen.pins.pin_training(Pin.at(sample, screen.where, place))
+        screen.pins.choose_inference(Pin.at(capture_path, screen.where, place))
         screen.action_open_compare()
         how = "token ids" if best["how"] == "ids" else "hidden states"
         if result.get("capture_ids_blank"):  # all padding: not used, and said
             how += f" ({result['capture_ids_blank']})"
-        say(f"{name} paired with {printable(best['path'])} by {how}: {best['shared_tokens']} shared tokens, "
+        if training:
+            said = (f"{name} is a training sample (loss on {result.get('capture_loss_ones')} rows; the capture has no "
+                    f"loss mask): A, paired with the capture {printable(best['path'])} as B")
+        else:
+            said = f"{name} paired with {printable(best['path'])}"
+        say(f"{said} by {how}: {best['shared_tokens']} shared tokens, "
             f"score {best['score']:.2f} ({result['files_read']} of {result['files']} files read)")

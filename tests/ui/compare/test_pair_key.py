@@ -41,6 +41,31 @@ async def test_p_pins_the_training_sample_and_compares(demo, size, capture):
         assert f"A {row['train'].rsplit('/', 1)[1]}" in text  # the pins line
 
 
+async def test_p_on_a_training_sample_keeps_it_as_a(demo, tmp_path):
+    """P pressed on the training sample rather than its capture: the sample (loss mask on) stays A,
+    the capture (no loss mask) that holds its prompt is B, and the status line says so."""
+    import shutil
+
+    (tmp_path / "train").mkdir()
+    shutil.copytree(demo / SHARD, tmp_path / SHARD)
+    (tmp_path / "infer").mkdir()
+    shutil.copy(demo / "infer" / "ok_bf16_s0.pt", tmp_path / "infer")
+    sample = tmp_path / expected(demo, "ok_bf16_s0.pt")["train"]
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await go_to(pilot, sample.parent, sample.name)
+        await pilot.press("P")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), what="the compare view")
+        await compare_done(pilot)
+        main = app.main_screen
+        assert (main.pins.a.path, main.pins.b.path) == (str(sample), str(tmp_path / "infer" / "ok_bf16_s0.pt"))
+        assert "B matches A" in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is main, what="back in the browser")
+        assert f"{sample.name} is a training sample" in screen_text(app)
+
+
 async def test_p_says_why_when_nothing_holds_the_prompt(demo, tmp_path):
     import shutil
 
