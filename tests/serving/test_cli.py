@@ -137,6 +137,9 @@ def test_a_guess_that_matches_is_said_in_the_verdict_the_fix_pins_it(data, targe
     head = " ".join(out.split("\n\n")[0].split())
     assert code == 0 and "but vLLM 0.22.0 ≤ v, V2 runner only by its default" in head
     assert 'fix: config.json: "eagle_aux_hidden_state_layer_ids": [2, 5, 7] (top level)' in head
+    # the second fix line is TensorRT-LLM's own option: the verdict says why it is there too
+    assert "the fixes below pin it (TensorRT-LLM by its own option)" in head
+    assert "fix: TensorRT-LLM (LLM API options): speculative_config.eagle3_layers_to_capture: [1, 4, 6]" in head
 
 
 def test_an_engine_that_cannot_run_live_says_so_and_the_table_still_answers(data, target, tmp_path, capsys):

@@ -40,8 +40,13 @@ def verdict(result: ServingCheck) -> str:
     guessing = [e for e in result["engines"] if e.get("in_force") and e["serves"] and e["guessed"]
                 and e["engine"] not in OWN_OPTION]
     if guessing:
+        lines = (result.get("fix") or {}).get("lines") or []
+        pins = "; no config.json line pins it (see the fix line)"
+        if any(line.startswith("config.json") for line in lines):
+            trt = any(line.startswith("TensorRT-LLM") for line in lines)
+            pins = ": the fixes below pin it (TensorRT-LLM by its own option)" if trt else ": the fix below pins it"
         return (f"serve-check: {who} captures the data's b {held}, but {', '.join(map(label, guessing))} only by "
-                "its default (the drafter does not pin it): the fix below pins it")
+                f"its default (the drafter does not pin it){pins}")
     warned = any(f["severity"] == "warning" for f in result["findings"])
     return f"serve-check: {who} captures the data's b {held}" + (" (see the warnings)" if warned else "; nothing to fix")
 
