@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from eagle3_tui.engines.finding_codes import CODES
+
 if TYPE_CHECKING:
     from eagle3_tui.dataset.shapes import DatasetRecord, LayerRuns
     from eagle3_tui.engines.results.findings import Finding
@@ -39,6 +41,13 @@ def finding_paths(finding: Finding) -> list[str]:
     return [p for group in finding.get("groups") or () for p in group]
 
 
+def marked_paths(finding: Finding) -> list[str]:
+    """The files a finding marks: those it names, unless they are only examples of a dataset-wide
+    figure (the draft vocabulary's coverage names the files most outside it; they are not broken)."""
+    code = CODES.get(finding["code"])
+    return [] if code is not None and not code.marks_files else finding_paths(finding)
+
+
 def raised(status: str | None, severities: Iterable[str]) -> str | None:
     """`status` raised to the worst of the severities of the findings naming the file."""
     for sev in severities:
@@ -51,7 +60,7 @@ def file_marks(records: Iterable[Any], findings: list[Finding]) -> dict[str, str
     """path -> "ok" | "warning" | "error" for every sample among `records` (by their "path")."""
     named: dict[str, list[str]] = {}
     for f in findings:
-        for p in finding_paths(f):
+        for p in marked_paths(f):
             named.setdefault(p, []).append(f["severity"])
     marks = {}
     for r in records:

@@ -30,6 +30,9 @@ class FindingCode:
     meaning: str
     #: which command (or view) raises it: compare, identify, scan (and its options), serve-check, tui
     raised_by: tuple[str, ...]
+    #: False when the files it names are examples of a dataset-wide figure, not files at fault: they
+    #: keep their own mark in the browser and the dataset view (dataset/marks.py)
+    marks_files: bool = True
 
 
 def _codes(*entries: FindingCode) -> dict[str, FindingCode]:
@@ -151,7 +154,7 @@ CODES: dict[str, FindingCode] = _codes(
     _C("accept_failed", "warning", "files not scored",
        "files the drafter could not be scored on", ("scan --accept",)),
     _C("draft_vocab_coverage", "warning", "draft vocabulary coverage",
-       "the share of loss-masked target tokens the draft vocabulary can propose", ("scan",)),
+       "the share of loss-masked target tokens the draft vocabulary can propose", ("scan",), marks_files=False),
     # -- serve-check: what each serving engine will capture for the drafter
     _C("serving_mismatch", "warning", "engine captures other layers",
        "an engine (version range) captures other boundaries than the data holds", ("serve-check",)),

@@ -11,7 +11,7 @@ from textual.binding import BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from eagle3_tui.dataset.marks import finding_paths
+from eagle3_tui.dataset.marks import finding_paths, marked_paths
 from eagle3_tui.dataset.verify import merge_later
 from eagle3_tui.engines.results.findings import Finding
 from eagle3_tui.names import printable
@@ -108,6 +108,6 @@ def merged(before: list[Finding], extra: list[Finding],
     list, the files no finding names any more (--model verified files a signature warning named)
     and where each finding of `keep` (the filter's, the highlighted one) now sits."""
     findings = merge_later(before, extra)
-    cleared = {p for f in before for p in finding_paths(f)} - {p for f in findings for p in finding_paths(f)}
+    cleared = {p for f in before for p in marked_paths(f)} - {p for f in findings for p in marked_paths(f)}
     at = [next((j for j, f in enumerate(findings) if f is k), None) if k is not None else None for k in keep]
     return findings, cleared, at

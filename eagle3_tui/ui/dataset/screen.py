@@ -25,6 +25,7 @@ from textual.widgets import OptionList, ProgressBar
 
 from eagle3_tui.dataset import pipeline as pl
 from eagle3_tui.dataset.findings_child import ChildRuns
+from eagle3_tui.dataset.marks import marked_paths
 from eagle3_tui.dataset.pipeline import DatasetPipeline, progress_text
 from eagle3_tui.dataset.shapes import LayersEntry
 from eagle3_tui.engines.results.findings import Finding, finding
@@ -324,7 +325,7 @@ class DatasetScreen(ShortLayout, Screen[str | None]):
         """The files an error or a warning names get its mark in the table."""
         for f in findings:
             if f["severity"] in ("error", "warning"):
-                self.rows.mark(finding_paths(f), f["severity"])
+                self.rows.mark(marked_paths(f), f["severity"])
 
     def add_findings(self, extra: list[Finding]) -> None:
         """Findings a later step made (the layers, the acceptance): sorted in, their files
