@@ -15,8 +15,10 @@ from eagle3_tui.dataset.serving.versions import NAMES, label
 #: that reads the ids differently
 PROBE_ARCHS = ("LlamaForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Gemma3ForCausalLM",
                "Qwen3MoeForCausalLM", "KimiK3ForConditionalGeneration")
+#: how a fix line begins: a line of the drafter's config.json, or TensorRT-LLM's own option
+CONFIG_LINE, TRT_LINE = "config.json: ", "TensorRT-LLM (LLM API options): "
 #: the line that turns the aux states back on (eagle_config.use_aux_hidden_state false: no ids help)
-AUX_ON = 'config.json: "eagle_config": {"use_aux_hidden_state": true}  (or delete the key)'
+AUX_ON = CONFIG_LINE + '"eagle_config": {"use_aux_hidden_state": true}  (or delete the key)'
 
 Tries = list[tuple[list[int] | None, list[int] | None]]
 
@@ -119,7 +121,7 @@ def find_fix(config: Config, want: list[int | None], L: int, arch: str | None,
         message += "; tokenspeed's server flag --eagle3-layers-to-capture (from 0.1.1), when given, replaces the " \
                    "drafter's ids"
     if min(B) >= 1 and max(B) <= L and (asked is None or "trtllm" in asked):
-        trt = f"TensorRT-LLM (LLM API options): speculative_config.eagle3_layers_to_capture: {[b - 1 for b in B]}"
+        trt = f"{TRT_LINE}speculative_config.eagle3_layers_to_capture: {[b - 1 for b in B]}"
         lines.append(trt)
         message += f"; {trt} (it does not read config.json)"
     single = (best is not None and sum(x is not None for x in best) == 1 and AUX_ON not in lines
@@ -134,9 +136,9 @@ def _best(config: Config, best: tuple[list[int] | None, list[int] | None], lines
     B, L = search.B, search.L
     top, nest = best
     if top is not None:
-        lines.append(f'config.json: "{TOP}": {top}  (top level)')
+        lines.append(f'{CONFIG_LINE}"{TOP}": {top}  (top level)')
     if nest is not None:
-        lines.append(f'config.json: "eagle_config": {{"{TOP}": {nest}}}')
+        lines.append(f'{CONFIG_LINE}"eagle_config": {{"{TOP}": {nest}}}')
     ids_lines = [ln for ln in lines if ln != AUX_ON]
     fixed = _with(config, top, nest)
     made = search.served(fixed, arch, wanted)

@@ -9,6 +9,7 @@ import textwrap
 
 from eagle3_tui.dataset.serving.capture import NESTED, TOP, bset, captured, show
 from eagle3_tui.dataset.serving.check import in_force_bad
+from eagle3_tui.dataset.serving.fix import CONFIG_LINE, TRT_LINE
 from eagle3_tui.dataset.serving.result import ServingCheck
 from eagle3_tui.dataset.serving.table import OWN_OPTION, EngineCapture
 from eagle3_tui.dataset.serving.versions import NAMES, label
@@ -42,8 +43,8 @@ def verdict(result: ServingCheck) -> str:
     if guessing:
         lines = (result.get("fix") or {}).get("lines") or []
         pins = "; no config.json line pins it (see the fix line)"
-        if any(line.startswith("config.json") for line in lines):
-            trt = any(line.startswith("TensorRT-LLM") for line in lines)
+        if any(line.startswith(CONFIG_LINE) for line in lines):
+            trt = any(line.startswith(TRT_LINE) for line in lines)
             pins = ": the fixes below pin it (TensorRT-LLM by its own option)" if trt else ": the fix below pins it"
         return (f"serve-check: {who} captures the data's b {held}, but {', '.join(map(label, guessing))} only by "
                 f"its default (the drafter does not pin it){pins}")
