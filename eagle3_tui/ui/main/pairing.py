@@ -99,20 +99,18 @@ class Pairing:
             why = result.get("error") or f"no training sample holds its prompt (none under {printable(dataset)})"
             say(f"{name}: {why}", error=True)
             return
-        best = cursor_is_training(result)
-        training = best is not None
-        if best is None:
-            best = result["matches"][0]
+        its_capture = cursor_is_training(result)  # P on a training sample: the capture that holds its prompt
+        best = its_capture or result["matches"][0]
         other = posixpath.join(dataset, best["path"])
         place = screen.canonical_target()
-        sample, capture_path = (capture, other) if training else (other, capture)
+        sample, capture_path = (capture, other) if its_capture else (other, capture)
         screen.pins.pin_training(Pin.at(sample, screen.where, place))
         screen.pins.choose_inference(Pin.at(capture_path, screen.where, place))
         screen.action_open_compare()
         how = "token ids" if best["how"] == "ids" else "hidden states"
         if result.get("capture_ids_blank"):  # all padding: not used, and said
             how += f" ({result['capture_ids_blank']})"
-        if training:
+        if its_capture:
             said = (f"{name} is a training sample (loss on {result.get('capture_loss_ones')} rows; the capture has no "
                     f"loss mask): A, paired with the capture {printable(best['path'])} as B")
         else:
