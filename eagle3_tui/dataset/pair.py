@@ -59,6 +59,8 @@ class PairResult(TypedDict, total=False):
     capture_tokens: int
     paired_by: str
     capture_loss_ones: int | None  # the capture's own rows with loss, when it lies in the dataset
+    sample_capture: Match | None  # pair_either on a training sample: the capture that pairs with it (its
+    # figures as the capture's own pairing gives them), or None
     capture_ids_blank: str  # why the capture's ids carry no information (engines/read/sample.py blank_ids)
     files: int
     files_read: int
@@ -193,8 +195,40 @@ async def pair_capture(source: Source, capture: str, dataset: str, *, top: int =
     nothing in its folder is (the TUI's P: the other captures there are no training samples).
     progress: called with the scan's progress dicts (files_done, files_total, bytes_read, ...).
     Raises SourceError when a side cannot be read."""
+    records, read, bytes_read = await _scan(source, dataset, use_cache, progress)
+    return await _pair(source, capture, dataset, records, top=top, exclude=exclude, skip_folder=skip_folder,
+                       read=read, bytes_read=bytes_read)
 
 
+async def pair_either(source: Source, path: str, dataset: str, *,
+                      progress: Callable[[ScanProgressData], None] | None = None) -> PairResult:
+    """The TUI's P on `path`, a capture or a training sample: pair_capture's answer, with
+    "sample_capture" when `path` is a training sample. It is one when it has loss on in its loss mask
+    and files with no loss mask (no engine's capture has one) match it; its capture is the first of
+    the TOP best of those whose own pairing ranks `path` first (ties included), else None: a capture
+    that only shares a system prompt pairs better with its own sample."""
+    records, read, bytes_read = await _scan(source, dataset, True, progress)
+    result = await _pair(source, path, dataset, records, top=len(records), skip_folder=True, read=read,
+                         bytes_read=bytes_read)
+    candidates = [m for m in result.get("matches") or [] if m.get("loss_ones") is None][:TOP]
+    result["matches"] = (result.get("matches") or [])[:TOP]
+    if not result.get("capture_loss_ones") or not candidates:
+        return result
+    inside = relative_to(dataset, path)
+    for m in candidates:
+        back = await _pair(source, os.path.join(dataset, m["path"]), dataset, records, top=TOP, skip_folder=True)
+        first = (back.get("matches") or [{}])[0]
+        tied = [b for b in back.get("matches") or []
+                if (b["score"], b["shared_tokens"]) == (first.get("score"), first.get("shared_tokens"))]
+        this = next((b for b in tied if b["path"] == inside), None)
+        if this is not None:  # the capture's own figures against the sample, as P on the capture gives them
+            return {**result, "sample_capture": {**this, "path": m["path"], "loss_ones": None}}
+    return {**result, "sample_capture": None}
+
+
+async def _scan(source: Source, dataset: str, use_cache: bool,
+                progress: Callable[[ScanProgressData], None] | None) -> tuple[list[DatasetRecord], int, int]:
+    """The dataset's records (cached ones stand for unchanged files), the files read and their bytes."""
     cache = None
     if use_cache:
         try:
@@ -216,6 +250,13 @@ async def pair_capture(source: Source, capture: str, dataset: str, *, top: int =
     finally:
         if cache is not None:
             cache.close()
+    return records, read, bytes_read
+
+
+async def _pair(source: Source, capture: str, dataset: str, records: list[DatasetRecord], *, top: int,
+                exclude: frozenset[str] = frozenset(), skip_folder: bool, read: int = 0,
+                bytes_read: int = 0) -> PairResult:
+    """Print the capture next to the records (Source.pair_print) and rank them."""
     printed = await source.pair_print(capture, widths_of(records))
     out: PairResult = {"capture": capture, "dataset": dataset}
     if "error" in printed:
@@ -244,11 +285,3 @@ async def pair_capture(source: Source, capture: str, dataset: str, *, top: int =
             "paired_by": by, **({"capture_ids_blank": printed["ids_blank"]} if printed.get("ids_blank") else {}),
             "matches": matches, "files": len(records), "files_read": read, "bytes_read": bytes_read}
 
-
-def cursor_is_training(result: PairResult) -> Match | None:
-    """P pressed on a training sample rather than a capture: the match that is its capture, else None.
-    It is one when the file carries a loss mask with loss on and a match carries no loss mask, as no
-    engine's capture does; the best such match is its capture. Otherwise the file is the capture."""
-    if not result.get("capture_loss_ones"):
-        return None
-    return next((m for m in result.get("matches") or [] if m.get("loss_ones") is None), None)

@@ -55,7 +55,7 @@ class Pairing:
         capture = screen.file_under_cursor()
         say = screen.status_line.say
         if screen.source is None or screen.target is None or capture is None:
-            say("put the cursor on an inference capture, then P finds its training sample", error=True)
+            say("put the cursor on an inference capture (or a training sample), then P pairs it", error=True)
             return
         dataset = pair_dataset(screen.target.path, capture)
         say(f"pairing {printable(posixpath.basename(capture))} with the samples under {printable(dataset)}… "
@@ -75,7 +75,7 @@ class Pairing:
 
     async def _run(self, source: Source, capture: str, dataset: str) -> None:
         # lazy: hashlib and the pairing, off the first frame
-        from eagle3_tui.dataset.pair import TOP, cursor_is_training, pair_capture
+        from eagle3_tui.dataset.pair import pair_either
 
         screen = self.screen
         say = screen.status_line.say
@@ -88,7 +88,7 @@ class Pairing:
                 "esc cancels")
 
         try:
-            result = await pair_capture(source, capture, dataset, top=TOP, skip_folder=True, progress=scanning)
+            result = await pair_either(source, capture, dataset, progress=scanning)
         except SourceError as err:
             say(f"cannot pair {name}: {err}", error=True)
             return
@@ -99,7 +99,11 @@ class Pairing:
             why = result.get("error") or f"no training sample holds its prompt (none under {printable(dataset)})"
             say(f"{name}: {why}", error=True)
             return
-        its_capture = cursor_is_training(result)  # P on a training sample: the capture that holds its prompt
+        its_capture = result.get("sample_capture")  # P on a training sample: the capture that holds its prompt
+        if "sample_capture" in result and its_capture is None:
+            say(f"{name}: a training sample (loss on {result.get('capture_loss_ones')} rows) that no capture under "
+                f"{printable(dataset)} pairs with (P on a capture pairs it)", error=True)
+            return
         best = its_capture or result["matches"][0]
         other = posixpath.join(dataset, best["path"])
         place = screen.canonical_target()
@@ -111,8 +115,7 @@ class Pairing:
         if result.get("capture_ids_blank"):  # all padding: not used, and said
             how += f" ({result['capture_ids_blank']})"
         if its_capture:
-            said = (f"{name} is a training sample (loss on {result.get('capture_loss_ones')} rows; the capture has no "
-                    f"loss mask): A, paired with the capture {printable(best['path'])} as B")
+            said = f"training sample {name} paired with capture {printable(best['path'])}"
         else:
             said = f"{name} paired with {printable(best['path'])}"
         say(f"{said} by {how}: {best['shared_tokens']} shared tokens, "

@@ -63,7 +63,28 @@ async def test_p_on_a_training_sample_keeps_it_as_a(demo, tmp_path):
         assert "B matches A" in screen_text(app)
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is main, what="back in the browser")
-        assert f"{sample.name} is a training sample" in screen_text(app)
+        assert f"training sample {sample.name} paired with capture infer/ok_bf16_s0.pt" in screen_text(app)
+
+
+async def test_p_on_a_training_sample_without_a_capture_pins_nothing(demo, tmp_path):
+    """data_2's prompt is in no capture here; ok_bf16_s0.pt shares its system prompt but pairs with
+    data_0: P says so and pins nothing (it pinned that capture before)."""
+    import shutil
+
+    shutil.copytree(demo / SHARD, tmp_path / SHARD)
+    (tmp_path / "infer").mkdir()
+    shutil.copy(demo / "infer" / "ok_bf16_s0.pt", tmp_path / "infer")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await go_to(pilot, tmp_path / SHARD, "data_2.ckpt")
+        await pilot.press("P")
+        await wait_until(pilot, lambda: "a training sample (loss on 59 rows) that no capture under" in screen_text(app),
+                         what="P's answer")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        main = app.main_screen
+        assert app.screen is main and main.pins.a is None and main.pins.b is None
 
 
 async def test_p_says_why_when_nothing_holds_the_prompt(demo, tmp_path):
